@@ -1,0 +1,101 @@
+/**
+ * One entry of the endpoint catalog: everything the client, the emulator and `gridsync call` need
+ * to know about an endpoint, declared once. Typed client functions are derived from these entries
+ * (src/api/client.ts); the emulator registers its handlers against the same entries.
+ */
+import type { z } from 'zod';
+import type { AuthLevel } from '../wire.js';
+
+export const ENDPOINT_GROUPS = [
+  'Auth',
+  'Networks',
+  'Mailboxes',
+  'IDs',
+  'Partners',
+  'Parcels',
+  'Interchanges',
+  'Callbacks',
+  'Carbon Copies',
+  'Certificates',
+  'Comms',
+  'Users',
+  'Keys',
+  'Portals',
+  'Reports',
+  'Status Lists',
+] as const;
+export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
+
+/** Endpoint counts per group as SPEC.md's table gives them (119 in all). */
+export const SPEC_GROUP_COUNTS: Record<EndpointGroup, number> = {
+  Auth: 6,
+  Networks: 6,
+  Mailboxes: 7,
+  IDs: 13,
+  Partners: 7,
+  Parcels: 15,
+  Interchanges: 8,
+  Callbacks: 8,
+  'Carbon Copies': 5,
+  Certificates: 5,
+  Comms: 8,
+  Users: 16,
+  Keys: 4,
+  Portals: 2,
+  Reports: 8,
+  'Status Lists': 1,
+};
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * How well the wire shape is known: `exact` when SPEC.md or API-NOTES.md gives request and
+ * response; `partial` when only some fields are published (the rest pass through as unknown).
+ */
+export type ShapeKnowledge = 'exact' | 'partial';
+
+/** How a list endpoint returns records, for the pagination iterator. */
+export type ListShape =
+  | { kind: 'array' } // bare array in `data`; stop when a page is shorter than recordsPerPage
+  | { kind: 'object'; key: string }; // { totalRecords, pageNo, recordsPerPage, [key]: T[] }
+
+export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
+  /** Stable name used by code and `gridsync call`, e.g. `parcels.download`. */
+  readonly name: string;
+  readonly group: EndpointGroup;
+  readonly method: HttpMethod;
+  /** Reference path; path parameters in braces, named after request fields: `/v2/parcels/{parcelId}`. */
+  readonly path: string;
+  /** Other method/path forms the service also answers (SPEC.md's mapping list, API-NOTES §10). */
+  readonly aliases?: readonly { method: HttpMethod; path: string }[];
+  /**
+   * Request fields: path parameters plus the JSON body (POST/PUT/DELETE) or query string (GET).
+   * Strict enums: the emulator validates requests with this schema.
+   */
+  readonly request: Req;
+  /** The `data` of a successful response. Lenient: unknown fields and enum strings are kept. */
+  readonly response: Res;
+  /** false only for login and version. */
+  readonly auth: boolean;
+  /**
+   * Safe to repeat blindly. false for uploads and creations: a retried request that may have
+   * reached the service is reported to the caller instead of silently repeated.
+   */
+  readonly idempotent: boolean;
+  readonly shape: ShapeKnowledge;
+  readonly list?: ListShape;
+  /** The lowest AuthLevel allowed to call it, where the spec names one (network-level ops). */
+  readonly minLevel?: AuthLevel;
+  /** One line for `gridsync call --list` and the README. */
+  readonly summary: string;
+}
+
+/** Identity helper that keeps the literal types of one entry. */
+export function endpoint<Req extends z.ZodType, Res extends z.ZodType>(def: EndpointDef<Req, Res>): EndpointDef<Req, Res> {
+  return def;
+}
+
+/** Names of the `{param}` segments of a path, in order. */
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}

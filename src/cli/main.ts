@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/**
+ * The `gridsync` command: dispatches to one module per command (src/cli/<command>.ts). Each
+ * command module exports `main(argv: string[]): Promise<number>` and returns the exit code
+ * (DESIGN.md: 0 ok · 1 some item failed · 2 config/auth/usage error).
+ */
+import { readFileSync } from 'node:fs';
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
+  run: { summary: 'run until SIGTERM/SIGINT', load: () => import('./run.js') },
+  once: { summary: 'one full cycle: drain inbound and outbound, then exit', load: () => import('./once.js') },
+  status: { summary: 'journal summary: counts per state, last cycle, recent failures', load: () => import('./status.js') },
+  doctor: { summary: 'check config, folders, service reachable, credentials valid', load: () => import('./doctor.js') },
+  requeue: { summary: 'put files from errorDir back into the outbox', load: () => import('./requeue.js') },
+  call: { summary: 'one raw REST call through the client; prints data as JSON', load: () => import('./call.js') },
+  emulator: { summary: 'the local service (REST v2 emulator)', load: () => import('./emulator.js') },
+};
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'usage: gridsync <command> [options]',
+    '',
+    'commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'gridsync <command> --help for the options of one command; gridsync --version.',
+  ].join('\n');
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '--version' || command === '-V') {
+    process.stdout.write(`gridsync ${version()}\n`);
+    return 0;
+  }
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  const entry = COMMANDS[command];
+  if (!entry) {
+    process.stderr.write(`gridsync: unknown command '${command}'\n\n${usage()}\n`);
+    return 2;
+  }
+  const mod = await entry.load();
+  return mod.main(rest);
+}
+
+dispatch(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`gridsync: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,178 @@
+/**
+ * Opening the journal: pragmas on every open, migrations, the single-daemon lock, the event trail.
+ *
+ * Durability: WAL + synchronous=FULL, so a committed transition survives power loss. The pragmas
+ * are set on every open because a reopened WAL database does not keep synchronous=FULL
+ * (../shared/STACK.md). The journal must live on a local disk, never on a network share.
+ *
+ * The lock: one daemon per state directory. A second SQLite file (`<journal>.lock`) is held in an
+ * open EXCLUSIVE transaction for the daemon's lifetime. SQLite's POSIX locks die with the process,
+ * so a `kill -9` never leaves a stale lock behind, and a second daemon is refused at once with the
+ * holder's pid. Read-only users (`gridsync status`) do not take the lock.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+export type Direction = 'in' | 'out' | 'daemon';
+
+export interface OpenJournalOptions {
+  /** Take the single-daemon lock (the daemon, `once`, `requeue`). Default true. */
+  readonly lock?: boolean;
+  /** Open read-only, no migrations, no lock (`status`). Default false. */
+  readonly readonly?: boolean;
+  /** Milliseconds since the epoch; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** Thrown when another process already holds the journal lock. */
+export class JournalLockedError extends Error {
+  readonly code = 'JOURNAL_LOCKED';
+  constructor(
+    readonly journalPath: string,
+    readonly holderPid: number | undefined,
+  ) {
+    super(
+      `journal ${journalPath} is in use by another gridsync process${holderPid ? ` (pid ${holderPid})` : ''}; ` +
+        'stop it first, or give this instance its own stateDir',
+    );
+    this.name = 'JournalLockedError';
+  }
+}
+
+export interface EventInput {
+  readonly direction: Direction;
+  readonly mailboxId?: number | null;
+  /** The item's key: the parcelId inbound, the outbound row id, or a daemon subject. */
+  readonly item?: string | number | null;
+  readonly from?: string | null;
+  readonly to?: string | null;
+  readonly detail?: Record<string, unknown> | null;
+}
+
+export class Journal {
+  private closed = false;
+  private readonly insertEvent: Database.Statement;
+
+  private constructor(
+    readonly db: Db,
+    readonly path: string,
+    readonly now: () => number,
+    private readonly lockDb: Db | undefined,
+  ) {
+    this.insertEvent = db.prepare(
+      'INSERT INTO events (at, direction, mailbox_id, item, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+  }
+
+  static open(journalPath: string, options: OpenJournalOptions = {}): Journal {
+    const now = options.now ?? Date.now;
+    if (options.readonly) {
+      const db = new Database(journalPath, { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 5000');
+      return new Journal(db, journalPath, now, undefined);
+    }
+    fs.mkdirSync(path.dirname(journalPath), { recursive: true });
+    const lockDb = options.lock === false ? undefined : acquireLock(journalPath);
+    try {
+      const db = new Database(journalPath);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('busy_timeout = 5000');
+      db.pragma('foreign_keys = ON');
+      migrate(db);
+      return new Journal(db, journalPath, now, lockDb);
+    } catch (err) {
+      lockDb?.close();
+      throw err;
+    }
+  }
+
+  /** Run `fn` in one IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Append to the audit trail; call inside the transition's transaction. */
+  recordEvent(event: EventInput): void {
+    this.insertEvent.run(
+      this.now(),
+      event.direction,
+      event.mailboxId ?? null,
+      event.item === undefined || event.item === null ? null : String(event.item),
+      event.from ?? null,
+      event.to ?? null,
+      event.detail ? JSON.stringify(event.detail) : null,
+    );
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */
+  pruneEvents(olderThanMs: number): number {
+    return this.db.prepare('DELETE FROM events WHERE at < ?').run(this.now() - olderThanMs).changes;
+  }
+
+  integrityCheck(): string[] {
+    return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
+  }
+
+  /** Safe to call twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+    if (this.lockDb) {
+      this.lockDb.close();
+      fs.rmSync(`${this.path}.lock.pid`, { force: true });
+    }
+  }
+}
+
+function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}
+
+function acquireLock(journalPath: string): Db {
+  const lockPath = `${journalPath}.lock`;
+  const pidPath = `${lockPath}.pid`;
+  const lockDb = new Database(lockPath);
+  lockDb.pragma('busy_timeout = 0');
+  try {
+    lockDb.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    lockDb.close();
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+      const pid = Number.parseInt(readIfExists(pidPath) ?? '', 10);
+      throw new JournalLockedError(journalPath, Number.isFinite(pid) ? pid : undefined);
+    }
+    throw err;
+  }
+  fs.writeFileSync(pidPath, `${process.pid}\n`);
+  return lockDb;
+}
+
+function readIfExists(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

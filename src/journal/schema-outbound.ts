@@ -1,0 +1,28 @@
+/**
+ * Outbound table: one row per file claimed from an outbox folder. States: ./outbound.ts.
+ * Part of migration 1 (src/journal/migrations.ts); until the first release this SQL may change in place.
+ */
+export const OUTBOUND_SCHEMA = `
+CREATE TABLE outbound_files (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  mailbox_id         INTEGER NOT NULL,
+  outbox_dir         TEXT    NOT NULL,
+  file_name          TEXT    NOT NULL,
+  source_path        TEXT    NOT NULL,
+  processing_path    TEXT,
+  state              TEXT    NOT NULL,
+  bytes              INTEGER,
+  sha256             TEXT,
+  attempts           INTEGER NOT NULL DEFAULT 0,
+  attempt_started_at INTEGER,
+  parcel_id          INTEGER,
+  final_path         TEXT,
+  error_code         TEXT,
+  http_status        INTEGER,
+  last_error         TEXT,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+);
+CREATE INDEX outbound_by_state ON outbound_files (state, updated_at);
+CREATE INDEX outbound_by_sha256 ON outbound_files (sha256, updated_at);
+`;
