@@ -1,0 +1,127 @@
+/**
+ * Durable filesystem steps shared by both pipelines. A rename is only durable once the directory
+ * that holds the new entry is fsynced; file contents only once the file is fsynced before the
+ * rename (otherwise a power cut can leave a 0-byte file under the final name).
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+
+/** A filesystem step that failed, with the path an operator needs. */
+export class FileOperationError extends Error {
+  constructor(
+    readonly code: string,
+    readonly operation: string,
+    readonly filePath: string,
+    cause: unknown,
+  ) {
+    super(`${operation} ${filePath}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'FileOperationError';
+  }
+}
+
+function wrap(operation: string, filePath: string, err: unknown): FileOperationError {
+  return new FileOperationError((err as NodeJS.ErrnoException)?.code ?? 'EUNKNOWN', operation, filePath, err);
+}
+
+export async function fsyncFile(filePath: string): Promise<void> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(filePath, 'r');
+    await handle.sync();
+  } catch (err) {
+    throw wrap('fsync', filePath, err);
+  } finally {
+    await handle?.close();
+  }
+}
+
+export async function fsyncDir(dirPath: string): Promise<void> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(dirPath, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    await handle.sync();
+  } catch (err) {
+    throw wrap('fsync directory', dirPath, err);
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** rename(2) then fsync of the destination directory (and of the source's, when it differs). */
+export async function renameDurable(from: string, to: string): Promise<void> {
+  try {
+    await fsp.rename(from, to);
+  } catch (err) {
+    throw wrap('rename', `${from} -> ${to}`, err);
+  }
+  await fsyncDir(path.dirname(to));
+  if (path.dirname(from) !== path.dirname(to)) await fsyncDir(path.dirname(from));
+}
+
+/** mkdir -p, fsyncing each directory created so the new entries survive a power cut. */
+export async function ensureDirDurable(dirPath: string): Promise<void> {
+  const missing: string[] = [];
+  let cur = path.resolve(dirPath);
+  while (!(await exists(cur))) {
+    missing.push(cur);
+    const parent = path.dirname(cur);
+    if (parent === cur) break;
+    cur = parent;
+  }
+  if (missing.length === 0) return;
+  try {
+    await fsp.mkdir(dirPath, { recursive: true });
+  } catch (err) {
+    throw wrap('mkdir', dirPath, err);
+  }
+  for (const dir of missing) await fsyncDir(path.dirname(dir));
+}
+
+export async function exists(p: string): Promise<boolean> {
+  try {
+    await fsp.lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when both paths (or their nearest existing ancestors) are on one filesystem: rename works. */
+export async function sameFilesystem(a: string, b: string): Promise<boolean> {
+  const [da, db] = await Promise.all([deviceOf(a), deviceOf(b)]);
+  return da === db;
+}
+
+async function deviceOf(p: string): Promise<number> {
+  let cur = path.resolve(p);
+  for (;;) {
+    try {
+      return (await fsp.stat(cur)).dev;
+    } catch (err) {
+      const parent = path.dirname(cur);
+      if (parent === cur) throw wrap('stat', p, err);
+      cur = parent;
+    }
+  }
+}
+
+/** Throws a FileOperationError naming the directory unless it exists and a file can be created in it. */
+export async function checkWritable(dirPath: string): Promise<void> {
+  const probe = path.join(dirPath, `.gridsync-write-test-${process.pid}`);
+  try {
+    const st = await fsp.stat(dirPath);
+    if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    await fsp.writeFile(probe, '');
+  } catch (err) {
+    throw wrap('write to', dirPath, err);
+  } finally {
+    await fsp.rm(probe, { force: true });
+  }
+}
+
+/** Free bytes for an unprivileged user on the filesystem holding `dirPath`. */
+export async function freeBytes(dirPath: string): Promise<number> {
+  const s = await fsp.statfs(dirPath);
+  return s.bavail * s.bsize;
+}
