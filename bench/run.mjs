@@ -1,0 +1,546 @@
+// `npm run bench [-- --quick] [--runs N] [--only name,name]`: how fast and how lean gridsync is,
+// each figure beside a baseline measured in the same run (issue #8). Prints one table and writes
+// bench/results/latest.json.
+//
+// Every measurement runs in a fresh child process (`node bench/run.mjs --child NAME …`) so that
+// peak RSS (VmHWM) belongs to that measurement alone and one figure cannot warm up the next. The
+// emulator runs in its own process too, so it does not share an event loop with the code measured.
+// Plain ESM JavaScript: it imports the built code from dist/ (npm run bench builds first).
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = (p) => pathToFileURL(path.join(repoRoot, 'dist', p)).href;
+const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
+const MAILBOX = 1001;
+const PARTNER = 1002;
+const KEY = 'demo-key-1001';
+const PARTNER_KEY = 'demo-key-1002';
+const MB = 1024 * 1024;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// ---------------------------------------------------------------- shared pieces
+
+/** Starts `gridsync emulator` as a child process; resolves with its URL. */
+export async function startEmulatorProcess(dataFile) {
+  const args = [cliPath, 'emulator', '--port', '0'];
+  if (dataFile) args.push('--data', dataFile);
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    proc.once('exit', (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
+  });
+  proc.stdout.resume();
+  return {
+    url,
+    proc,
+    close: async () => {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+async function admin(url, method, p, body) {
+  const res = await fetch(url + p, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
+  return json?.data ?? json;
+}
+
+async function injectMany(url, n, size, concurrency = 16) {
+  let i = 0;
+  const worker = async () => {
+    while (i < n) {
+      const k = i++;
+      const content = Buffer.alloc(size, 65 + (k % 26));
+      content.write(`#${k}#`, 0);
+      await admin(url, 'POST', '/_emulator/inject', { mailboxId: MAILBOX, fileName: `b-${k}.x12`, content: content.toString('base64') });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+function vmHwmMb() {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const silentLogger = () => {
+  const l = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, fatal() {}, child: () => l, level: 'silent' };
+  return l;
+};
+
+function inboxMailbox(dir, concurrency) {
+  return {
+    mailboxId: MAILBOX,
+    name: `mb${MAILBOX}`,
+    inbox: { dir, nameTemplate: '{fileName}', collision: 'unique', doneMarker: false, doneSuffix: '.done', concurrency, maxAttempts: 5, redelivery: 'deliver' },
+  };
+}
+
+function outboxMailbox(dirs, concurrency, stableMs) {
+  return {
+    mailboxId: MAILBOX,
+    name: `mb${MAILBOX}`,
+    outbox: {
+      dir: dirs.outbox, sentDir: dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: dirs.error, stableMs,
+      readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
+      concurrency, maxAttempts: 5, gridIdFrom: 5001, gridIdTo: 5002, validateEnvelope: false, duplicates: 'allow', duplicateWindowMs: 0,
+    },
+  };
+}
+
+async function tempDirs(names) {
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'gridsync-bench-'));
+  const dirs = { root };
+  for (const n of names) {
+    dirs[n] = path.join(root, n);
+    await fsp.mkdir(dirs[n], { recursive: true });
+  }
+  return dirs;
+}
+
+// ---------------------------------------------------------------- child measurements
+
+const children = {
+  /** Naive sequential inbound client: list, whole body, JSON.parse, write, confirm. */
+  async 'inbound-naive'({ url, n }) {
+    const dirs = await tempDirs(['inbox']);
+    const h = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const t0 = performance.now();
+    let done = 0;
+    while (done < n) {
+      const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
+      if (!list.data?.length) break;
+      for (const p of list.data) {
+        const body = JSON.parse(await (await fetch(`${url}/v2/parcels/download`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })).text());
+        await fsp.writeFile(path.join(dirs.inbox, `${p.parcelId}-${body.data.fileName}`), Buffer.from(body.data.content, 'base64'));
+        await (await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })).arrayBuffer();
+        done++;
+      }
+    }
+    const s = (performance.now() - t0) / 1000;
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { items: done, seconds: s, perSecond: done / s, peakRssMb: vmHwmMb() };
+  },
+
+  /** gridsync's inbound pipeline: streamed, fsynced, journalled, confirmed. */
+  async 'inbound-gridsync'({ url, n, concurrency, journalRows = 0 }) {
+    const { GridClient } = await import(dist('api/index.js'));
+    const { Journal } = await import(dist('journal/index.js'));
+    const { InboundPipeline } = await import(dist('inbound/index.js'));
+    const dirs = await tempDirs(['inbox', 'state']);
+    const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+    if (journalRows) fillJournal(journal, journalRows);
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
+    const pipeline = new InboundPipeline({ client, journal, mailbox: inboxMailbox(dirs.inbox, concurrency), stateDir: dirs.state, logger: silentLogger() });
+    await pipeline.recover();
+    const t0 = performance.now();
+    let placed = 0;
+    const cycles = [];
+    for (;;) {
+      const c0 = performance.now();
+      const r = await pipeline.runCycle({});
+      cycles.push(performance.now() - c0);
+      placed += r.placed ?? 0;
+      if ((r.listed ?? 0) === 0 || placed >= n) break;
+    }
+    const s = (performance.now() - t0) / 1000;
+    await client.close();
+    journal.close();
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { items: placed, seconds: s, perSecond: placed / s, firstCycleMs: cycles[0], peakRssMb: vmHwmMb() };
+  },
+
+  /** Naive outbound client: read whole file, base64, POST, delete. */
+  async 'outbound-naive'({ url, n, size }) {
+    const dirs = await tempDirs(['outbox']);
+    await writeOutboxFiles(dirs.outbox, n, size);
+    const h = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const t0 = performance.now();
+    let done = 0;
+    for (const name of await fsp.readdir(dirs.outbox)) {
+      const file = path.join(dirs.outbox, name);
+      const content = await fsp.readFile(file);
+      const res = await fetch(`${url}/v2/parcels/upload`, { method: 'POST', headers: h, body: JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 }) });
+      if (!res.ok) throw new Error(`upload ${res.status}`);
+      await res.arrayBuffer();
+      await fsp.unlink(file);
+      done++;
+    }
+    const s = (performance.now() - t0) / 1000;
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { items: done, seconds: s, perSecond: done / s, peakRssMb: vmHwmMb() };
+  },
+
+  /** gridsync's outbound pipeline: claimed by rename, journalled, streamed, archived. */
+  async 'outbound-gridsync'({ url, n, size, concurrency }) {
+    const { GridClient } = await import(dist('api/index.js'));
+    const { Journal } = await import(dist('journal/index.js'));
+    const { OutboundPipeline } = await import(dist('outbound/index.js'));
+    const dirs = await tempDirs(['outbox', 'sent', 'error', 'state']);
+    await writeOutboxFiles(dirs.outbox, n, size);
+    const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
+    const pipeline = new OutboundPipeline({ client, journal, mailbox: outboxMailbox(dirs, concurrency, 0), stateDir: dirs.state, logger: silentLogger() });
+    await pipeline.recover();
+    const t0 = performance.now();
+    await pipeline.runCycle({});
+    const s = (performance.now() - t0) / 1000;
+    const sent = (await fsp.readdir(dirs.sent)).length;
+    await pipeline.stop?.();
+    await client.close();
+    journal.close();
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { items: sent, seconds: s, perSecond: sent / s, peakRssMb: vmHwmMb() };
+  },
+
+  /** One large file uploaded by the client (encoding on the fly), or the raw body with no encoding. */
+  async 'large-upload'({ url, sizeMb, raw }) {
+    const dirs = await tempDirs(['data']);
+    const file = path.join(dirs.data, 'large.bin');
+    await writeRandomFile(file, sizeMb * MB);
+    const opts = { fileName: 'large.bin', gridIdFrom: 5002, gridIdTo: 5001 };
+    let seconds;
+    if (raw) {
+      // Baseline: the same JSON body, pre-encoded on disk, streamed with no encoding work.
+      const bodyFile = path.join(dirs.data, 'body.json');
+      await writeEncodedBody(file, bodyFile, opts);
+      const { request } = await import('undici');
+      const t0 = performance.now();
+      const res = await request(`${url}/v2/parcels/upload`, {
+        method: 'POST', headers: { 'x-api-key': PARTNER_KEY, 'content-type': 'application/json' }, body: fs.createReadStream(bodyFile),
+      });
+      await res.body.text();
+      seconds = (performance.now() - t0) / 1000;
+      if (res.statusCode !== 200) throw new Error(`raw upload ${res.statusCode}`);
+    } else {
+      const { GridClient } = await import(dist('api/index.js'));
+      const client = new GridClient({ baseUrl: url, auth: { apiKey: PARTNER_KEY } });
+      const t0 = performance.now();
+      await client.uploadParcel(file, opts);
+      seconds = (performance.now() - t0) / 1000;
+      await client.close();
+    }
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { mbPerSecond: sizeMb / seconds, seconds, peakRssMb: vmHwmMb() };
+  },
+
+  /** One large parcel downloaded by the inbound pipeline, or streamed raw to /dev/null. */
+  async 'large-download'({ url, sizeMb, raw }) {
+    const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
+    const parcel = list.data.find((p) => p.fileName === 'large.bin');
+    if (!parcel) throw new Error('large parcel not pending');
+    let seconds;
+    if (raw) {
+      const { request } = await import('undici');
+      const t0 = performance.now();
+      const res = await request(`${url}/v2/parcels/download`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ parcelId: parcel.parcelId }) });
+      const sink = fs.createWriteStream('/dev/null');
+      for await (const chunk of res.body) if (!sink.write(chunk)) await new Promise((r) => sink.once('drain', r));
+      sink.end();
+      seconds = (performance.now() - t0) / 1000;
+    } else {
+      const r = await children['inbound-gridsync']({ url, n: 1, concurrency: 1 });
+      seconds = r.seconds;
+    }
+    return { mbPerSecond: sizeMb / seconds, seconds, peakRssMb: vmHwmMb() };
+  },
+
+  /** Drop-to-uploaded latency with the watcher running (`gridsync run` mode). */
+  async latency({ url, n, stableMs }) {
+    const { GridClient } = await import(dist('api/index.js'));
+    const { Journal } = await import(dist('journal/index.js'));
+    const { OutboundPipeline } = await import(dist('outbound/index.js'));
+    const dirs = await tempDirs(['outbox', 'sent', 'error', 'state']);
+    const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY } });
+    const pipeline = new OutboundPipeline({ client, journal, mailbox: outboxMailbox(dirs, 4, stableMs), stateDir: dirs.state, logger: silentLogger() });
+    await pipeline.recover();
+    await pipeline.start();
+    const dropped = new Map();
+    const seen = new Map();
+    const watcher = fs.watch(dirs.sent, (_e, name) => {
+      if (name && !seen.has(name)) seen.set(name, performance.now());
+    });
+    for (let i = 0; i < n; i++) {
+      const name = `lat-${i}.x12`;
+      const tmp = path.join(dirs.outbox, `${name}.tmp`);
+      await fsp.writeFile(tmp, Buffer.alloc(2048, 66));
+      await fsp.rename(tmp, path.join(dirs.outbox, name));
+      dropped.set(name, performance.now());
+      await sleep(50);
+    }
+    const deadline = Date.now() + 60_000;
+    while ([...dropped.keys()].some((k) => !seen.has(k)) && Date.now() < deadline) await sleep(20);
+    watcher.close();
+    await pipeline.stop();
+    await client.close();
+    journal.close();
+    const lat = [...dropped].filter(([k]) => seen.has(k)).map(([k, t]) => seen.get(k) - t).sort((a, b) => a - b);
+    await fsp.rm(dirs.root, { recursive: true, force: true });
+    return { medianMs: lat[Math.floor(lat.length / 2)], p99Ms: lat[Math.floor(lat.length * 0.99)], archived: lat.length, dropped: n };
+  },
+
+  /** Emulator request rate: concurrent keep-alive clients hammering one endpoint. */
+  async 'emulator-rate'({ url, seconds, connections }) {
+    const { Pool } = await import('undici');
+    const pool = new Pool(url, { connections });
+    let count = 0;
+    const end = Date.now() + seconds * 1000;
+    await Promise.all(Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const res = await pool.request({ path: '/v2/parcels/pending-inbox-list', method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ mailboxId: PARTNER }) });
+        await res.body.dump();
+        count++;
+      }
+    }));
+    await pool.close();
+    return { perSecond: count / seconds };
+  },
+};
+
+function fillJournal(journal, rows) {
+  // A year of history: confirmed rows, inserted in big transactions (not through the transitions,
+  // which would take an hour). The columns are the journal's own (schema-inbound.ts).
+  const cols = journal.db.prepare("SELECT name FROM pragma_table_info('inbound_parcels')").all().map((r) => r.name);
+  const now = Date.now();
+  const values = { mailbox_id: MAILBOX, state: 'confirmed', delivery: 1, file_name: 'old.x12', bytes: 5000, declared_bytes: 5000, attempts: 1 };
+  const use = cols.filter((c) => c in values || /_at$/.test(c) || c === 'parcel_id');
+  const stmt = journal.db.prepare(`INSERT INTO inbound_parcels (${use.join(',')}) VALUES (${use.map(() => '?').join(',')})`);
+  const insert = journal.db.transaction((from, to) => {
+    for (let i = from; i < to; i++) stmt.run(use.map((c) => (c === 'parcel_id' ? 10_000_000 + i : /_at$/.test(c) ? now - 1000 : values[c])));
+  });
+  for (let i = 0; i < rows; i += 50_000) insert(i, Math.min(rows, i + 50_000));
+}
+
+async function writeOutboxFiles(dir, n, size) {
+  for (let i = 0; i < n; i++) {
+    const b = Buffer.alloc(size, 67);
+    b.write(`ISA#${i}#`, 0);
+    await fsp.writeFile(path.join(dir, `o-${i}.x12`), b);
+  }
+  // Old enough to be "stable" at once.
+  const past = new Date(Date.now() - 60_000);
+  for (const name of await fsp.readdir(dir)) await fsp.utimes(path.join(dir, name), past, past);
+}
+
+async function writeRandomFile(file, bytes) {
+  const fd = await fsp.open(file, 'w');
+  const chunk = Buffer.alloc(4 * MB);
+  for (let left = bytes; left > 0; left -= chunk.length) {
+    for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i);
+    await fd.write(chunk, 0, Math.min(chunk.length, left));
+  }
+  await fd.close();
+}
+
+async function writeEncodedBody(file, bodyFile, opts) {
+  const out = fs.createWriteStream(bodyFile);
+  out.write(`{"fileName":${JSON.stringify(opts.fileName)},"gridIdFrom":${opts.gridIdFrom},"gridIdTo":${opts.gridIdTo},"content":"`);
+  let carry = Buffer.alloc(0);
+  for await (const chunk of fs.createReadStream(file)) {
+    const buf = Buffer.concat([carry, chunk]);
+    const whole = buf.length - (buf.length % 3);
+    if (!out.write(buf.subarray(0, whole).toString('base64'))) await new Promise((r) => out.once('drain', r));
+    carry = buf.subarray(whole);
+  }
+  out.write(`${carry.toString('base64')}"}`);
+  await new Promise((r) => out.end(r));
+}
+
+// ---------------------------------------------------------------- parent
+
+function runChild(name, params) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.once('exit', (code) => {
+      const line = out.trim().split('\n').pop();
+      if (code !== 0) reject(new Error(`${name} exited ${code}: ${out.slice(-500)}`));
+      else resolve(JSON.parse(line));
+    });
+  });
+}
+
+async function repeat(runs, fn) {
+  const xs = [];
+  for (let i = 0; i < runs; i++) xs.push(await fn(i));
+  return xs;
+}
+
+function stat(xs, key) {
+  const v = xs.map((x) => x[key]);
+  return { median: median(v), min: Math.min(...v), max: Math.max(...v) };
+}
+
+async function idleCost(seconds) {
+  // The real daemon with 1 s polling and nothing to do: CPU seconds and wake-ups (context switches).
+  const dirs = await tempDirs(['inbox', 'outbox', 'sent', 'error', 'state']);
+  const emu = await startEmulatorProcess();
+  const cfg = path.join(dirs.root, 'gridsync.yaml');
+  await fsp.writeFile(cfg, `api:\n  baseUrl: ${emu.url}\n  apiKey: ${KEY}\nstateDir: ${dirs.state}\nschedule:\n  poll: 1s\nmailboxes:\n  - mailboxId: ${MAILBOX}\n    inbox: { dir: ${dirs.inbox} }\n    outbox: { dir: ${dirs.outbox}, sentDir: ${dirs.sent}, errorDir: ${dirs.error} }\n`);
+  const proc = spawn(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: 'ignore' });
+  await sleep(5000); // start-up is not idle
+  const sample = () => {
+    const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const ticks = Number(stat[11]) + Number(stat[12]);
+    let switches = 0;
+    for (const t of fs.readdirSync(`/proc/${proc.pid}/task`)) {
+      const s = fs.readFileSync(`/proc/${proc.pid}/task/${t}/status`, 'utf8');
+      switches += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(s)[1]) + Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(s)[1]);
+    }
+    return { cpu: ticks / 100, switches };
+  };
+  const a = sample();
+  await sleep(seconds * 1000);
+  const b = sample();
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  await emu.close();
+  await fsp.rm(dirs.root, { recursive: true, force: true });
+  return { cpuSecondsPerMinute: ((b.cpu - a.cpu) * 60) / seconds, wakeupsPerMinute: ((b.switches - a.switches) * 60) / seconds };
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--child') {
+    const r = await children[args[1]](JSON.parse(args[2]));
+    console.log(JSON.stringify(r));
+    process.exit(0);
+  }
+  if (args.includes('--help')) {
+    console.log('usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator]');
+    return;
+  }
+  const quick = args.includes('--quick');
+  const runsArg = args.indexOf('--runs');
+  const runs = runsArg >= 0 ? Number(args[runsArg + 1]) : 3;
+  const onlyArg = args.indexOf('--only');
+  const only = onlyArg >= 0 ? new Set(args[onlyArg + 1].split(',')) : null;
+  const want = (k) => !only || only.has(k);
+  const size = {
+    burst: quick ? 300 : 2000,
+    largeMb: quick ? 64 : 500,
+    latency: quick ? 50 : 200,
+    idleSeconds: quick ? 15 : 60,
+    journalRows: quick ? 200_000 : 1_000_000,
+  };
+  const rows = [];
+  const row = (figure, value, baseline, ratio, extra = {}) => {
+    rows.push({ figure, ...value, baseline, ratio, ...extra });
+    console.log(`  ${figure}: ${JSON.stringify(value)}${baseline ? ` baseline ${JSON.stringify(baseline)} ratio ${ratio?.toFixed(2)}` : ''}`);
+  };
+
+  if (want('inbound')) {
+    const emu = await startEmulatorProcess();
+    const measure = async (name, p) => repeat(runs, async () => {
+      await injectMany(emu.url, size.burst, 5 * 1024);
+      return runChild(name, { url: emu.url, n: size.burst, ...p });
+    });
+    const naive = await measure('inbound-naive', {});
+    for (const c of [1, 8]) {
+      const g = await measure('inbound-gridsync', { concurrency: c });
+      row(`inbound parcels/s, ${size.burst} × 5 KB, concurrency ${c}`, stat(g, 'perSecond'), stat(naive, 'perSecond'), stat(g, 'perSecond').median / stat(naive, 'perSecond').median);
+    }
+    await emu.close();
+  }
+  if (want('outbound')) {
+    const emu = await startEmulatorProcess();
+    const naive = await repeat(runs, () => runChild('outbound-naive', { url: emu.url, n: size.burst, size: 5 * 1024 }));
+    for (const c of [1, 8]) {
+      const g = await repeat(runs, () => runChild('outbound-gridsync', { url: emu.url, n: size.burst, size: 5 * 1024, concurrency: c }));
+      row(`outbound files/s, ${size.burst} × 5 KB, concurrency ${c}`, stat(g, 'perSecond'), stat(naive, 'perSecond'), stat(g, 'perSecond').median / stat(naive, 'perSecond').median);
+    }
+    await emu.close();
+  }
+  if (want('large')) {
+    const up = [];
+    const upRaw = [];
+    const down = [];
+    const downRaw = [];
+    for (let i = 0; i < runs; i++) {
+      const dataDir = await tempDirs([]);
+      const emu = await startEmulatorProcess(path.join(dataDir.root, 'emu.sqlite'));
+      upRaw.push(await runChild('large-upload', { url: emu.url, sizeMb: size.largeMb, raw: true }));
+      downRaw.push(await runChild('large-download', { url: emu.url, sizeMb: size.largeMb, raw: true }));
+      await confirmAll(emu.url);
+      up.push(await runChild('large-upload', { url: emu.url, sizeMb: size.largeMb, raw: false }));
+      down.push(await runChild('large-download', { url: emu.url, sizeMb: size.largeMb, raw: false }));
+      await emu.close();
+      await fsp.rm(dataDir.root, { recursive: true, force: true });
+    }
+    row(`inbound MB/s, one ${size.largeMb} MB parcel`, stat(down, 'mbPerSecond'), stat(downRaw, 'mbPerSecond'), stat(down, 'mbPerSecond').median / stat(downRaw, 'mbPerSecond').median, { peakRssMb: stat(down, 'peakRssMb'), baselinePeakRssMb: stat(downRaw, 'peakRssMb') });
+    row(`outbound MB/s, one ${size.largeMb} MB file`, stat(up, 'mbPerSecond'), stat(upRaw, 'mbPerSecond'), stat(up, 'mbPerSecond').median / stat(upRaw, 'mbPerSecond').median, { peakRssMb: stat(up, 'peakRssMb'), baselinePeakRssMb: stat(upRaw, 'peakRssMb') });
+  }
+  if (want('latency')) {
+    const emu = await startEmulatorProcess();
+    const stableMs = 200;
+    const l = await repeat(runs, () => runChild('latency', { url: emu.url, n: size.latency, stableMs }));
+    row(`drop-to-uploaded median ms, ${size.latency} files`, stat(l, 'medianMs'), { stableMs }, stat(l, 'medianMs').median / stableMs, { p99Ms: stat(l, 'p99Ms') });
+    await emu.close();
+  }
+  if (want('idle')) {
+    const i = await repeat(runs, () => idleCost(size.idleSeconds));
+    row('idle CPU s/min, 1 s polling', stat(i, 'cpuSecondsPerMinute'), null, null, { wakeupsPerMinute: stat(i, 'wakeupsPerMinute') });
+  }
+  if (want('journal')) {
+    const emu = await startEmulatorProcess();
+    const measure = (journalRows) => repeat(runs, async () => {
+      await injectMany(emu.url, 100, 5 * 1024);
+      return runChild('inbound-gridsync', { url: emu.url, n: 100, concurrency: 8, journalRows });
+    });
+    const empty = await measure(0);
+    const full = await measure(size.journalRows);
+    row(`cycle ms (100 parcels) with ${size.journalRows.toLocaleString('en')} journal rows`, stat(full, 'firstCycleMs'), stat(empty, 'firstCycleMs'), stat(full, 'firstCycleMs').median / stat(empty, 'firstCycleMs').median);
+    await emu.close();
+  }
+  if (want('emulator')) {
+    const emu = await startEmulatorProcess();
+    const r = await repeat(runs, () => runChild('emulator-rate', { url: emu.url, seconds: quick ? 3 : 10, connections: 8 }));
+    row('emulator requests/s (pending-inbox-list, 8 keep-alive connections)', stat(r, 'perSecond'), null, null);
+    await emu.close();
+  }
+
+  const result = { at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, quick, runs, rows };
+  const out = path.join(repoRoot, 'bench', 'results', 'latest.json');
+  await fsp.mkdir(path.dirname(out), { recursive: true });
+  await fsp.writeFile(out, JSON.stringify(result, null, 2));
+  console.log('\n| figure | gridsync median (min–max) | baseline median | ratio |\n|---|---|---|---|');
+  const f = (v) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : v);
+  for (const r of rows) {
+    const base = r.baseline && 'median' in r.baseline ? f(r.baseline.median) : r.baseline ? JSON.stringify(r.baseline) : '—';
+    const extra = r.peakRssMb ? ` · peak RSS ${f(r.peakRssMb.median)} MB (raw ${f(r.baselinePeakRssMb.median)} MB)` : r.p99Ms ? ` · p99 ${f(r.p99Ms.median)} ms` : r.wakeupsPerMinute ? ` · ${f(r.wakeupsPerMinute.median)} wake-ups/min` : '';
+    console.log(`| ${r.figure} | ${f(r.median)} (${f(r.min)}–${f(r.max)})${extra} | ${base} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : '—'} |`);
+  }
+  console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
+}
+
+async function confirmAll(url) {
+  // The raw download left the large parcel pending: reset nothing, just confirm it so the gridsync
+  // run downloads the second copy uploaded next.
+  const h = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
+  for (const p of list.data ?? []) await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) });
+}
+
+await main();
