@@ -208,6 +208,24 @@ export const Paging = z.object({
   recordsPerPage: z.number().int().min(1).optional(),
 });
 
+/** Paging fields with the upper bound of one list (SPEC "Limits", API-NOTES §7). */
+export function pageRequest(maxRecordsPerPage: number) {
+  return z.object({
+    pageNo: z.number().int().min(1).optional(),
+    recordsPerPage: z.number().int().min(1).max(maxRecordsPerPage).optional(),
+  });
+}
+
+/** SPEC "Authentication" rule 7: lower, upper, digit and a non-alphanumeric; no maximum length. */
+export const Password = z
+  .string()
+  .refine((p) => /[a-z]/.test(p) && /[A-Z]/.test(p) && /\d/.test(p) && /[^A-Za-z0-9]/.test(p), {
+    message: 'must contain a lowercase letter, an uppercase letter, a digit and a character that is not a letter or digit',
+  });
+
+/** One X12 delimiter character. */
+export const Delimiter = z.string().length(1, 'must be exactly one character');
+
 /** The object list shape: `{ totalRecords, pageNo, recordsPerPage, <key>: T[] }`. */
 export function pagedObject<K extends string, T extends z.ZodType>(key: K, item: T) {
   return z

@@ -99,3 +99,15 @@ export function endpoint<Req extends z.ZodType, Res extends z.ZodType>(def: Endp
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }
+
+type GroupDefaults = 'group' | 'auth' | 'idempotent' | 'shape';
+
+/**
+ * Entry factory for one group: `auth: true`, `idempotent: true` (reads and updates that set a
+ * value), `shape: 'exact'` unless the entry says otherwise. Creations set `idempotent: false`.
+ */
+export function groupEndpoints(group: EndpointGroup) {
+  return <Req extends z.ZodType, Res extends z.ZodType>(
+    def: Omit<EndpointDef<Req, Res>, GroupDefaults> & Partial<Pick<EndpointDef<Req, Res>, Exclude<GroupDefaults, 'group'>>>,
+  ): EndpointDef<Req, Res> => ({ auth: true, idempotent: true, shape: 'exact', ...def, group });
+}

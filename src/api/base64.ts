@@ -1,0 +1,88 @@
+/**
+ * Incremental base64 for parcel content, both ways, shared by the client and the emulator.
+ *
+ * Strict on decode because Node is not: `Buffer.from('@@@!!!', 'base64')` is 0 bytes without an
+ * error, and a truncated string silently gives fewer bytes (../shared/TESTING.md). The decoder
+ * accepts only the standard alphabet, `=` padding only at the very end, and a total length that is
+ * a multiple of 4; anything else is an InvalidBase64Error, so a damaged parcel is never placed.
+ */
+
+/** The text is not canonical standard base64 (alphabet, padding, length). */
+export class InvalidBase64Error extends Error {
+  readonly code = 'INVALID_BASE64';
+  constructor(
+    message: string,
+    /** Offset in the base64 text where the problem was found. */
+    readonly offset: number,
+  ) {
+    super(message);
+    this.name = 'InvalidBase64Error';
+  }
+}
+
+const NOT_ALPHABET = /[^A-Za-z0-9+/]/;
+
+export class Base64Decoder {
+  private carry = '';
+  private consumed = 0;
+  private padded = false;
+  /** Decoded bytes so far. */
+  bytes = 0;
+
+  /** Decode the next piece of text; returns the bytes it completes (possibly empty). */
+  push(text: string): Buffer {
+    if (text.length === 0) return EMPTY;
+    if (this.padded) throw new InvalidBase64Error('data after the base64 padding', this.consumed);
+    let s = this.carry + text;
+    const pad = s.indexOf('=');
+    if (pad !== -1) {
+      const tail = s.slice(pad);
+      if (!/^={1,2}$/.test(tail) || s.length % 4 !== 0) {
+        throw new InvalidBase64Error('misplaced "=" padding in base64', this.consumed - this.carry.length + pad);
+      }
+      this.padded = true;
+    }
+    const body = pad === -1 ? s : s.slice(0, pad);
+    const bad = NOT_ALPHABET.exec(body);
+    if (bad) throw new InvalidBase64Error(`invalid base64 character ${JSON.stringify(bad[0])}`, this.consumed - this.carry.length + bad.index);
+    const whole = this.padded ? s.length : s.length - (s.length % 4);
+    this.carry = s.slice(whole);
+    this.consumed += text.length;
+    s = s.slice(0, whole);
+    if (s.length === 0) return EMPTY;
+    const out = Buffer.from(s, 'base64');
+    this.bytes += out.length;
+    return out;
+  }
+
+  /** The end of the text: the total length must have been a multiple of 4. */
+  end(): void {
+    if (this.carry.length !== 0) {
+      throw new InvalidBase64Error(`base64 text ends with ${this.carry.length} stray character(s): truncated or unpadded`, this.consumed);
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Encodes bytes piecewise; the concatenated output equals `Buffer.toString('base64')` of the whole. */
+export class Base64Encoder {
+  private carry: Buffer = EMPTY;
+
+  push(chunk: Uint8Array): string {
+    const buf = this.carry.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.carry, chunk]);
+    const whole = buf.length - (buf.length % 3);
+    this.carry = Buffer.from(buf.subarray(whole));
+    return buf.toString('base64', 0, whole);
+  }
+
+  end(): string {
+    const s = this.carry.toString('base64');
+    this.carry = EMPTY;
+    return s;
+  }
+}
+
+/** Exact length of the base64 text for `bytes` bytes (with padding). */
+export const base64Length = (bytes: number): number => Math.ceil(bytes / 3) * 4;
+

@@ -1,0 +1,56 @@
+/** Carbon Copies (5): copy one mailbox's traffic to another. API-NOTES §10. */
+import { z } from 'zod';
+import { DateTime, Direction, IntId, pageRequest, Status } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Carbon Copies');
+const ccId = IntId.refine((n) => n > 0, 'must be positive');
+
+export const CarbonCopy = z
+  .object({ ccId: IntId, fromMailboxId: IntId, toMailboxId: IntId, status: z.string(), direction: z.string(), created: DateTime })
+  .loose();
+
+export const carbonCopies = {
+  get: entry({
+    name: 'carbonCopies.get',
+    method: 'GET',
+    path: '/v2/carboncopies/{ccId}',
+    request: z.object({ ccId }).loose(),
+    response: CarbonCopy,
+    summary: 'One carbon-copy rule by id.',
+  }),
+  create: entry({
+    name: 'carbonCopies.create',
+    method: 'POST',
+    path: '/v2/carboncopies/create',
+    request: z.object({ fromMailboxId: IntId, toMailboxId: IntId, direction: Direction }).loose(),
+    response: CarbonCopy,
+    idempotent: false,
+    summary: 'Copy one mailbox’s traffic (in, out or both) to another.',
+  }),
+  update: entry({
+    name: 'carbonCopies.update',
+    method: 'PUT',
+    path: '/v2/carboncopies/update',
+    request: z.object({ ccId, status: Status.optional(), direction: Direction.optional() }).loose(),
+    response: CarbonCopy,
+    summary: 'Change a carbon-copy rule.',
+  }),
+  delete: entry({
+    name: 'carbonCopies.delete',
+    method: 'DELETE',
+    path: '/v2/carboncopies/{ccId}',
+    request: z.object({ ccId }).loose(),
+    response: z.literal(true),
+    summary: 'Delete a carbon-copy rule.',
+  }),
+  list: entry({
+    name: 'carbonCopies.list',
+    method: 'POST',
+    path: '/v2/carboncopies/list',
+    request: pageRequest(1000).extend({ mailboxId: IntId.optional(), status: Status.optional() }).loose(),
+    response: z.array(CarbonCopy),
+    list: { kind: 'array' },
+    summary: 'Carbon-copy rules, paged 1–1000 (paging fields beside `data` in the envelope).',
+  }),
+};

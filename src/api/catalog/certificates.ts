@@ -1,0 +1,86 @@
+/** Certificates (5) of communication channels. API-NOTES §10; the responses are CommIDInfo. */
+import { z } from 'zod';
+import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureHashAlgorithm } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Certificates');
+const commId = IntId.refine((n) => n > 0, 'must be positive');
+
+export const certificates = {
+  addPrivate: entry({
+    name: 'certificates.addPrivate',
+    method: 'POST',
+    path: '/v2/certificates/add-private',
+    request: z
+      .object({
+        commId,
+        certType: CertificateType,
+        keyId: IntId.optional(),
+        userId: IntId.optional(),
+        beginUsage: DateTime.optional(),
+        usage: CertificateUsage.optional(),
+        cert: z.string().optional(),
+        password: z.string().optional(),
+      })
+      .loose(),
+    response: CommIDInfo,
+    idempotent: false,
+    summary: 'Add a private certificate (base64) to a channel.',
+  }),
+  addPublic: entry({
+    name: 'certificates.addPublic',
+    method: 'POST',
+    path: '/v2/certificates/add-public',
+    request: z
+      .object({
+        commId,
+        certType: CertificateType,
+        keyId: IntId.optional(),
+        userId: IntId.optional(),
+        beginUsage: DateTime.optional(),
+        usage: CertificateUsage.optional(),
+        partnerCommId: IntId.optional(),
+        partnerUrl: z.string().optional(),
+        cert: z.string().optional(),
+      })
+      .loose(),
+    response: CommIDInfo,
+    idempotent: false,
+    summary: 'Add a partner’s public certificate to a channel.',
+  }),
+  create: entry({
+    name: 'certificates.create',
+    method: 'POST',
+    path: '/v2/certificates/create',
+    request: z
+      .object({
+        commId,
+        beginUsage: DateTime.optional(),
+        usage: CertificateUsage.optional(),
+        secureHashAlgorithm: SecureHashAlgorithm.optional(),
+        partnerAs2Id: z.string().optional(),
+        expires: DateTime.optional(),
+      })
+      .loose(),
+    response: CommIDInfo,
+    idempotent: false,
+    summary: 'Create a certificate for a channel.',
+  }),
+  renew: entry({
+    name: 'certificates.renew',
+    method: 'POST',
+    path: '/v2/certificates/renew',
+    request: z.object({ commId, certKeyId: IntId, overlapDays: z.number().int().nonnegative().optional(), years: z.number().int().positive().optional() }).loose(),
+    response: CommIDInfo,
+    idempotent: false,
+    summary: 'Renew a certificate (default 2 years).',
+  }),
+  terminate: entry({
+    name: 'certificates.terminate',
+    method: 'POST',
+    path: '/v2/certificates/terminate',
+    request: z.object({ commId, certKeyId: IntId }).loose(),
+    response: z.literal(true),
+    summary: 'Terminate a certificate.',
+  }),
+};

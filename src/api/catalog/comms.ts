@@ -1,0 +1,85 @@
+/** Comms (8): communication channels (AS2, SFTP, …) of mailboxes. SPEC.md "Comms" + API-NOTES §10. */
+import { z } from 'zod';
+import { CommChannel, CommIDInfo, IntId, Status, UseType } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Comms');
+const commId = IntId.refine((n) => n > 0, 'must be positive');
+const pair = z.object({ gridIdFrom: IntId, gridIdTo: IntId });
+
+export const comms = {
+  get: entry({
+    name: 'comms.get',
+    method: 'GET',
+    path: '/v2/comms/{commId}',
+    request: z.object({ commId }).loose(),
+    response: CommIDInfo,
+    summary: 'One channel by id.',
+  }),
+  list: entry({
+    name: 'comms.list',
+    method: 'POST',
+    path: '/v2/comms/list',
+    request: z
+      .object({
+        commType: CommChannel.optional(),
+        privateKeyRequired: z.boolean().optional(),
+        useType: UseType.optional(),
+        showInactive: z.boolean().optional(),
+        withCerts: z.boolean().optional(),
+      })
+      .loose(),
+    response: z.array(CommIDInfo),
+    summary: 'Channels, filtered by type, use, certificates; inactive ones only with showInactive.',
+  }),
+  find: entry({
+    name: 'comms.find',
+    method: 'POST',
+    path: '/v2/comms/find',
+    request: z.object({ identifier: z.string().min(1), commType: CommChannel.optional() }).loose(),
+    response: z.array(CommIDInfo),
+    summary: 'Channels by identifier.',
+  }),
+  create: entry({
+    name: 'comms.create',
+    method: 'POST',
+    path: '/v2/comms/create',
+    request: z.object({ mailboxId: IntId, commType: CommChannel, identifier: z.string().min(1), useType: UseType.optional() }).loose(),
+    response: CommIDInfo,
+    idempotent: false,
+    summary: 'Create a channel for a mailbox.',
+  }),
+  update: entry({
+    name: 'comms.update',
+    method: 'PUT',
+    path: '/v2/comms/update',
+    request: z.object({ commId, identifier: z.string().optional(), status: Status.optional() }).loose(),
+    response: CommIDInfo,
+    summary: 'Change a channel’s identifier or status.',
+  }),
+  updateConfig: entry({
+    name: 'comms.updateConfig',
+    method: 'PUT',
+    path: '/v2/comms/update-config',
+    request: z.object({ commId }).loose(),
+    response: z.literal(true),
+    shape: 'partial',
+    summary: 'Set channel configuration values (keys not published).',
+  }),
+  pair: entry({
+    name: 'comms.pair',
+    method: 'POST',
+    path: '/v2/comms/pair',
+    request: pair.loose(),
+    response: z.array(CommIDInfo),
+    summary: 'Channels used between two grid IDs.',
+  }),
+  setPair: entry({
+    name: 'comms.setPair',
+    method: 'POST',
+    path: '/v2/comms/set-pair',
+    request: pair.extend({ commId: IntId.optional() }).loose(),
+    response: z.array(CommIDInfo),
+    summary: 'Choose the channel used between two grid IDs.',
+  }),
+};

@@ -1,0 +1,131 @@
+/** Grid IDs (13): trading-partner identities (qualifier + id). SPEC.md "Grid IDs" + API-NOTES §10. */
+import { z } from 'zod';
+import { Delimiter, EDIStandard, GridIDInfo, IntId, pageRequest, RoutingGroup, Status } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('IDs');
+const gridId = IntId.refine((n) => n > 0, 'must be positive');
+const gridIdBody = z.object({ gridId });
+
+export const ids = {
+  get: entry({
+    name: 'ids.get',
+    method: 'GET',
+    path: '/v2/ids/{gridId}',
+    request: gridIdBody.loose(),
+    response: GridIDInfo,
+    summary: 'One grid ID by id.',
+  }),
+  create: entry({
+    name: 'ids.create',
+    method: 'POST',
+    path: '/v2/ids',
+    request: z
+      .object({
+        mailboxId: IntId,
+        qualifier: z.string().min(1),
+        id: z.string().min(1),
+        description: z.string().optional(),
+        ediStandard: EDIStandard.optional(),
+        routingGroup: RoutingGroup.optional(),
+      })
+      .loose(),
+    response: GridIDInfo,
+    idempotent: false,
+    summary: 'Create a grid ID (qualifier + id) in a mailbox; new grid IDs are Active.',
+  }),
+  update: entry({
+    name: 'ids.update',
+    method: 'PUT',
+    path: '/v2/ids/{gridId}',
+    request: gridIdBody.extend({ description: z.string().optional(), status: Status.optional(), ediStandard: EDIStandard.optional() }).loose(),
+    response: GridIDInfo,
+    summary: 'Update a grid ID’s description, status or EDI standard.',
+  }),
+  delete: entry({
+    name: 'ids.delete',
+    method: 'DELETE',
+    path: '/v2/ids/{gridId}',
+    request: gridIdBody.loose(),
+    response: z.literal(true),
+    summary: 'Terminate a grid ID.',
+  }),
+  find: entry({
+    name: 'ids.find',
+    method: 'POST',
+    path: '/v2/ids/find',
+    aliases: [{ method: 'GET', path: '/v2/ids/find' }],
+    request: z.object({ qualifier: z.string().min(1), id: z.string().min(1) }).loose(),
+    response: z.array(GridIDInfo),
+    summary: 'Find grid IDs by qualifier and id.',
+  }),
+  list: entry({
+    name: 'ids.list',
+    method: 'POST',
+    path: '/v2/ids/list',
+    aliases: [{ method: 'GET', path: '/v2/ids' }],
+    request: pageRequest(500).extend({ mailboxId: IntId.optional(), networkId: IntId.optional(), status: Status.optional() }).loose(),
+    response: z.array(GridIDInfo),
+    list: { kind: 'array' },
+    summary: 'Grid IDs of a mailbox or network, paged.',
+  }),
+  updateConfig: entry({
+    name: 'ids.updateConfig',
+    method: 'POST',
+    path: '/v2/ids/update-config',
+    request: gridIdBody.loose(),
+    response: z.literal(true),
+    shape: 'partial',
+    summary: 'Set grid ID configuration values (keys not published).',
+  }),
+  tpAddVan: entry({
+    name: 'ids.tpAddVan',
+    method: 'POST',
+    path: '/v2/ids/tp-add-van',
+    request: gridIdBody.extend({ vanQualifier: z.string().min(1), vanId: z.string().min(1) }).loose(),
+    response: z.literal(true),
+    idempotent: false,
+    summary: 'Add a VAN identity to a trading partner.',
+  }),
+  tpGetMailboxDefault: entry({
+    name: 'ids.tpGetMailboxDefault',
+    method: 'POST',
+    path: '/v2/ids/tp-get-mailbox-default',
+    request: gridIdBody.loose(),
+    response: z.object({ mailboxId: IntId, networkId: IntId, mailboxName: z.string(), status: z.string() }).loose(),
+    summary: 'The default mailbox of a trading partner.',
+  }),
+  tpMove: entry({
+    name: 'ids.tpMove',
+    method: 'POST',
+    path: '/v2/ids/tp-move',
+    aliases: [{ method: 'POST', path: '/v2/ids/{gridId}/move-tp' }],
+    request: gridIdBody.extend({ newMailboxId: IntId }).loose(),
+    response: GridIDInfo,
+    summary: 'Move a trading partner to another mailbox.',
+  }),
+  tpUpdateDataEmail: entry({
+    name: 'ids.tpUpdateDataEmail',
+    method: 'POST',
+    path: '/v2/ids/tp-update-data-email',
+    request: gridIdBody.extend({ email: z.string().min(1), emailSystem: z.string().optional(), emailPayload: z.string().optional() }).loose(),
+    response: z.literal(true),
+    summary: 'Set a trading partner’s data e-mail.',
+  }),
+  tpUpdateDescription: entry({
+    name: 'ids.tpUpdateDescription',
+    method: 'POST',
+    path: '/v2/ids/tp-update-description',
+    request: gridIdBody.extend({ description: z.string().min(1) }).loose(),
+    response: z.literal(true),
+    summary: 'Set a trading partner’s description.',
+  }),
+  tpX12Delimiters: entry({
+    name: 'ids.tpX12Delimiters',
+    method: 'POST',
+    path: '/v2/ids/tp-x12-delimiters',
+    request: gridIdBody.extend({ elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
+    response: z.literal(true),
+    summary: 'Set a trading partner’s X12 delimiters (one character each).',
+  }),
+};

@@ -1,0 +1,73 @@
+/** Mailboxes (7). API-NOTES §8, §10. */
+import { z } from 'zod';
+import { Delimiter, IntId, MailboxIDInfo, pageRequest, pagedObject, Status } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Mailboxes');
+const mailboxId = IntId.refine((n) => n > 0, 'must be positive');
+
+export const mailboxes = {
+  get: entry({
+    name: 'mailboxes.get',
+    method: 'GET',
+    path: '/v2/mailboxes/{mailboxId}',
+    request: z.object({ mailboxId }).loose(),
+    response: MailboxIDInfo,
+    summary: 'One mailbox by id.',
+  }),
+  list: entry({
+    name: 'mailboxes.list',
+    method: 'POST',
+    path: '/v2/mailboxes/list',
+    aliases: [{ method: 'GET', path: '/v2/mailboxes' }],
+    request: pageRequest(500).extend({ networkId: IntId.optional(), status: Status.optional() }).loose(),
+    response: pagedObject('mailboxes', MailboxIDInfo),
+    list: { kind: 'object', key: 'mailboxes' },
+    summary: 'Mailboxes visible to the caller, paged 1–500.',
+  }),
+  create: entry({
+    name: 'mailboxes.create',
+    method: 'POST',
+    path: '/v2/mailboxes/create',
+    aliases: [{ method: 'POST', path: '/v2/mailboxes' }],
+    request: z.object({ networkId: IntId, uniqueId: z.string().min(1).max(12), companyName: z.string().min(1) }).loose(),
+    response: MailboxIDInfo,
+    idempotent: false,
+    minLevel: 'NetworkAdmin',
+    summary: 'Create a mailbox in a network.',
+  }),
+  update: entry({
+    name: 'mailboxes.update',
+    method: 'POST',
+    path: '/v2/mailboxes/update',
+    request: z.object({ mailboxId, companyName: z.string().optional() }).loose(),
+    response: MailboxIDInfo,
+    summary: 'Rename a mailbox.',
+  }),
+  updateConfig: entry({
+    name: 'mailboxes.updateConfig',
+    method: 'POST',
+    path: '/v2/mailboxes/update-config',
+    request: z.object({ mailboxId, deleteOnDownload: z.boolean().optional(), inBoxTimeout: z.number().int().optional() }).loose(),
+    response: z.null(),
+    shape: 'partial',
+    summary: 'Set mailbox configuration values (deleteOnDownload, inBoxTimeout, …).',
+  }),
+  x12Delimiters: entry({
+    name: 'mailboxes.x12Delimiters',
+    method: 'POST',
+    path: '/v2/mailboxes/x12-delimiters',
+    request: z.object({ mailboxId, elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
+    response: z.null(),
+    summary: 'Set the mailbox’s X12 delimiters (one character each).',
+  }),
+  delete: entry({
+    name: 'mailboxes.delete',
+    method: 'DELETE',
+    path: '/v2/mailboxes/{mailboxId}',
+    request: z.object({ mailboxId }).loose(),
+    response: z.null(),
+    minLevel: 'NetworkAdmin',
+    summary: 'Terminate a mailbox.',
+  }),
+};

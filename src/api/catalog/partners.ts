@@ -1,0 +1,71 @@
+/** Partners (7): interconnects between two grid IDs; routing needs an Active one. SPEC.md + API-NOTES §10. */
+import { z } from 'zod';
+import { DateTime, IntId, InterconnectIDInfo, pageRequest, Status } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Partners');
+const interconnectId = IntId.refine((n) => n > 0, 'must be positive');
+
+export const partners = {
+  get: entry({
+    name: 'partners.get',
+    method: 'GET',
+    path: '/v2/partners/{interconnectId}',
+    request: z.object({ interconnectId }).loose(),
+    response: InterconnectIDInfo,
+    summary: 'One interconnect by id.',
+  }),
+  create: entry({
+    name: 'partners.create',
+    method: 'POST',
+    path: '/v2/partners',
+    request: z.object({ gridIdFrom: IntId, gridIdTo: IntId }).loose(),
+    response: InterconnectIDInfo,
+    idempotent: false,
+    summary: 'Interconnect two grid IDs.',
+  }),
+  delete: entry({
+    name: 'partners.delete',
+    method: 'DELETE',
+    path: '/v2/partners/{interconnectId}',
+    request: z.object({ interconnectId }).loose(),
+    response: z.literal(true),
+    summary: 'Cancel an interconnect.',
+  }),
+  count: entry({
+    name: 'partners.count',
+    method: 'POST',
+    path: '/v2/partners/count',
+    aliases: [{ method: 'GET', path: '/v2/partners/count' }],
+    request: z.object({ gridId: IntId, status: Status.optional() }).loose(),
+    response: z.number().int(),
+    summary: 'Number of interconnects of a grid ID.',
+  }),
+  list: entry({
+    name: 'partners.list',
+    method: 'POST',
+    path: '/v2/partners/list',
+    aliases: [{ method: 'GET', path: '/v2/partners' }],
+    request: pageRequest(500).extend({ gridId: IntId, status: Status.optional() }).loose(),
+    response: z.array(InterconnectIDInfo),
+    list: { kind: 'array' },
+    summary: 'Interconnects of a grid ID, paged.',
+  }),
+  note: entry({
+    name: 'partners.note',
+    method: 'POST',
+    path: '/v2/partners/note',
+    request: z.object({ interconnectId, note: z.string().min(1) }).loose(),
+    response: z.literal(true),
+    idempotent: false,
+    summary: 'Add a note to an interconnect.',
+  }),
+  noteList: entry({
+    name: 'partners.noteList',
+    method: 'POST',
+    path: '/v2/partners/notelist',
+    request: z.object({ interconnectId }).loose(),
+    response: z.array(z.object({ text: z.string(), timestamp: DateTime, userId: IntId }).loose()),
+    summary: 'Notes of an interconnect.',
+  }),
+};

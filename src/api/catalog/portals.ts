@@ -1,0 +1,28 @@
+/** Portals (2): the web portal of a mailbox. API-NOTES §10. */
+import { z } from 'zod';
+import { DateTime, IntId } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Portals');
+
+export const Portal = z.object({ portalId: IntId, mailboxId: IntId, url: z.string(), status: z.string(), created: DateTime }).loose();
+
+export const portals = {
+  create: entry({
+    name: 'portals.create',
+    method: 'POST',
+    path: '/v2/portals/create',
+    request: z.object({ mailboxId: IntId }).loose(),
+    response: Portal,
+    idempotent: false,
+    summary: 'Create the web portal of a mailbox.',
+  }),
+  byMailbox: entry({
+    name: 'portals.byMailbox',
+    method: 'GET',
+    path: '/v2/portals/by-mailbox/{mailboxId}',
+    request: z.object({ mailboxId: IntId }).loose(),
+    response: Portal,
+    summary: 'The web portal of a mailbox.',
+  }),
+};

@@ -1,0 +1,17 @@
+/** Status Lists (1): the status vocabularies of parcels and interchanges. API-NOTES §8. */
+import { z } from 'zod';
+import { StatusListItem } from '../wire.js';
+import { groupEndpoints } from './endpoint.js';
+
+const entry = groupEndpoints('Status Lists');
+
+export const statusLists = {
+  get: entry({
+    name: 'statusLists.get',
+    method: 'GET',
+    path: '/v2/status-lists',
+    request: z.object({}).loose(),
+    response: z.object({ parcelStatuses: z.array(StatusListItem), interchangeStatuses: z.array(StatusListItem) }).loose(),
+    summary: 'Parcel and interchange status codes with descriptions.',
+  }),
+};

@@ -1,0 +1,118 @@
+/**
+ * Errors of the client. Every one is a GridError with a stable `code` and the context an operator
+ * needs (endpoint, parcelId, HTTP status, errorCode). Retry decisions look at codes and statuses,
+ * never at message text.
+ */
+import type { ErrorCode } from './wire.js';
+
+export abstract class GridError extends Error {
+  abstract readonly code: string;
+  constructor(
+    message: string,
+    /** Catalog name of the endpoint, e.g. `parcels.download`. */
+    readonly endpoint: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The service answered with an error envelope or an error status. */
+export class GridApiError extends GridError {
+  readonly code = 'GRID_API_ERROR';
+  constructor(
+    endpoint: string,
+    readonly httpStatus: number,
+    /** The envelope's errorCode: one of the spec's codes, or an unknown code preserved as is. */
+    readonly errorCode: ErrorCode | null,
+    readonly serviceMessage: string,
+    /** Seconds from a Retry-After header, when the service sent one. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(`${endpoint}: HTTP ${httpStatus}${errorCode ? ` ${errorCode}` : ''}${serviceMessage ? `: ${serviceMessage}` : ''}`, endpoint);
+  }
+
+  /** 429, 500 and 503 are retried (SPEC "Errors"); everything else is permanent. */
+  get retryable(): boolean {
+    return this.httpStatus === 429 || this.httpStatus === 500 || this.httpStatus === 503;
+  }
+}
+
+/** The request or the response failed on the network: refused, reset, timed out, truncated. */
+export class GridTransportError extends GridError {
+  readonly code = 'GRID_TRANSPORT_ERROR';
+  constructor(
+    endpoint: string,
+    /** undici's `UND_ERR_*` or the system's `ECONNRESET`/`ECONNREFUSED`/… code. */
+    readonly transportCode: string,
+    message: string,
+    /** True when the request provably never reached the service (connection refused, connect timeout). */
+    readonly notSent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(`${endpoint}: ${transportCode}: ${message}`, endpoint, options);
+  }
+}
+
+/** The body is not the envelope, or `data` does not match the endpoint's schema. */
+export class GridResponseError extends GridError {
+  readonly code = 'GRID_RESPONSE_ERROR';
+  constructor(
+    endpoint: string,
+    readonly httpStatus: number,
+    /** Dotted path of the offending field, e.g. `data[3].parcelId`; `(body)` for the whole body. */
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${endpoint}: unexpected response (HTTP ${httpStatus}) at ${field}: ${detail}`, endpoint);
+  }
+}
+
+export type IntegrityReason = 'invalid-base64' | 'truncated' | 'byte-mismatch' | 'malformed';
+
+/** A parcel's content failed verification: it must not be placed or confirmed. */
+export class ContentIntegrityError extends GridError {
+  readonly code = 'CONTENT_INTEGRITY_ERROR';
+  constructor(
+    endpoint: string,
+    readonly parcelId: number,
+    readonly reason: IntegrityReason,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${endpoint}: parcel ${parcelId}: ${reason}: ${detail}`, endpoint, options);
+  }
+}
+
+/**
+ * A non-idempotent request (an upload) may have reached the service but no answer came back. The
+ * caller must reconcile (look for the parcel in the outbox list) before sending again.
+ */
+export class UploadOutcomeUnknownError extends GridError {
+  readonly code = 'UPLOAD_OUTCOME_UNKNOWN';
+  constructor(
+    endpoint: string,
+    /** Epoch ms when the attempt started: the lower bound of the reconciliation window. */
+    readonly attemptStartedAt: number,
+    cause: unknown,
+  ) {
+    super(`${endpoint}: the outcome of the request is unknown (${cause instanceof Error ? cause.message : String(cause)})`, endpoint, { cause });
+  }
+}
+
+/** The client was configured in a way it refuses (plain http to a remote host, no credentials). */
+export class GridConfigError extends GridError {
+  readonly code = 'GRID_CONFIG_ERROR';
+}
+
+/** Permanent: retrying the same request cannot succeed (4xx, schema mismatches, bad content). */
+export function isPermanent(err: unknown): boolean {
+  if (err instanceof GridApiError) return !err.retryable;
+  return err instanceof GridResponseError || err instanceof GridConfigError;
+}
+
+/** Transient: a later attempt may succeed (429/500/503, network, unknown upload outcome, integrity). */
+export function isTransient(err: unknown): boolean {
+  return err instanceof GridError && !isPermanent(err);
+}

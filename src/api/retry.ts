@@ -1,0 +1,62 @@
+/**
+ * The retry rules of SPEC.md "Errors" as small pure functions: what to retry, how long to wait.
+ * 429/500/503 and network errors are retried with exponential backoff and full jitter, honouring
+ * Retry-After; 400/401/403/404 never. A request that is not idempotent (an upload) is retried only
+ * when it provably did not reach the service: otherwise its outcome is unknown and the caller
+ * reconciles (DESIGN.md "Outbound pipeline").
+ */
+import { GridApiError, GridTransportError } from './errors.js';
+
+export interface BackoffPolicy {
+  /** First delay before jitter. Default 500 ms. */
+  readonly baseDelayMs: number;
+  /** Cap of the exponential delay. Default 30 s. */
+  readonly maxDelayMs: number;
+  /** Cap of a Retry-After the service asks for (an absurd value must not stall the daemon for days). Default 5 min. */
+  readonly maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 300_000 };
+
+/**
+ * Parses a Retry-After header: delta-seconds or an HTTP-date. Returns milliseconds from `now`, or
+ * undefined when absent or unparseable (the jittered backoff applies then).
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  const t = v.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1000;
+  const date = Date.parse(t);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Delay before attempt `attempt + 1` (attempt counts from 1): Retry-After if given, else full jitter. */
+export function retryDelay(attempt: number, random: number, policy: BackoffPolicy, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random * ceiling);
+}
+
+export type RetryDecision = 'retry' | 'fail' | 'outcome-unknown';
+
+/** What to do after a failed attempt. */
+export function decideRetry(err: unknown, idempotent: boolean): RetryDecision {
+  if (err instanceof GridApiError) {
+    if (!err.retryable) return 'fail';
+    // 429: the service refused the request without acting on it, so even an upload may repeat.
+    if (idempotent || err.httpStatus === 429) return 'retry';
+    return 'outcome-unknown';
+  }
+  if (err instanceof GridTransportError) {
+    if (idempotent || err.notSent) return 'retry';
+    return 'outcome-unknown';
+  }
+  return 'fail';
+}
+
+/** System and undici codes that prove the request never left (no connection was made). */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export const provablyNotSent = (code: string): boolean => NOT_SENT_CODES.has(code);
