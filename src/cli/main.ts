@@ -4,7 +4,7 @@
  * command module exports `main(argv: string[]): Promise<number>` and returns the exit code
  * (DESIGN.md: 0 ok · 1 some item failed · 2 config/auth/usage error).
  */
-import { readFileSync } from 'node:fs';
+import { gridsyncVersion } from '../api/client.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
   run: { summary: 'run until SIGTERM/SIGINT', load: () => import('./run.js') },
@@ -15,11 +15,6 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
   call: { summary: 'one raw REST call through the client; prints data as JSON', load: () => import('./call.js') },
   emulator: { summary: 'the local service (REST v2 emulator)', load: () => import('./emulator.js') },
 };
-
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
@@ -36,7 +31,7 @@ function usage(): string {
 async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-V') {
-    process.stdout.write(`gridsync ${version()}\n`);
+    process.stdout.write(`gridsync ${gridsyncVersion()}\n`);
     return 0;
   }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

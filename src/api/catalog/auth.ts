@@ -1,6 +1,6 @@
 /** Auth (6): login, logout, token refresh, session info, password change, version. SPEC.md + API-NOTES §2, §8. */
 import { z } from 'zod';
-import { LoginResult, SessionInfo, VersionInfo } from '../wire.js';
+import { LoginResult, Password, SessionInfo, VersionInfo } from '../wire.js';
 import { endpoint } from './endpoint.js';
 
 /** `login` is the reference field; one documented variant sends `email` instead (API-NOTES §2). */
@@ -85,7 +85,7 @@ export const auth = {
     group: 'Auth',
     method: 'PUT',
     path: '/v2/auth/password',
-    request: z.object({ currentPassword: z.string().min(1), newPassword: z.string().min(1) }).loose(),
+    request: z.object({ currentPassword: z.string().min(1), newPassword: Password }).loose(),
     response: z.null(),
     auth: true,
     idempotent: true,

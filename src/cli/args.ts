@@ -1,0 +1,67 @@
+/**
+ * Argument parsing shared by the commands: node's parseArgs with `--help` and `--version` on every
+ * command, and usage errors turned into exit code 2 with one clear line.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { gridsyncVersion } from '../api/client.js';
+
+export class UsageError extends Error {
+  readonly code = 'USAGE';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface ParsedCommand<O extends Options> {
+  readonly values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : O[K]['multiple'] extends true ? string[] : string };
+  readonly positionals: string[];
+}
+
+/**
+ * Parses `argv` for one command. Returns undefined after printing help or the version (exit 0).
+ * Throws UsageError for unknown options or bad values.
+ */
+export function parseCommand<O extends Options>(argv: string[], usage: string, options: O, allowPositionals = false): ParsedCommand<O> | undefined {
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, allowPositionals, strict: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${usage}`);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${usage}\n`);
+    return undefined;
+  }
+  if (parsed.values.version) {
+    process.stdout.write(`gridsync ${gridsyncVersion()}\n`);
+    return undefined;
+  }
+  return parsed as unknown as ParsedCommand<O>;
+}
+
+/** Runs a command body; usage errors print to stderr and exit 2. */
+export async function runCommand(body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`gridsync: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** Resolves when the process receives SIGTERM or SIGINT; a second signal exits at once. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (sig: NodeJS.Signals): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      process.once('SIGTERM', () => process.exit(130));
+      process.once('SIGINT', () => process.exit(130));
+      resolve(sig);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

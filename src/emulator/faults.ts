@@ -1,0 +1,117 @@
+/**
+ * Fault injection: the emulator misbehaves on demand, reproducibly (seeded PRNG), per endpoint
+ * name or for all (`*`). Set by `startEmulator({ faults })`, `emu.setFaults()` or
+ * `POST /_emulator/faults`; counters of what was injected are in `GET /_emulator/faults`.
+ */
+import { z } from 'zod';
+
+const rate = z.number().min(0).max(1).default(0);
+
+export const FaultRule = z
+  .object({
+    /** Catalog name (`parcels.download`) or `*`. */
+    endpoint: z.string().default('*'),
+    /** 429 RateLimitExceeded with Retry-After: retryAfterSeconds (or an HTTP-date when retryAfterDate). */
+    rate429: rate,
+    retryAfterSeconds: z.number().int().nonnegative().default(1),
+    retryAfterDate: z.boolean().default(false),
+    rate500: rate,
+    rate503: rate,
+    /** Added latency: a fixed number of ms or a [min, max] range. */
+    latencyMs: z.union([z.number().nonnegative(), z.tuple([z.number().nonnegative(), z.number().nonnegative()])]).default(0),
+    /** Connection reset before the handler ran: nothing happened on the service. */
+    resetBeforeRate: rate,
+    /** Connection reset after the handler ran: the effect happened, the client saw a reset. */
+    resetAfterRate: rate,
+    /** Reset in the middle of the response body. */
+    resetDuringBodyRate: rate,
+    /** The response body ends early while the headers announced more. */
+    truncateRate: rate,
+    /** Download only: the declared `bytes` is one more than the content. */
+    wrongBytesRate: rate,
+  })
+  .strict();
+export type FaultRule = z.output<typeof FaultRule>;
+
+export const FaultConfig = z
+  .object({
+    seed: z.number().int().default(1),
+    rules: z.array(FaultRule).default([]),
+  })
+  .strict();
+export type FaultConfigInput = z.input<typeof FaultConfig>;
+
+export type FaultKind = '429' | '500' | '503' | 'latency' | 'resetBefore' | 'resetAfter' | 'resetDuringBody' | 'truncate' | 'wrongBytes';
+
+/** What to do to one request, decided once when it arrives. */
+export interface FaultPlan {
+  latencyMs: number;
+  status?: 429 | 500 | 503;
+  retryAfter?: string;
+  resetBefore: boolean;
+  resetAfter: boolean;
+  resetDuringBody: boolean;
+  truncate: boolean;
+  wrongBytes: boolean;
+}
+
+/** mulberry32: tiny, seedable, good enough for reproducible fault schedules. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class FaultInjector {
+  private config = FaultConfig.parse({});
+  private random = mulberry32(1);
+  readonly injected: Record<FaultKind, number> = {
+    '429': 0, '500': 0, '503': 0, latency: 0, resetBefore: 0, resetAfter: 0, resetDuringBody: 0, truncate: 0, wrongBytes: 0,
+  };
+
+  constructor(private readonly now: () => number) {}
+
+  set(input: unknown): void {
+    this.config = FaultConfig.parse(input ?? {});
+    this.random = mulberry32(this.config.seed);
+  }
+
+  get current(): z.output<typeof FaultConfig> {
+    return this.config;
+  }
+
+  plan(endpoint: string): FaultPlan {
+    const plan: FaultPlan = { latencyMs: 0, resetBefore: false, resetAfter: false, resetDuringBody: false, truncate: false, wrongBytes: false };
+    for (const r of this.config.rules) {
+      if (r.endpoint !== '*' && r.endpoint !== endpoint) continue;
+      const roll = (p: number, kind: FaultKind): boolean => {
+        if (p <= 0 || this.random() >= p) return false;
+        this.injected[kind]++;
+        return true;
+      };
+      const lat = typeof r.latencyMs === 'number' ? r.latencyMs : r.latencyMs[0] + this.random() * (r.latencyMs[1] - r.latencyMs[0]);
+      if (lat > 0) {
+        plan.latencyMs += lat;
+        this.injected.latency++;
+      }
+      if (plan.status === undefined && !plan.resetBefore) {
+        if (roll(r.rate429, '429')) {
+          plan.status = 429;
+          plan.retryAfter = r.retryAfterDate ? new Date(this.now() + r.retryAfterSeconds * 1000).toUTCString() : String(r.retryAfterSeconds);
+        } else if (roll(r.rate500, '500')) plan.status = 500;
+        else if (roll(r.rate503, '503')) plan.status = 503;
+        else if (roll(r.resetBeforeRate, 'resetBefore')) plan.resetBefore = true;
+        else if (roll(r.resetAfterRate, 'resetAfter')) plan.resetAfter = true;
+        else if (roll(r.resetDuringBodyRate, 'resetDuringBody')) plan.resetDuringBody = true;
+        else if (roll(r.truncateRate, 'truncate')) plan.truncate = true;
+        else if (endpoint === 'parcels.download' && roll(r.wrongBytesRate, 'wrongBytes')) plan.wrongBytes = true;
+      }
+    }
+    return plan;
+  }
+}

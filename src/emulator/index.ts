@@ -1,0 +1,109 @@
+/**
+ * The local service: `startEmulator()` runs the REST v2 emulator in-process (tests, the daemon's
+ * `baseUrl: embedded`); `gridsync emulator` runs it as a process.
+ */
+import { EmulatorStore } from './store.js';
+import { applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
+import { EmulatorServer, type RateLimit, type RequestRecord } from './server.js';
+import type { FaultConfigInput } from './faults.js';
+import type { EmulatorSettings, World } from './context.js';
+import { storeBuffer } from './parcels.js';
+
+export type { SeedFixture } from './seed.js';
+export type { FaultConfigInput, FaultRule } from './faults.js';
+export type { RequestRecord } from './server.js';
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** 0 = a free port. */
+  readonly port?: number;
+  /** SQLite file: state survives restarts. In memory when omitted. */
+  readonly dataFile?: string;
+  /** A fixture, or the path of a YAML fixture; the default seed when omitted. Applied to an empty store only. */
+  readonly seed?: SeedFixture | string;
+  /** API key of the seeded Root user. */
+  readonly rootKey?: string;
+  /** The /_emulator routes. Default true. */
+  readonly admin?: boolean;
+  readonly faults?: FaultConfigInput;
+  readonly rateLimit?: RateLimit;
+  readonly settings?: Partial<EmulatorSettings>;
+  readonly now?: () => number;
+}
+
+export interface InjectInput {
+  readonly mailboxId: number;
+  readonly fileName: string;
+  readonly content: Buffer;
+  readonly gridIdFrom?: number;
+  readonly gridIdTo?: number;
+}
+
+export interface Emulator {
+  readonly url: string;
+  inject(p: InjectInput): Promise<number>;
+  requests(): RequestRecord[];
+  setFaults(cfg: FaultConfigInput): void;
+  faultCounts(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_SETTINGS: EmulatorSettings = {
+  tokenLifetimeMs: 60 * 60_000,
+  maxUploadBytes: 1024 * 1024 * 1024,
+  legacyDownloadMode: false,
+  redeliverAfterMs: 10 * 60_000,
+  acknowledgeDelayMs: 200,
+};
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const now = options.now ?? Date.now;
+  const store = new EmulatorStore(options.dataFile);
+  const timers = new Set<NodeJS.Timeout>();
+  const world: World = {
+    store,
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    now,
+    later(fn, delayMs) {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (store.db.open) fn();
+      }, delayMs);
+      timers.add(t);
+    },
+  };
+  try {
+    if (store.isEmpty) {
+      const seed = typeof options.seed === 'string' ? loadSeedFile(options.seed) : (options.seed ?? defaultSeed());
+      applySeed(store, seed, new Date(now()).toISOString(), options.rootKey);
+    } else if (options.rootKey) {
+      store.db.prepare("UPDATE users SET api_key = ? WHERE auth_level = 'Root'").run(options.rootKey);
+    }
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  const server = new EmulatorServer(world, { admin: options.admin ?? true, ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) });
+  if (options.faults) server.faults.set(options.faults);
+  const url = await server.listen(options.host ?? '127.0.0.1', options.port ?? 0);
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    inject: async (p) => {
+      const content = storeBuffer(world, p.content);
+      return server.inject({ mailboxId: p.mailboxId, fileName: p.fileName, gridIdFrom: p.gridIdFrom, gridIdTo: p.gridIdTo }, content);
+    },
+    requests: () => server.requests(),
+    setFaults: (cfg) => server.faults.set(cfg),
+    faultCounts: () => ({ ...server.faults.injected }),
+    close: () => {
+      closing ??= (async () => {
+        for (const t of timers) clearTimeout(t);
+        await server.close();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

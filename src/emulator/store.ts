@@ -1,0 +1,170 @@
+/**
+ * The emulator's state: a SQLite database (a file when `dataFile` is given, so state survives
+ * restarts; in memory otherwise) plus a content directory holding each parcel's bytes as a file,
+ * so that a parcel of hundreds of MB never sits in memory.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type Db = Database.Database;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS networks (
+  network_id INTEGER PRIMARY KEY, unique_id TEXT NOT NULL, company_name TEXT NOT NULL,
+  status TEXT NOT NULL, created TEXT NOT NULL, modified TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mailboxes (
+  mailbox_id INTEGER PRIMARY KEY, network_id INTEGER NOT NULL, unique_id TEXT NOT NULL,
+  company_name TEXT NOT NULL, status TEXT NOT NULL, auto_ack INTEGER NOT NULL DEFAULT 0,
+  created TEXT NOT NULL, modified TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS grid_ids (
+  grid_id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, network_id INTEGER NOT NULL,
+  qualifier TEXT NOT NULL, id TEXT NOT NULL, description TEXT, status TEXT NOT NULL,
+  routing_group TEXT NOT NULL, edi_standard TEXT NOT NULL, UNIQUE (qualifier, id));
+CREATE TABLE IF NOT EXISTS interconnects (
+  interconnect_id INTEGER PRIMARY KEY, grid_id_from INTEGER NOT NULL, grid_id_to INTEGER NOT NULL,
+  status TEXT NOT NULL, created TEXT NOT NULL, modified TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+  user_id INTEGER PRIMARY KEY, login TEXT NOT NULL, email TEXT, first_name TEXT, last_name TEXT,
+  password TEXT, auth_level TEXT NOT NULL, network_id INTEGER NOT NULL, mailbox_id INTEGER NOT NULL,
+  api_key TEXT UNIQUE, status TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+  token TEXT PRIMARY KEY, refresh_token TEXT UNIQUE, user_id INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL, alive INTEGER NOT NULL DEFAULT 1);
+CREATE TABLE IF NOT EXISTS parcels (
+  parcel_id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, network_id INTEGER NOT NULL,
+  direction TEXT NOT NULL CHECK (direction IN ('in', 'out')), status TEXT NOT NULL,
+  file_name TEXT NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL,
+  grid_id_from INTEGER, grid_id_to INTEGER, created TEXT NOT NULL, created_ms INTEGER NOT NULL,
+  modified TEXT NOT NULL, mailbag_control_id TEXT, content TEXT NOT NULL,
+  peer_parcel_id INTEGER, hidden_until INTEGER);
+CREATE INDEX IF NOT EXISTS parcels_by_mailbox ON parcels (mailbox_id, direction, status);
+CREATE TABLE IF NOT EXISTS interchanges (
+  interchange_id INTEGER PRIMARY KEY, parcel_id INTEGER NOT NULL, mailbox_id INTEGER NOT NULL,
+  direction TEXT NOT NULL, sender TEXT NOT NULL, receiver TEXT NOT NULL, standard TEXT NOT NULL,
+  document_type TEXT, control_number TEXT NOT NULL, header TEXT NOT NULL, status TEXT NOT NULL,
+  created TEXT NOT NULL, created_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS interchanges_by_parcel ON interchanges (parcel_id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+export interface ParcelRow {
+  parcel_id: number;
+  mailbox_id: number;
+  network_id: number;
+  direction: 'in' | 'out';
+  status: string;
+  file_name: string;
+  bytes: number;
+  sha256: string;
+  grid_id_from: number | null;
+  grid_id_to: number | null;
+  created: string;
+  created_ms: number;
+  modified: string;
+  mailbag_control_id: string | null;
+  content: string;
+  peer_parcel_id: number | null;
+  hidden_until: number | null;
+}
+
+export interface UserRow {
+  user_id: number;
+  login: string;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  password: string | null;
+  auth_level: string;
+  network_id: number;
+  mailbox_id: number;
+  api_key: string | null;
+  status: string;
+  created: string;
+}
+
+export interface GridIdRow {
+  grid_id: number;
+  mailbox_id: number;
+  network_id: number;
+  qualifier: string;
+  id: string;
+  description: string | null;
+  status: string;
+  routing_group: string;
+  edi_standard: string;
+}
+
+export class EmulatorStore {
+  readonly db: Db;
+  /** Directory of parcel content files. */
+  readonly contentDir: string;
+  private readonly ownsContentDir: boolean;
+
+  constructor(dataFile: string | undefined) {
+    if (dataFile) {
+      fs.mkdirSync(path.dirname(path.resolve(dataFile)), { recursive: true });
+      this.db = new Database(dataFile);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.contentDir = `${dataFile}.content`;
+      this.ownsContentDir = false;
+    } else {
+      this.db = new Database(':memory:');
+      this.contentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-emulator-'));
+      this.ownsContentDir = true;
+    }
+    this.db.pragma('busy_timeout = 5000');
+    fs.mkdirSync(this.contentDir, { recursive: true });
+    this.db.exec(SCHEMA);
+  }
+
+  get isEmpty(): boolean {
+    return (this.db.prepare('SELECT count(*) AS n FROM networks').get() as { n: number }).n === 0;
+  }
+
+  /** Next id of a sequence, kept in meta so that ids never repeat across restarts. */
+  nextId(sequence: string, start: number): number {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(`seq.${sequence}`) as { value: string } | undefined;
+    const next = row ? Number(row.value) + 1 : start;
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`seq.${sequence}`, String(next));
+    return next;
+  }
+
+  contentPath(name: string): string {
+    return path.join(this.contentDir, name);
+  }
+
+  parcel(parcelId: number): ParcelRow | undefined {
+    return this.db.prepare('SELECT * FROM parcels WHERE parcel_id = ?').get(parcelId) as ParcelRow | undefined;
+  }
+
+  user(userId: number): UserRow | undefined {
+    return this.db.prepare('SELECT * FROM users WHERE user_id = ?').get(userId) as UserRow | undefined;
+  }
+
+  gridId(gridId: number): GridIdRow | undefined {
+    return this.db.prepare('SELECT * FROM grid_ids WHERE grid_id = ?').get(gridId) as GridIdRow | undefined;
+  }
+
+  gridIdByName(qualifier: string, id: string): GridIdRow | undefined {
+    return this.db.prepare('SELECT * FROM grid_ids WHERE qualifier = ? AND id = ?').get(qualifier, id) as GridIdRow | undefined;
+  }
+
+  activeInterconnect(a: number, b: number): boolean {
+    return (
+      this.db
+        .prepare(
+          "SELECT 1 FROM interconnects WHERE status = 'Active' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))",
+        )
+        .get(a, b, b, a) !== undefined
+    );
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    this.db.close();
+    if (this.ownsContentDir) fs.rmSync(this.contentDir, { recursive: true, force: true });
+  }
+}
