@@ -136,10 +136,10 @@ export class StreamingJsonParser {
       const backslash = text.indexOf('\\', i);
       const stop = quote === -1 ? backslash : backslash === -1 ? quote : Math.min(quote, backslash);
       if (stop === -1) {
-        this.appendString(text.slice(i));
+        this.appendString(text.slice(i), true);
         return n;
       }
-      if (stop > i) this.appendString(text.slice(i, stop));
+      if (stop > i) this.appendString(text.slice(i, stop), true);
       i = stop + 1;
       if (stop === backslash) {
         this.escape = 'start';
@@ -151,13 +151,14 @@ export class StreamingJsonParser {
     return i;
   }
 
-  private appendString(s: string): void {
+  /** `raw`: text as it stood in the body (not an escape's result), where JSON forbids control characters. */
+  private appendString(s: string, raw = false): void {
     if (s.length === 0) return;
+    if (raw && !this.streaming && /[\u0000-\u001f]/.test(s)) throw new JsonStreamError('malformed', 'control character in a string');
     if (this.streaming) {
       this.pending.push(s);
       return;
     }
-    if (/[\u0000-\u001f]/.test(s)) throw new JsonStreamError('malformed', 'control character in a string');
     this.strLength += s.length;
     if (this.strLength > MAX_SMALL_STRING) throw new JsonStreamError('malformed', 'a string field is larger than 1 MiB');
     this.strParts.push(s);

@@ -1,0 +1,81 @@
+/**
+ * Safe local names for untrusted server-supplied file names, the naming template, and collision
+ * handling. Pure functions: the pipelines decide with them and do the I/O themselves.
+ *
+ * The rules: a name never contains a directory part, `..`, control characters, characters that
+ * Windows shares reject, or a reserved device name; it is NFC-normalised (so the ERP sees one
+ * spelling of "é"), at most 255 bytes with its extension kept, and never empty. A rendered path is
+ * proven to stay inside its root.
+ */
+import path from 'node:path';
+
+const MAX_NAME_BYTES = 255;
+const MAX_EXT_BYTES = 32;
+const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
+// Control characters, and what Windows/SMB reject, so that a share mounted by the ERP can hold the name.
+const UNSAFE = /[\u0000-\u001f\u007f<>:"|?*]/g;
+
+/** Truncates a string to at most `max` UTF-8 bytes without splitting a character. */
+function truncateBytes(s: string, max: number): string {
+  if (Buffer.byteLength(s) <= max) return s;
+  let out = '';
+  for (const ch of s) {
+    if (Buffer.byteLength(out + ch) > max) break;
+    out += ch;
+  }
+  return out;
+}
+
+/** One safe path segment from an untrusted name; `fallback` when nothing usable remains. */
+export function sanitizeFileName(raw: string | null | undefined, fallback: string): string {
+  let name = (raw ?? '').normalize('NFC');
+  name = name.split(/[/\\]/).pop() ?? '';
+  name = name.replace(UNSAFE, '_');
+  name = name.replace(/^[\s.]+/, (m) => (m.trim() === '' ? '' : '_')).replace(/[\s.]+$/, '');
+  if (name === '' || name === '.' || name === '..') return fallback;
+  if (RESERVED.test(name)) name = `_${name}`;
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    const ext = path.extname(name);
+    const keepExt = Buffer.byteLength(ext) <= MAX_EXT_BYTES ? ext : '';
+    name = truncateBytes(name.slice(0, name.length - keepExt.length), MAX_NAME_BYTES - Buffer.byteLength(keepExt)) + keepExt;
+  }
+  return name;
+}
+
+export type TemplateVars = Readonly<Record<string, string | number | null | undefined>>;
+
+/**
+ * Renders a naming template such as `{fileName}` or `{gridIdFrom}/{date}/{fileName}`. Every
+ * segment is sanitised on its own, so a variable can never add a directory level or climb out.
+ * Unknown variables are an error (a typo in the config must not silently produce odd names).
+ */
+export function renderTemplate(template: string, vars: TemplateVars, fallback: string): string {
+  const segments = template.split('/').map((seg) =>
+    seg.replace(/\{(\w+)\}/g, (_m, key: string) => {
+      if (!(key in vars)) throw new Error(`unknown naming variable {${key}} in template ${template}`);
+      const v = vars[key];
+      return v === null || v === undefined ? '' : String(v);
+    }),
+  );
+  const safe = segments.map((s, i) => sanitizeFileName(s, i === segments.length - 1 ? fallback : '_')).filter((s) => s !== '');
+  return safe.join('/');
+}
+
+/** The variables a template may use, for config validation. */
+export const TEMPLATE_VARIABLES = ['fileName', 'parcelId', 'gridIdFrom', 'gridIdTo', 'mailboxId', 'date'] as const;
+
+/** Resolves `rel` under `root` and proves the result stays inside it. */
+export function resolveInside(root: string, rel: string): string {
+  const base = path.resolve(root);
+  const full = path.resolve(base, rel);
+  const back = path.relative(base, full);
+  if (back === '' || back.startsWith('..') || path.isAbsolute(back)) throw new Error(`refusing a path outside ${base}: ${rel}`);
+  return full;
+}
+
+/** `invoice.x12` → `invoice.<tag>.x12`: the unique variant of a name (collision policy `unique`). */
+export function uniqueVariant(name: string, tag: string): string {
+  const ext = path.extname(name);
+  const stem = ext ? name.slice(0, -ext.length) : name;
+  return truncateBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(`.${tag}${ext}`)) + `.${tag}${ext}`;
+}

@@ -1,0 +1,2 @@
+export { InboundPipeline, GridNameCollisionError } from './pipeline.js';
+export type { InboundCycleResult, InboundMailbox, InboundPipelineOptions, InboxConfig } from './pipeline.js';

@@ -1,0 +1,344 @@
+/**
+ * The inbound pipeline of one mailbox: pending inbox → local inbox folder, exactly once per
+ * delivery, confirmed only after the file is durably placed (DESIGN.md "Inbound pipeline").
+ *
+ * Work comes from the journal first (every row in an intermediate state, by parcel id) and from the
+ * pending list second: on some service versions a downloaded parcel leaves the pending list before
+ * it is confirmed, so the list is a hint of new work, never the truth.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import PQueue from 'p-queue';
+import { catalog, ContentIntegrityError, GridApiError, GridError, type GridClient } from '../api/index.js';
+import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, sameFilesystem } from '../files/durable.js';
+import { renderTemplate, resolveInside, sanitizeFileName, uniqueVariant } from '../files/naming.js';
+import type { Journal } from '../journal/db.js';
+import { crashPoint } from '../journal/crash-points.js';
+import { InboundJournal, type InboundRow } from '../journal/inbound.js';
+import { silentLogger, type Logger } from '../log.js';
+
+export interface InboxConfig {
+  readonly dir: string;
+  /** Default `{fileName}`; may contain sub-folders such as `{gridIdFrom}/{fileName}`. */
+  readonly nameTemplate: string;
+  readonly collision: 'unique' | 'overwrite' | 'fail';
+  readonly doneMarker: boolean;
+  readonly doneSuffix: string;
+  readonly fileMode?: number;
+  /** Numeric gid (config resolves group names). */
+  readonly gid?: number;
+  readonly concurrency: number;
+  readonly maxAttempts: number;
+  readonly redelivery: 'deliver' | 'ignore';
+  /** Free space to keep on the inbox filesystem beyond the parcel itself. Default 64 MiB. */
+  readonly minFreeBytes?: number;
+}
+
+export interface InboundMailbox {
+  readonly mailboxId: number;
+  readonly name: string;
+  readonly inbox: InboxConfig;
+}
+
+export interface InboundPipelineOptions {
+  readonly client: GridClient;
+  readonly journal: Journal;
+  readonly mailbox: InboundMailbox;
+  readonly stateDir: string;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+}
+
+export interface InboundCycleResult {
+  listed: number;
+  placed: number;
+  confirmed: number;
+  failed: number;
+  redelivered: number;
+  /** Parcels left for a later cycle (disk full, inbox not writable, service errors). */
+  deferred: number;
+}
+
+/** A condition that stops work on this parcel for now without counting a failed attempt. */
+class DeferError extends Error {}
+
+const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
+
+export class InboundPipeline {
+  private readonly journal: InboundJournal;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly stagingDir: string;
+  private readonly inbox: InboxConfig;
+  private readonly mailboxId: number;
+  /** Final paths taken by parcels in flight in this process (besides the journal's staged/placed rows). */
+  private readonly inFlightPaths = new Set<string>();
+
+  constructor(private readonly options: InboundPipelineOptions) {
+    this.journal = new InboundJournal(options.journal);
+    this.mailboxId = options.mailbox.mailboxId;
+    this.inbox = options.mailbox.inbox;
+    this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
+    this.now = options.now ?? Date.now;
+    this.stagingDir = path.join(options.stateDir, 'staging');
+  }
+
+  /** Start-up checks: folders exist and are writable, staging on the inbox's filesystem. */
+  async checkPrerequisites(): Promise<void> {
+    await ensureDirDurable(this.inbox.dir);
+    await ensureDirDurable(this.stagingDir);
+    if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
+      throw new Error(`staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; put stateDir on the inbox's filesystem`);
+    }
+  }
+
+  /** Finishes whatever a previous run left in an intermediate state (journal-driven, by parcel id). */
+  async recover(): Promise<InboundCycleResult> {
+    const result = emptyResult();
+    await fs.promises.mkdir(this.stagingDir, { recursive: true });
+    await this.processRows(this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
+    return result;
+  }
+
+  /** One cycle: the journal's unfinished rows, then what the pending list shows. */
+  async runCycle(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
+    const result = emptyResult();
+    await fs.promises.mkdir(this.stagingDir, { recursive: true });
+    const pending = await this.options.client.call(catalog.parcels.pendingInboxList, { mailboxId: this.mailboxId }, opts);
+    for (const p of pending) {
+      const row = this.journal.get(this.mailboxId, p.parcelId);
+      if (!row) {
+        this.journal.recordListed(this.mailboxId, {
+          parcelId: p.parcelId,
+          fileName: p.fileName ?? null,
+          ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+          ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
+          ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
+          ...(p.created !== undefined ? { created: p.created } : {}),
+        });
+        result.listed++;
+      } else if (row.state === 'confirmed') {
+        if (await this.isRedelivery(row, opts.signal)) result.redelivered++;
+      }
+    }
+    const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
+    await this.processRows(rows, result, opts.signal);
+    return result;
+  }
+
+  /** A confirmed parcel listed again: list lag (ignore), or reset on the service (deliver again). */
+  private async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
+    const info = await this.options.client.call(catalog.parcels.get, { parcelId: row.parcel_id }, { signal });
+    if (info.status !== 'InBoxReady') return false;
+    if (this.inbox.redelivery === 'ignore') {
+      this.logger.warn({ parcelId: row.parcel_id }, 'parcel was reset on the service after we confirmed it; ignored (redelivery: ignore)');
+      return false;
+    }
+    const delivery = this.journal.markRedelivery(this.mailboxId, row.parcel_id);
+    this.logger.warn({ parcelId: row.parcel_id, delivery, previousPath: row.final_path }, 'parcel was reset on the service after we confirmed it; delivering it again under a new name');
+    return true;
+  }
+
+  private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
+    for (const row of rows) {
+      void queue.add(() => this.processParcel(row.parcel_id, result, signal));
+    }
+    await queue.onIdle();
+  }
+
+  /** Drives one parcel from its journal state to `confirmed`, as far as it goes now. */
+  private async processParcel(parcelId: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    const started = this.now();
+    try {
+      let row = this.journal.get(this.mailboxId, parcelId);
+      if (row && (row.state === 'listed' || row.state === 'downloading')) {
+        await this.download(row, signal);
+        row = this.journal.get(this.mailboxId, parcelId);
+      }
+      if (row?.state === 'staged') {
+        await this.place(row);
+        result.placed++;
+        row = this.journal.get(this.mailboxId, parcelId);
+      }
+      if (row?.state === 'placed') {
+        await this.confirm(row, signal);
+        result.confirmed++;
+        this.logger.info({ parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery }, 'parcel received');
+      }
+    } catch (err) {
+      if (signal?.aborted) return;
+      try {
+        this.handleFailure(parcelId, err, result);
+      } catch (journalErr) {
+        // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
+        result.deferred++;
+        this.logger.error({ parcelId, err: describe(err), journalErr: describe(journalErr) }, 'could not record a failed attempt in the journal');
+      }
+    }
+  }
+
+  private handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): void {
+    const reason = describe(err);
+    const row = this.journal.get(this.mailboxId, parcelId);
+    if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
+      // Placement or confirmation waits for the next cycle: the content is safe where it is.
+      if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
+      result.deferred++;
+      this.logger.warn({ parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
+      return;
+    }
+    if (err instanceof GridApiError && err.httpStatus === 404) {
+      this.journal.markFailed(this.mailboxId, parcelId, reason);
+      result.failed++;
+      this.logger.error({ parcelId, err: reason }, 'parcel failed: the service no longer knows it');
+      return;
+    }
+    const state = this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
+    if (state === 'failed') {
+      result.failed++;
+      this.logger.error({ parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
+    } else {
+      result.deferred++;
+      this.logger.warn({ parcelId, err: reason }, 'download failed; will retry');
+    }
+  }
+
+  private stagingPath(parcelId: number): string {
+    return path.join(this.stagingDir, `${this.mailboxId}-${parcelId}.part`);
+  }
+
+  private async download(row: InboundRow, signal?: AbortSignal): Promise<void> {
+    const need = (row.declared_bytes ?? 0) + (this.inbox.minFreeBytes ?? 64 * 1024 * 1024);
+    const free = await freeBytes(this.stagingDir);
+    if (free < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${free} bytes free, ${need} needed`);
+    const part = this.stagingPath(row.parcel_id);
+    this.journal.markDownloading(this.mailboxId, row.parcel_id, part);
+    let info;
+    try {
+      const stream = fs.createWriteStream(part, { mode: this.inbox.fileMode ?? 0o640 });
+      try {
+        info = await this.options.client.downloadParcel(row.parcel_id, stream, {
+          ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
+          ...(signal ? { signal } : {}),
+        });
+      } finally {
+        stream.end();
+        await finished(stream);
+      }
+      await fsyncFile(part);
+    } catch (err) {
+      await fs.promises.rm(part, { force: true });
+      if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
+      throw err;
+    }
+    crashPoint('in.downloaded');
+    const fileName = info.fileName ?? row.file_name;
+    const finalPath = await this.chooseFinalPath(row, fileName);
+    this.journal.markStaged(this.mailboxId, row.parcel_id, { bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
+    crashPoint('in.staged');
+  }
+
+  /** The final path from the template and the collision policy; never outside the inbox root. */
+  private async chooseFinalPath(row: InboundRow, fileName: string | null): Promise<string> {
+    const fallback = `parcel-${row.parcel_id}`;
+    const vars = {
+      fileName: sanitizeFileName(fileName, fallback),
+      parcelId: row.parcel_id,
+      gridIdFrom: row.grid_id_from,
+      gridIdTo: row.grid_id_to,
+      mailboxId: this.mailboxId,
+      date: new Date(this.now()).toISOString().slice(0, 10),
+    };
+    const rel = renderTemplate(this.inbox.nameTemplate, vars, fallback);
+    let candidate = resolveInside(this.inbox.dir, rel);
+    const reserved = this.journal.reservedPaths();
+    const taken = async (p: string): Promise<boolean> => reserved.has(p) || this.inFlightPaths.has(p) || (await exists(p)) || (this.inbox.doneMarker && (await exists(p + this.inbox.doneSuffix)));
+    // A redelivery always gets a name of its own: the ERP may still hold the first copy.
+    const mustBeUnique = row.delivery > 1;
+    if (mustBeUnique || (this.inbox.collision === 'unique' && (await taken(candidate)))) {
+      const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
+      candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), tag)));
+      for (let n = 2; await taken(candidate); n++) {
+        candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), `${tag}-${n}`)));
+      }
+    } else if (this.inbox.collision === 'fail' && (await taken(candidate))) {
+      throw new GridNameCollisionError(candidate);
+    }
+    this.inFlightPaths.add(candidate);
+    return candidate;
+  }
+
+  /** staged → placed: rename the fsynced .part to its final name, fsync the directory, write the marker. */
+  private async place(row: InboundRow): Promise<void> {
+    const part = row.staging_path ?? this.stagingPath(row.parcel_id);
+    const final = row.final_path as string;
+    try {
+      if (await exists(part)) {
+        await ensureDirDurable(path.dirname(final));
+        if (this.inbox.collision === 'fail' && (await exists(final))) throw new GridNameCollisionError(final);
+        if (this.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.inbox.gid);
+        if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
+        await fs.promises.rename(part, final);
+        crashPoint('in.renamed');
+        await fsyncDir(path.dirname(final));
+        await fsyncDir(path.dirname(part));
+      }
+      // No .part: it was renamed before a crash (nobody else writes in staging), so the file is in place.
+      if (this.inbox.doneMarker) await this.writeMarker(final);
+    } catch (err) {
+      if (err instanceof GridNameCollisionError) throw err;
+      throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
+    }
+    this.journal.markPlaced(this.mailboxId, row.parcel_id);
+    this.inFlightPaths.delete(final);
+    crashPoint('in.placed');
+  }
+
+  private async writeMarker(final: string): Promise<void> {
+    const marker = final + this.inbox.doneSuffix;
+    const fh = await fs.promises.open(marker, 'w', this.inbox.fileMode ?? 0o640);
+    await fh.sync();
+    await fh.close();
+    if (this.inbox.gid !== undefined) await fs.promises.chown(marker, -1, this.inbox.gid);
+    if (this.inbox.fileMode !== undefined) await fs.promises.chmod(marker, this.inbox.fileMode);
+    await fsyncDir(path.dirname(marker));
+  }
+
+  /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */
+  private async confirm(row: InboundRow, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.options.client.call(catalog.parcels.confirm, { parcelId: row.parcel_id }, { signal });
+    } catch (err) {
+      if (!(err instanceof GridApiError) || err.retryable) throw err;
+      const info = await this.options.client.call(catalog.parcels.get, { parcelId: row.parcel_id }, { signal });
+      if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
+      crashPoint('in.confirm-answered');
+      this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'already-transferred');
+      crashPoint('in.confirmed');
+      return;
+    }
+    crashPoint('in.confirm-answered');
+    this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
+    crashPoint('in.confirmed');
+  }
+}
+
+/** Collision policy `fail`: the final name is taken. The parcel stays unconfirmed and is retried. */
+export class GridNameCollisionError extends Error {
+  readonly code = 'NAME_COLLISION';
+  constructor(readonly path: string) {
+    super(`${path} already exists (collision policy: fail)`);
+  }
+}
+
+function emptyResult(): InboundCycleResult {
+  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0 };
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ContentIntegrityError) return `${err.reason}: ${err.message}`;
+  if (err instanceof GridError) return err.message;
+  return err instanceof Error ? err.message : String(err);
+}

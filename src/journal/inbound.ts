@@ -1,0 +1,186 @@
+/**
+ * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of DESIGN.md
+ * "Inbound pipeline". Each transition checks the previous state inside one transaction and
+ * appends to the event trail; the pipelines never write SQL.
+ *
+ *   listed → downloading → staged → placed → confirmed
+ *      ↑_________↓ (attempt failed, retried)    failed (reason; after maxAttempts)
+ *   confirmed → listed (redelivery: reset on the service on purpose; delivery + 1)
+ */
+import type { Journal } from './db.js';
+
+export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
+export type InboundState = (typeof INBOUND_STATES)[number];
+
+/** The legal transitions: target state → the states it may come from. */
+export const INBOUND_TRANSITIONS: Readonly<Record<InboundState, readonly InboundState[]>> = {
+  listed: ['listed', 'downloading', 'staged', 'confirmed', 'failed'],
+  downloading: ['listed', 'downloading'],
+  staged: ['downloading', 'staged'],
+  placed: ['staged'],
+  confirmed: ['placed'],
+  failed: ['listed', 'downloading', 'staged', 'placed'],
+};
+
+export const canTransition = (from: InboundState, to: InboundState): boolean => INBOUND_TRANSITIONS[to].includes(from);
+
+export class IllegalTransitionError extends Error {
+  readonly code = 'ILLEGAL_TRANSITION';
+  constructor(
+    readonly mailboxId: number,
+    readonly parcelId: number,
+    readonly from: string | undefined,
+    readonly to: string,
+  ) {
+    super(`inbound parcel ${parcelId} (mailbox ${mailboxId}): illegal transition ${from ?? '(none)'} → ${to}`);
+  }
+}
+
+export interface InboundRow {
+  mailbox_id: number;
+  parcel_id: number;
+  state: InboundState;
+  delivery: number;
+  file_name: string | null;
+  declared_bytes: number | null;
+  grid_id_from: number | null;
+  grid_id_to: number | null;
+  service_created: string | null;
+  staging_path: string | null;
+  final_path: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  attempts: number;
+  last_error: string | null;
+  first_seen_at: number;
+  updated_at: number;
+}
+
+export interface ListedParcel {
+  readonly parcelId: number;
+  readonly fileName?: string | null;
+  readonly bytes?: number;
+  readonly gridIdFrom?: number;
+  readonly gridIdTo?: number;
+  readonly created?: string;
+}
+
+export class InboundJournal {
+  constructor(private readonly journal: Journal) {}
+
+  get(mailboxId: number, parcelId: number): InboundRow | undefined {
+    return this.journal.db.prepare('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as InboundRow | undefined;
+  }
+
+  /** Rows of a mailbox in the given states, oldest first. */
+  inStates(mailboxId: number, states: readonly InboundState[]): InboundRow[] {
+    return this.journal.db
+      .prepare(`SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`)
+      .all(mailboxId, ...states) as InboundRow[];
+  }
+
+  /** Final paths chosen by parcels not yet confirmed: a new parcel must not take one of them. */
+  reservedPaths(): Set<string> {
+    const rows = this.journal.db.prepare("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL").all() as { final_path: string }[];
+    return new Set(rows.map((r) => r.final_path));
+  }
+
+  /** First sight of a parcel in the pending list. Returns false when it was already known. */
+  recordListed(mailboxId: number, p: ListedParcel): boolean {
+    return this.journal.transaction(() => {
+      if (this.get(mailboxId, p.parcelId)) return false;
+      const now = this.journal.now();
+      this.journal.db
+        .prepare(
+          `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
+           VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(mailboxId, p.parcelId, p.fileName ?? null, p.bytes ?? null, p.gridIdFrom ?? null, p.gridIdTo ?? null, p.created ?? null, now, now);
+      this.journal.recordEvent({ direction: 'in', mailboxId, item: p.parcelId, from: null, to: 'listed', detail: { fileName: p.fileName ?? null, bytes: p.bytes ?? null } });
+      return true;
+    });
+  }
+
+  markDownloading(mailboxId: number, parcelId: number, stagingPath: string): void {
+    this.transition(mailboxId, parcelId, 'downloading', { staging_path: stagingPath }, { stagingPath });
+  }
+
+  markStaged(mailboxId: number, parcelId: number, s: { bytes: number; sha256: string; finalPath: string; fileName: string | null }): void {
+    this.transition(mailboxId, parcelId, 'staged', { bytes: s.bytes, sha256: s.sha256, final_path: s.finalPath, file_name: s.fileName }, { bytes: s.bytes, sha256: s.sha256, finalPath: s.finalPath });
+  }
+
+  markPlaced(mailboxId: number, parcelId: number): void {
+    this.transition(mailboxId, parcelId, 'placed', {}, null);
+  }
+
+  markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-transferred'): void {
+    this.transition(mailboxId, parcelId, 'confirmed', { last_error: null }, { how });
+  }
+
+  markFailed(mailboxId: number, parcelId: number, reason: string): void {
+    this.transition(mailboxId, parcelId, 'failed', { last_error: reason }, { reason });
+  }
+
+  /**
+   * A failed attempt (download broke, content did not verify): back to `listed` to be retried,
+   * or `failed` once `maxAttempts` is reached. Returns the new state.
+   */
+  recordAttemptFailure(mailboxId: number, parcelId: number, reason: string, maxAttempts: number): InboundState {
+    return this.journal.transaction(() => {
+      const row = this.require(mailboxId, parcelId);
+      const attempts = row.attempts + 1;
+      const to: InboundState = attempts >= maxAttempts ? 'failed' : 'listed';
+      this.apply(row, to, { attempts, last_error: reason, staging_path: null }, { reason, attempts });
+      return to;
+    });
+  }
+
+  /** A note on a row that stays in its state (a confirm to retry, a full disk). */
+  noteError(mailboxId: number, parcelId: number, reason: string): void {
+    this.journal.db.prepare('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?').run(reason, this.journal.now(), mailboxId, parcelId);
+  }
+
+  /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
+  markRedelivery(mailboxId: number, parcelId: number): number {
+    return this.journal.transaction(() => {
+      const row = this.require(mailboxId, parcelId);
+      const delivery = row.delivery + 1;
+      this.apply(row, 'listed', { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null }, { redelivery: delivery });
+      return delivery;
+    });
+  }
+
+  /** Counts per state and the most recent failures, for `gridsync status` and metrics. */
+  summary(limit = 10): { counts: Record<string, number>; recentFailures: InboundRow[] } {
+    const counts = Object.fromEntries(
+      (this.journal.db.prepare('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
+    );
+    const recentFailures = this.journal.db.prepare("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?").all(limit) as InboundRow[];
+    return { counts, recentFailures };
+  }
+
+  /** Retention: forget confirmed rows older than `olderThanMs`. */
+  pruneConfirmed(olderThanMs: number): number {
+    return this.journal.db.prepare("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
+  }
+
+  private require(mailboxId: number, parcelId: number): InboundRow {
+    const row = this.get(mailboxId, parcelId);
+    if (!row) throw new IllegalTransitionError(mailboxId, parcelId, undefined, '(any)');
+    return row;
+  }
+
+  private transition(mailboxId: number, parcelId: number, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
+    this.journal.transaction(() => this.apply(this.require(mailboxId, parcelId), to, set, detail));
+  }
+
+  private apply(row: InboundRow, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
+    if (!canTransition(row.state, to)) throw new IllegalTransitionError(row.mailbox_id, row.parcel_id, row.state, to);
+    const cols = Object.keys(set);
+    const now = this.journal.now();
+    this.journal.db
+      .prepare(`UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`)
+      .run(to, now, ...cols.map((c) => set[c]), row.mailbox_id, row.parcel_id);
+    this.journal.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
+  }
+}

@@ -1,0 +1,6 @@
+/** The journal: what other folders may import from `src/journal`. */
+export { Journal, JournalLockedError } from './db.js';
+export type { OpenJournalOptions, EventInput } from './db.js';
+export { crashPoint } from './crash-points.js';
+export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
+export type { InboundRow, InboundState } from './inbound.js';

@@ -1,0 +1,63 @@
+// A fresh world per test: an emulator on 127.0.0.1, a client, a journal, temp folders.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GridClient } from '../../src/api/index.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { Journal } from '../../src/journal/index.js';
+
+export interface TestWorld {
+  readonly root: string;
+  readonly dirs: Record<'inbox' | 'outbox' | 'sent' | 'error' | 'state', string>;
+  readonly emu: Emulator;
+  readonly client: GridClient;
+  readonly journal: Journal;
+  close(): Promise<void>;
+}
+
+export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 'demo-key-1001'): Promise<TestWorld> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-test-'));
+  const dirs = {
+    inbox: path.join(root, 'inbox'),
+    outbox: path.join(root, 'outbox'),
+    sent: path.join(root, 'sent'),
+    error: path.join(root, 'error'),
+    state: path.join(root, 'state'),
+  };
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+  const emu = await startEmulator({ settings: { acknowledgeDelayMs: 0 }, ...emulatorOptions });
+  const client = new GridClient({ baseUrl: emu.url, auth: { apiKey }, sleep: async () => undefined });
+  const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+  return {
+    root,
+    dirs,
+    emu,
+    client,
+    journal,
+    async close() {
+      await client.close();
+      journal.close();
+      await emu.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** All files under `dir`, relative paths. */
+export function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.push(path.relative(dir, p));
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir);
+  return out.sort();
+}
+
+export async function emulatorParcels(emu: Emulator, mailboxId: number): Promise<Array<Record<string, unknown>>> {
+  const res = await fetch(`${emu.url}/_emulator/parcels?mailboxId=${mailboxId}`);
+  return ((await res.json()) as { data: Array<Record<string, unknown>> }).data;
+}
