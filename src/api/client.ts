@@ -68,6 +68,11 @@ export interface DownloadResultInfo {
   readonly sha256: string;
 }
 
+export interface UploadCallOptions extends CallOptions {
+  /** Called once the whole body was handed to the socket (the crash tests' `out.request-sent`). */
+  readonly onBodySent?: () => void;
+}
+
 export interface DownloadOptions extends CallOptions {
   /** Byte count known from the list: verified too. */
   readonly expectedBytes?: number;
@@ -267,7 +272,7 @@ export class GridClient {
    * per attempt. Retried only when the request provably did not reach the service; otherwise an
    * UploadOutcomeUnknownError tells the caller to reconcile before sending again.
    */
-  async uploadParcel(filePath: string, upload: UploadOptions, options: CallOptions = {}): Promise<{ parcelId: number }> {
+  async uploadParcel(filePath: string, upload: UploadOptions, options: UploadCallOptions = {}): Promise<{ parcelId: number }> {
     const endpoint = parcelEndpoints.upload;
     return this.withRetry(endpoint.name, false, true, options.signal, async (headers) => {
       const size = (await fs.promises.stat(filePath)).size;
@@ -289,6 +294,7 @@ export class GridClient {
         }
         if (read !== size) throw new Error(`${filePath} changed size during the upload (${size} → ${read} bytes)`);
         yield encoder.end() + suffix;
+        options.onBodySent?.();
       };
       const res = await this.send(endpoint.name, 'POST', endpoint.path, { ...headers, 'content-length': String(length) }, body, options.signal);
       const parcelId = (await this.readEnvelope(endpoint, res)) as number;

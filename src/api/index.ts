@@ -1,6 +1,6 @@
 /** The client of the REST v2 interface: everything other folders may import from `src/api`. */
 export { GridClient, gridsyncVersion } from './client.js';
-export type { GridAuth, GridClientOptions, ClientLogger, CallOptions, DownloadOptions, DownloadResultInfo, UploadOptions } from './client.js';
+export type { GridAuth, GridClientOptions, ClientLogger, CallOptions, DownloadOptions, DownloadResultInfo, UploadOptions, UploadCallOptions } from './client.js';
 export * from './errors.js';
 export { ALL_ENDPOINTS, catalog, endpointByName, matchEndpoint } from './catalog/index.js';
 export type { EndpointDef } from './catalog/index.js';

@@ -4,3 +4,5 @@ export type { OpenJournalOptions, EventInput } from './db.js';
 export { crashPoint } from './crash-points.js';
 export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
 export type { InboundRow, InboundState } from './inbound.js';
+export { OutboundJournal, OUTBOUND_STATES } from './outbound.js';
+export type { OutboundRow, OutboundState } from './outbound.js';

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OutboundPipeline, type OutboxConfig } from '../../../src/outbound/index.js';
+import { OutboundJournal } from '../../../src/journal/index.js';
+import { edifact, x12 } from '../../helpers/edi.js';
+import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+
+let w: TestWorld;
+beforeEach(async () => {
+  w = await makeWorld();
+});
+afterEach(async () => w.close());
+
+function outbox(over: Partial<OutboxConfig> = {}): OutboxConfig {
+  return {
+    dir: w.dirs.outbox, sentDir: w.dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: w.dirs.error, stableMs: 50,
+    readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
+    concurrency: 4, maxAttempts: 5, validateEnvelope: true, duplicates: 'reject', duplicateWindowMs: 86_400_000, ...over,
+  };
+}
+const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline =>
+  new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox: outbox(over) }, stateDir: w.dirs.state });
+
+const uploadsByName = async (): Promise<Map<string, number>> => {
+  const m = new Map<string, number>();
+  for (const p of await emulatorParcels(w.emu, 1001)) if (p.direction === 'out') m.set(p.fileName as string, (m.get(p.fileName as string) ?? 0) + 1);
+  return m;
+};
+
+describe('outbound pipeline against the emulator', () => {
+  it('sends every finished file exactly once and archives it; ignores temp names', async () => {
+    for (let i = 1; i <= 30; i++) fs.writeFileSync(path.join(w.dirs.outbox, `o${i}.${i % 2 ? 'x12' : 'edi'}`), i % 2 ? x12(i) : edifact(i));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'export.tmp'), 'half');
+    const p = pipeline();
+    await p.checkPrerequisites();
+    const r = await p.runCycle();
+    expect(r).toMatchObject({ claimed: 30, uploaded: 30, archived: 30, rejected: 0 });
+    const ups = await uploadsByName();
+    expect(ups.size).toBe(30);
+    expect([...ups.values()].every((n) => n === 1)).toBe(true);
+    expect(listFiles(w.dirs.sent)).toHaveLength(30);
+    expect(listFiles(w.dirs.outbox)).toEqual(['export.tmp']);
+    expect(listFiles(path.join(w.dirs.state, 'processing'))).toEqual([]);
+  });
+
+  it('moves empty, truncated and duplicate files to the error folder with a reason beside each', async () => {
+    fs.writeFileSync(path.join(w.dirs.outbox, 'good.x12'), x12(7));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'empty.x12'), '');
+    fs.writeFileSync(path.join(w.dirs.outbox, 'cut.x12'), x12(8).slice(0, 150));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'cut.edi'), edifact(9).slice(0, 60));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'junk.bin'), Buffer.from([1, 2, 3]));
+    await pipeline().runCycle();
+    fs.writeFileSync(path.join(w.dirs.outbox, 'good-again.x12'), x12(7));
+    await pipeline().runCycle();
+    expect([...(await uploadsByName()).keys()]).toEqual(['good.x12']);
+    const errors = listFiles(w.dirs.error);
+    expect(errors).toEqual(['cut.edi', 'cut.edi.error.json', 'cut.x12', 'cut.x12.error.json', 'empty.x12', 'empty.x12.error.json', 'good-again.x12', 'good-again.x12.error.json', 'junk.bin', 'junk.bin.error.json']);
+    const reason = (f: string): string => JSON.parse(fs.readFileSync(path.join(w.dirs.error, `${f}.error.json`), 'utf8')).reason as string;
+    expect(reason('empty.x12')).toBe('empty file');
+    expect(reason('cut.x12')).toMatch(/ISA|IEA|truncated/);
+    expect(reason('cut.edi')).toMatch(/truncated|UNZ/);
+    expect(reason('good-again.x12')).toMatch(/duplicate content.*good\.x12/);
+  });
+
+  it('reconciles after a reset that followed the upload: adopts the parcel instead of sending twice', async () => {
+    fs.writeFileSync(path.join(w.dirs.outbox, 'once.x12'), x12(11));
+    w.emu.setFaults({ seed: 2, rules: [{ endpoint: 'parcels.upload', resetAfterRate: 1 }] });
+    const first = await pipeline().runCycle();
+    expect(first).toMatchObject({ claimed: 1, uploaded: 0 });
+    expect((await uploadsByName()).get('once.x12')).toBe(1);
+    w.emu.setFaults({ rules: [] });
+    const second = await pipeline().runCycle();
+    expect(second).toMatchObject({ uploaded: 1, archived: 1 });
+    expect((await uploadsByName()).get('once.x12')).toBe(1);
+    const row = new OutboundJournal(w.journal).summary();
+    expect(row.counts).toEqual({ archived: 1 });
+  });
+
+  it('gives a permanent service error to the error folder with its errorCode and HTTP status', async () => {
+    fs.writeFileSync(path.join(w.dirs.outbox, 'nowhere.x12'), x12(12).replace('DEMOPARTNER    ', 'NOBODY         '));
+    await pipeline().runCycle();
+    const report = JSON.parse(fs.readFileSync(path.join(w.dirs.error, 'nowhere.x12.error.json'), 'utf8'));
+    expect(report).toMatchObject({ errorCode: 'InvalidParameter', httpStatus: 400 });
+    expect(report.reason).toMatch(/cannot route/);
+  });
+
+  it('never claims a file while it is still being written (watch mode), and sends it once finished', async () => {
+    const p = pipeline({ stableMs: 300 });
+    await p.recover();
+    await p.start();
+    const file = path.join(w.dirs.outbox, 'slow.x12');
+    const content = x12(13, 'N1*ST*'.padEnd(3000, 'X'));
+    const fd = fs.openSync(file, 'w');
+    for (let i = 0; i < 5; i++) {
+      fs.writeSync(fd, content.slice((i * content.length) / 5, ((i + 1) * content.length) / 5));
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await uploadsByName()).size).toBe(0);
+    }
+    fs.closeSync(fd);
+    for (let i = 0; i < 100 && listFiles(w.dirs.sent).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await p.stop();
+    expect(fs.readFileSync(path.join(w.dirs.sent, 'slow.x12'), 'utf8')).toBe(content);
+    const parcels = await emulatorParcels(w.emu, 1001);
+    expect(parcels.find((x) => x.fileName === 'slow.x12')?.bytes).toBe(content.length);
+  });
+});
