@@ -1,0 +1,58 @@
+/** `gridsync requeue`: put files from an errorDir back into their outbox (the journal keeps the history). */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Journal, OutboundJournal } from '../journal/index.js';
+import { parseCommand, runCommand, UsageError } from './args.js';
+import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+
+const USAGE = `usage: gridsync requeue [-c FILE] (FILE… | --all)
+
+Moves files from an errorDir back into the outbox they came from and removes their .error.json.
+FILE is a path (or a name inside an errorDir). Works while the daemon runs.`;
+
+export async function main(argv: string[]): Promise<number> {
+  return runCommand(async () => {
+    const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, all: { type: 'boolean' } }, true);
+    if (!args) return 0;
+    if (!args.values.all && args.positionals.length === 0) throw new UsageError(`name files to requeue, or --all\n\n${USAGE}`);
+    const cfg = loadConfigOrThrow(args.values.config).config;
+    const outboxes = cfg.mailboxes.flatMap((m) => (m.outbox ? [m.outbox] : []));
+    if (outboxes.length === 0) throw new UsageError('no mailbox has an outbox');
+    const targets: { file: string; outbox: string }[] = [];
+    for (const o of outboxes) {
+      const inError = fs.existsSync(o.errorDir) ? fs.readdirSync(o.errorDir).filter((n) => !n.endsWith('.error.json')) : [];
+      for (const name of inError) {
+        const file = path.join(o.errorDir, name);
+        const wanted = args.values.all || args.positionals.some((p) => path.resolve(p) === file || p === name);
+        if (wanted) targets.push({ file, outbox: o.dir });
+      }
+    }
+    const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
+    if (missing.length) process.stderr.write(`not found in any errorDir: ${missing.join(', ')}\n`);
+    // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
+    const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
+    const rows = new OutboundJournal(journal);
+    try {
+      for (const t of targets) {
+        const original = JSON.parse(readIfExists(`${t.file}.error.json`) ?? '{}') as { file?: string };
+        let dest = path.join(t.outbox, original.file && !original.file.includes('/') ? original.file : path.basename(t.file));
+        if (fs.existsSync(dest)) dest = path.join(t.outbox, `requeued-${Date.now()}-${path.basename(dest)}`);
+        fs.renameSync(t.file, dest);
+        fs.rmSync(`${t.file}.error.json`, { force: true });
+        for (const r of rows.inErrorAt(t.file)) rows.markRequeued(r.id);
+        process.stdout.write(`requeued ${t.file} → ${dest}\n`);
+      }
+    } finally {
+      journal.close();
+    }
+    return missing.length ? 1 : 0;
+  });
+}
+
+function readIfExists(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

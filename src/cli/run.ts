@@ -1,0 +1,46 @@
+/** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
+import { Daemon, StartupError } from '../daemon/index.js';
+import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+
+const USAGE = `usage: gridsync run [-c FILE]
+
+Runs until SIGTERM/SIGINT: polls the inboxes on schedule, watches the outboxes, serves /healthz,
+/readyz and /metrics when http.enabled. The first signal drains in-flight transfers (up to
+shutdownTimeout), a second one exits at once. SIGHUP is ignored (restart to reload the config).
+Exit codes: 0 clean stop · 2 config, credentials, folders or journal lock.`;
+
+export async function main(argv: string[]): Promise<number> {
+  return runCommand(async () => {
+    const args = parseCommand(argv, USAGE, CONFIG_OPTION);
+    if (!args) return 0;
+    const loaded = loadConfigOrThrow(args.values.config);
+    const logger = loggerFor(loaded);
+    process.on('SIGHUP', () => logger.warn({}, 'SIGHUP ignored: gridsync does not reload its config; restart the service to apply changes'));
+    const stopped = untilSignal();
+    let daemon: Daemon;
+    try {
+      daemon = await Promise.race([
+        Daemon.open({ loaded, logger, waitForService: true }),
+        stopped.then(() => {
+          throw new StartupError('stopped before the service became reachable');
+        }),
+      ]);
+    } catch (err) {
+      if (err instanceof StartupError) {
+        logger.error({ config: loaded.file }, err.message);
+        logger.flush();
+        throw new UsageError(err.message);
+      }
+      throw err;
+    }
+    logger.info({ config: loaded.file, mailboxes: loaded.config.mailboxes.length, stateDir: loaded.config.stateDir }, 'gridsync started');
+    await daemon.start();
+    const sig = await stopped;
+    logger.info({ signal: sig }, 'stopping: finishing in-flight transfers');
+    await daemon.close();
+    logger.info({}, 'gridsync stopped');
+    logger.flush();
+    return 0;
+  });
+}

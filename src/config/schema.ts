@@ -1,0 +1,147 @@
+/**
+ * The config file's schema: the one place defaults live. Every key is documented in
+ * config/gridsync.example.yaml. Numbers and booleans also accept strings, so that env overrides
+ * (GRIDSYNC_…) and YAML parse alike.
+ */
+import { z } from 'zod';
+import { TEMPLATE_VARIABLES } from '../files/naming.js';
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `500ms`, `30s`, `5m`, `1h`, `7d`, or a number of milliseconds. */
+export const Duration = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
+  if (typeof v === 'number') return v;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(v);
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: `expected a duration such as 500ms, 30s, 5m, 1h or 7d, got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return Number(m[1]) * (UNITS[m[2] ?? 'ms'] ?? 1);
+});
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const bool = z.union([z.boolean(), z.stringbool()]);
+
+/** File mode as octal text (`"0640"`) or a number. */
+const FileMode = z.union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')]).transform((v) => (typeof v === 'number' ? v : Number.parseInt(v, 8)));
+
+const Template = z.string().min(1).refine(
+  (t) => [...t.matchAll(/\{(\w+)\}/g)].every((m) => (TEMPLATE_VARIABLES as readonly string[]).includes(m[1] as string)),
+  { message: `unknown variable; allowed: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ')}` },
+);
+
+export const InboxSchema = z
+  .object({
+    dir: z.string().min(1),
+    nameTemplate: Template.default('{fileName}'),
+    collision: z.enum(['unique', 'overwrite', 'fail']).default('unique'),
+    doneMarker: bool.default(false),
+    doneSuffix: z.string().min(1).default('.done'),
+    fileMode: FileMode.optional(),
+    group: z.union([z.number().int(), z.string().min(1)]).optional(),
+    concurrency: int(1, 64).default(4),
+    maxAttempts: int(1).default(5),
+    redelivery: z.enum(['deliver', 'ignore']).default('deliver'),
+    minFreeBytes: int(0).default(64 * 1024 * 1024),
+  })
+  .strict();
+
+export const OutboxSchema = z
+  .object({
+    dir: z.string().min(1),
+    sentDir: z.string().min(1).optional(),
+    archive: z.enum(['move', 'delete']).default('move'),
+    sentTemplate: Template.default('{fileName}'),
+    errorDir: z.string().min(1),
+    stableMs: Duration.default(2000),
+    readiness: z.enum(['stable', 'marker']).default('stable'),
+    markerSuffix: z.string().min(1).default('.done'),
+    ignore: z.array(z.string()).default(['*.tmp', '*.part', '~*', '.*']),
+    usePolling: bool.default(false),
+    rescanMs: Duration.default(30_000),
+    concurrency: int(1, 64).default(4),
+    maxAttempts: int(1).default(10),
+    gridIdFrom: int(1).optional(),
+    gridIdTo: int(1).optional(),
+    validateEnvelope: bool.default(true),
+    maxBytes: int(1).optional(),
+    duplicates: z.enum(['reject', 'allow']).default('reject'),
+    duplicateWindowMs: Duration.default(7 * 86_400_000),
+  })
+  .strict()
+  .refine((o) => o.archive === 'delete' || o.sentDir !== undefined, { message: 'sentDir is required unless archive is "delete"', path: ['sentDir'] })
+  .refine((o) => (o.gridIdFrom === undefined) === (o.gridIdTo === undefined), { message: 'give both gridIdFrom and gridIdTo, or neither', path: ['gridIdTo'] });
+
+export const MailboxSchema = z
+  .object({
+    mailboxId: int(1).optional(),
+    name: z.string().regex(/^[\w.-]+$/, 'letters, digits, _ . - only').optional(),
+    inbox: InboxSchema.optional(),
+    outbox: OutboxSchema.optional(),
+  })
+  .strict()
+  .refine((m) => m.inbox !== undefined || m.outbox !== undefined, { message: 'a mailbox needs an inbox, an outbox, or both' });
+
+export const ConfigSchema = z
+  .object({
+    api: z
+      .object({
+        /** A URL (without /v2), or `embedded`: start the emulator in-process. */
+        baseUrl: z.union([z.literal('embedded'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or "embedded"' })]),
+        apiKey: z.string().min(1).optional(),
+        apiKeyFile: z.string().min(1).optional(),
+        login: z.string().min(1).optional(),
+        password: z.string().min(1).optional(),
+        passwordFile: z.string().min(1).optional(),
+        allowInsecureHttp: bool.default(false),
+        maxAttempts: int(1, 10).default(3),
+        connections: int(1, 128).default(8),
+        timeouts: z
+          .object({ connectMs: Duration.default(10_000), headersMs: Duration.default(60_000), bodyMs: Duration.default(60_000) })
+          .strict()
+          .prefault({}),
+      })
+      .strict(),
+    emulator: z
+      .object({
+        dataFile: z.string().min(1).optional(),
+        port: int(0, 65535).default(0),
+        rootKey: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    stateDir: z.string().min(1),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        /** `auto`: pretty when stdout is a terminal. */
+        pretty: z.union([z.literal('auto'), bool]).default('auto'),
+      })
+      .strict()
+      .prefault({}),
+    http: z
+      .object({
+        enabled: bool.default(false),
+        host: z.string().default('127.0.0.1'),
+        port: int(0, 65535).default(9464),
+      })
+      .strict()
+      .prefault({}),
+    schedule: z
+      .object({
+        poll: Duration.default(30_000),
+        cron: z.array(z.string().min(1)).optional(),
+        timezone: z.string().optional(),
+        /** `continuous`: watch outboxes all the time; `windows`: send only when a cron window fires. */
+        outbound: z.enum(['continuous', 'windows']).default('continuous'),
+      })
+      .strict()
+      .prefault({}),
+    retention: z.object({ journalDays: int(1).default(90) }).strict().prefault({}),
+    shutdownTimeout: Duration.default(30_000),
+    mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),
+  })
+  .strict();
+
+export type Config = z.output<typeof ConfigSchema>;
+export type MailboxConfig = z.output<typeof MailboxSchema>;

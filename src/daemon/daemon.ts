@@ -1,0 +1,378 @@
+/**
+ * The daemon: wires config, journal, client (or the embedded emulator), and the pipelines of every
+ * mailbox; runs schedules (interval or cron windows, cycles never overlap); survives an unreachable
+ * service or expired credentials by backing off and showing unready; shuts down within a deadline.
+ *
+ * Cleanup follows graphile-worker: every resource registers its release, and close() runs them all
+ * in reverse order even when one fails.
+ */
+import path from 'node:path';
+import { schedule as cronSchedule, type ScheduledTask } from 'node-cron';
+import { catalog, GridApiError, GridClient, GridConfigError } from '../api/index.js';
+import type { LoadedConfig } from '../config/index.js';
+import { startEmulator } from '../emulator/index.js';
+import { InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
+import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
+import type { Logger } from '../log.js';
+import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
+import { startHealthServer, type HealthServer } from './http.js';
+import { DaemonMetrics } from './metrics.js';
+import { SystemdNotifier } from './notify.js';
+
+/** Start-up failed for a reason a restart will not fix (config, credentials, folders, lock): exit 2. */
+export class StartupError extends Error {
+  readonly code = 'STARTUP_ERROR';
+}
+
+interface MailboxRuntime {
+  readonly name: string;
+  readonly mailboxId: number;
+  readonly inbound?: InboundPipeline;
+  readonly outbound?: OutboundPipeline;
+  outboundSeen: { archived: number; bytes: number; failed: number; rejected: number };
+}
+
+export interface CycleTotals {
+  inbound: InboundCycleResult;
+  outbound: OutboundCycleResult;
+}
+
+export interface DaemonOptions {
+  readonly loaded: LoadedConfig;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+export class Daemon {
+  readonly metrics = new DaemonMetrics();
+  private readonly cleanups: { name: string; fn: () => Promise<void> | void }[] = [];
+  private readonly now: () => number;
+  private readonly logger: Logger;
+  private readonly notifier: SystemdNotifier;
+  private journal!: Journal;
+  private client!: GridClient;
+  private mailboxes: MailboxRuntime[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private cronTasks: ScheduledTask[] = [];
+  private cycling: Promise<void> | undefined;
+  private cycleAgain = false;
+  private stopping = false;
+  private failures = 0;
+  private lastSuccessAt: number | undefined;
+  private lastError: string | undefined;
+  private readonly abort = new AbortController();
+  private http: HealthServer | undefined;
+  private closed: Promise<void> | undefined;
+
+  private constructor(private readonly options: DaemonOptions) {
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+    this.notifier = new SystemdNotifier(this.logger);
+  }
+
+  get config(): LoadedConfig['config'] {
+    return this.options.loaded.config;
+  }
+
+  /**
+   * Opens everything and checks the prerequisites: journal lock, folders, same-filesystem rules,
+   * credentials. Throws StartupError for what a restart cannot fix. An unreachable service is not
+   * one of those: with `waitForService` it is retried with backoff until it answers.
+   */
+  static async open(options: DaemonOptions & { waitForService: boolean }): Promise<Daemon> {
+    const d = new Daemon(options);
+    try {
+      await d.init(options.waitForService);
+      return d;
+    } catch (err) {
+      await d.close();
+      throw err;
+    }
+  }
+
+  private async init(waitForService: boolean): Promise<void> {
+    const cfg = this.config;
+    try {
+      this.journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'));
+    } catch (err) {
+      throw new StartupError((err as Error).message);
+    }
+    this.cleanups.push({ name: 'journal', fn: () => this.journal.close() });
+    let baseUrl = cfg.api.baseUrl;
+    if (baseUrl === 'embedded') {
+      const emu = await startEmulator({
+        port: cfg.emulator.port,
+        ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
+        ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
+      });
+      this.cleanups.push({ name: 'emulator', fn: () => emu.close() });
+      baseUrl = emu.url;
+      this.logger.info({ url: emu.url, dataFile: cfg.emulator.dataFile ?? '(memory)' }, 'embedded emulator started');
+    }
+    try {
+      this.client = new GridClient({
+        baseUrl,
+        auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
+        maxAttempts: cfg.api.maxAttempts,
+        connections: cfg.api.connections,
+        timeouts: cfg.api.timeouts,
+        allowInsecureHttp: cfg.api.allowInsecureHttp,
+        logger: this.logger.child({ component: 'client' }),
+      });
+    } catch (err) {
+      if (err instanceof GridConfigError) throw new StartupError(`api.baseUrl: ${err.message}`);
+      throw err;
+    }
+    this.cleanups.push({ name: 'client', fn: () => this.client.close() });
+    const me = await this.connect(waitForService);
+    for (const [i, m] of cfg.mailboxes.entries()) {
+      const mailboxId = m.mailboxId ?? me;
+      const name = m.name ?? `mb${mailboxId}`;
+      const log = this.logger.child({ mailbox: name });
+      const gid = this.options.loaded.gids[i];
+      const common = { client: this.client, journal: this.journal, stateDir: cfg.stateDir, logger: log, now: this.now };
+      const inbound = m.inbox
+        ? new InboundPipeline({ ...common, mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } } })
+        : undefined;
+      const outbound = m.outbox ? new OutboundPipeline({ ...common, mailbox: { mailboxId, name, outbox: m.outbox } }) : undefined;
+      try {
+        await inbound?.checkPrerequisites();
+        await outbound?.checkPrerequisites();
+      } catch (err) {
+        throw new StartupError(`mailboxes[${i}] (${name}): ${(err as Error).message}`);
+      }
+      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 } });
+    }
+  }
+
+  /** Checks the credentials and learns the caller's mailbox. 401 is fatal; a network error waits (run) or fails (once). */
+  private async connect(waitForService: boolean): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const me = await this.client.call(catalog.users.me, {}, { signal: this.abort.signal });
+        this.metrics.up.set(1);
+        return me.mailboxId;
+      } catch (err) {
+        if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
+          throw new StartupError(`credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
+        }
+        this.metrics.up.set(0);
+        if (!waitForService || this.stopping) throw new StartupError(`the service is not reachable: ${(err as Error).message}`);
+        const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempt, 8));
+        this.logger.warn({ err: (err as Error).message, retryInMs: wait }, 'the service is not reachable; retrying');
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  /** `gridsync once`: recovery, then one full cycle of every mailbox, inbound and outbound. */
+  async runOnce(onProgress?: (line: string) => void): Promise<CycleTotals> {
+    const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
+    for (const m of this.mailboxes) {
+      if (m.inbound) {
+        add(totals.inbound, await m.inbound.recover());
+        onProgress?.(`${m.name}: inbound…`);
+        add(totals.inbound, await m.inbound.runCycle({ signal: this.abort.signal }));
+      }
+      if (m.outbound) {
+        add(totals.outbound, await m.outbound.recover());
+        onProgress?.(`${m.name}: outbound…`);
+        add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
+      }
+      onProgress?.(`${m.name}: done`);
+    }
+    this.recordCycle(totals);
+    return totals;
+  }
+
+  /** `gridsync run`: recovery, watchers, schedules, health endpoint. */
+  async start(): Promise<void> {
+    const cfg = this.config;
+    if (cfg.http.enabled) {
+      this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
+        ready: () => this.readiness(),
+        metrics: async () => {
+          this.syncOutboundMetrics();
+          return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+        },
+      });
+      this.cleanups.push({ name: 'http', fn: () => this.http?.close() });
+      this.logger.info({ url: this.http.url }, 'health and metrics endpoint listening');
+    }
+    for (const m of this.mailboxes) {
+      await m.inbound?.recover();
+      await m.outbound?.recover();
+      if (m.outbound && cfg.schedule.outbound === 'continuous') {
+        await m.outbound.start();
+        this.cleanups.push({ name: `outbound ${m.name}`, fn: () => m.outbound?.stop(cfg.shutdownTimeout) });
+      }
+    }
+    const metricsTimer = setInterval(() => this.syncOutboundMetrics(), 5000);
+    metricsTimer.unref();
+    this.cleanups.push({ name: 'metrics timer', fn: () => clearInterval(metricsTimer) });
+    this.prune();
+    const pruneTimer = setInterval(() => this.prune(), 86_400_000);
+    pruneTimer.unref();
+    this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
+    if (cfg.schedule.cron?.length) {
+      for (const expr of cfg.schedule.cron) {
+        this.cronTasks.push(cronSchedule(expr, () => this.triggerCycle('cron'), { ...(cfg.schedule.timezone ? { timezone: cfg.schedule.timezone } : {}), noOverlap: true, name: `gridsync ${expr}` }));
+      }
+      this.logger.info({ cron: cfg.schedule.cron, timezone: cfg.schedule.timezone ?? 'local' }, 'transfer windows scheduled');
+    } else {
+      this.triggerCycle('start');
+    }
+    this.notifier.ready();
+  }
+
+  /** Runs a cycle now unless one is running (then once more right after it: cycles never overlap). */
+  triggerCycle(reason: string): void {
+    if (this.stopping) return;
+    if (this.cycling) {
+      this.cycleAgain = true;
+      return;
+    }
+    this.cycling = this.cycle(reason).finally(() => {
+      this.cycling = undefined;
+      if (this.stopping) return;
+      if (this.cycleAgain) {
+        this.cycleAgain = false;
+        this.triggerCycle('again');
+      } else if (!this.config.schedule.cron?.length || this.failures > 0) {
+        this.schedule(this.failures > 0 ? this.backoffMs() : this.config.schedule.poll);
+      }
+    });
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.triggerCycle('poll');
+    }, ms);
+  }
+
+  private backoffMs(): number {
+    return Math.min(MAX_BACKOFF_MS, this.config.schedule.poll * 2 ** Math.min(this.failures - 1, 10), Math.max(this.config.schedule.poll, 1000) * 64);
+  }
+
+  private async cycle(reason: string): Promise<void> {
+    const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
+    try {
+      for (const m of this.mailboxes) {
+        if (this.stopping) return;
+        if (m.inbound) {
+          const end = this.metrics.cycleDuration.startTimer({ mailbox: m.name });
+          const r = await m.inbound.runCycle({ signal: this.abort.signal });
+          end();
+          add(totals.inbound, r);
+          this.metrics.transfers.inc({ direction: 'in', mailbox: m.name }, r.confirmed);
+          this.metrics.bytes.inc({ direction: 'in', mailbox: m.name }, r.bytes);
+          this.metrics.failures.inc({ direction: 'in', mailbox: m.name, kind: 'failed' }, r.failed);
+        }
+        if (m.outbound && this.config.schedule.outbound === 'windows') add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
+      }
+      this.recordCycle(totals);
+      if (this.failures > 0) this.logger.info({ after: this.failures }, 'the service answers again; back to the normal schedule');
+      this.failures = 0;
+      this.lastSuccessAt = this.now();
+      this.lastError = undefined;
+      this.metrics.lastSuccess.set(this.lastSuccessAt / 1000);
+      this.metrics.up.set(1);
+      if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
+        this.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
+      }
+    } catch (err) {
+      if (this.stopping) return;
+      this.failures++;
+      this.lastError = (err as Error).message;
+      this.metrics.up.set(0);
+      const expired = err instanceof GridApiError && err.httpStatus === 401;
+      this.logger.error({ err: this.lastError, failures: this.failures, retryInMs: this.backoffMs() }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
+    }
+  }
+
+  private recordCycle(totals: CycleTotals): void {
+    try {
+      this.journal.setMeta('lastCycle', JSON.stringify({ at: new Date(this.now()).toISOString(), ...totals }));
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'cannot record the cycle in the journal');
+    }
+  }
+
+  private syncOutboundMetrics(): void {
+    for (const m of this.mailboxes) {
+      if (!m.outbound) continue;
+      const c = m.outbound.counters;
+      const seen = m.outboundSeen;
+      // runCycle/recover reset the pipeline's counters: a drop means a new count started.
+      const delta = (now: number, before: number): number => (now >= before ? now - before : now);
+      this.metrics.transfers.inc({ direction: 'out', mailbox: m.name }, delta(c.archived, seen.archived));
+      this.metrics.bytes.inc({ direction: 'out', mailbox: m.name }, delta(c.bytes, seen.bytes));
+      this.metrics.failures.inc({ direction: 'out', mailbox: m.name, kind: 'failed' }, delta(c.failed, seen.failed));
+      this.metrics.failures.inc({ direction: 'out', mailbox: m.name, kind: 'rejected' }, delta(c.rejected, seen.rejected));
+      m.outboundSeen = { archived: c.archived, bytes: c.bytes, failed: c.failed, rejected: c.rejected };
+      this.metrics.queueDepth.set({ mailbox: m.name }, m.outbound.queueDepth);
+    }
+  }
+
+  private prune(): void {
+    const ms = this.config.retention.journalDays * 86_400_000;
+    try {
+      const rows = new InboundJournal(this.journal).pruneConfirmed(ms) + new OutboundJournal(this.journal).pruneFinished(ms);
+      const events = this.journal.pruneEvents(ms);
+      if (rows + events > 0) this.logger.info({ rows, events, olderThanDays: this.config.retention.journalDays }, 'journal pruned');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'journal pruning failed');
+    }
+  }
+
+  /** Ready: the last cycle succeeded recently (or, with cron windows, the last one did not fail). */
+  readiness(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null } {
+    const window = Math.max(3 * this.config.schedule.poll, 60_000);
+    const fresh = this.lastSuccessAt !== undefined && this.now() - this.lastSuccessAt <= window;
+    const ready = !this.stopping && this.failures === 0 && (fresh || Boolean(this.config.schedule.cron?.length));
+    return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null };
+  }
+
+  /** Stop taking work, let in-flight transfers finish up to the deadline, close everything. Safe twice. */
+  async close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.stopping = true;
+      this.notifier.stopping();
+      if (this.timer) clearTimeout(this.timer);
+      for (const t of this.cronTasks) await t.stop();
+      const deadline = this.config.shutdownTimeout;
+      if (this.cycling) {
+        const finished = await Promise.race([this.cycling.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), deadline).unref())]);
+        if (!finished) {
+          this.logger.warn({ deadlineMs: deadline }, 'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)');
+          this.abort.abort();
+          await this.cycling.catch(() => undefined);
+        }
+      }
+      for (const c of this.cleanups.reverse()) {
+        try {
+          await c.fn();
+        } catch (err) {
+          this.logger.warn({ resource: c.name, err: (err as Error).message }, 'cleanup failed');
+        }
+      }
+    })();
+    return this.closed;
+  }
+}
+
+function emptyInbound(): InboundCycleResult {
+  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, bytes: 0 };
+}
+
+function emptyOutbound(): OutboundCycleResult {
+  return { claimed: 0, uploaded: 0, archived: 0, rejected: 0, failed: 0, deferred: 0, bytes: 0 };
+}
+
+function add<T extends object>(into: T, from: T): void {
+  for (const k of Object.keys(from) as (keyof T)[]) (into[k] as number) += from[k] as number;
+}

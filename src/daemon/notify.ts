@@ -1,0 +1,38 @@
+/**
+ * systemd readiness and watchdog. Node cannot write to the notify socket itself (a datagram unix
+ * socket), so the `systemd-notify` tool is spawned; it needs `NotifyAccess=all` in the unit.
+ * Outside systemd (no NOTIFY_SOCKET) everything here is a no-op.
+ */
+import { spawn } from 'node:child_process';
+import type { Logger } from '../log.js';
+
+export class SystemdNotifier {
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly enabled = Boolean(process.env.NOTIFY_SOCKET);
+
+  constructor(private readonly logger: Logger) {}
+
+  private send(...args: string[]): void {
+    if (!this.enabled) return;
+    const child = spawn('systemd-notify', args, { stdio: 'ignore' });
+    child.on('error', (err) => this.logger.warn({ err: err.message }, 'systemd-notify failed'));
+  }
+
+  ready(): void {
+    this.send('--ready', `--pid=${process.pid}`);
+    const usec = Number(process.env.WATCHDOG_USEC ?? 0);
+    if (this.enabled && usec > 0) {
+      this.watchdog = setInterval(() => this.send(`--pid=${process.pid}`, 'WATCHDOG=1'), Math.max(1000, usec / 2000));
+      this.watchdog.unref();
+    }
+  }
+
+  status(text: string): void {
+    this.send(`--pid=${process.pid}`, `--status=${text}`);
+  }
+
+  stopping(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.send(`--pid=${process.pid}`, 'STOPPING=1');
+  }
+}
