@@ -44,8 +44,9 @@ export async function main(argv: string[]): Promise<number> {
       if (m.inbox) {
         checks.push(dirCheck(`${m.name ?? ''} inbox`, m.inbox.dir));
         checks.push({ name: `${m.name ?? ''} inbox and staging on one filesystem`, run: async () => {
-          await ensureDirDurable(path.join(cfg.stateDir, 'staging'));
-          return (await sameFilesystem(path.join(cfg.stateDir, 'staging'), m.inbox!.dir)) ? undefined : 'different filesystems: the final rename would not be atomic';
+          const staging = m.inbox!.stagingDir ?? path.join(cfg.stateDir, 'staging');
+          await ensureDirDurable(staging);
+          return (await sameFilesystem(staging, m.inbox!.dir)) ? undefined : 'different filesystems: the final rename would not be atomic';
         } });
       }
       if (m.outbox) {
@@ -53,8 +54,9 @@ export async function main(argv: string[]): Promise<number> {
         checks.push(dirCheck(`${m.name ?? ''} errorDir`, m.outbox.errorDir));
         if (m.outbox.sentDir) checks.push(dirCheck(`${m.name ?? ''} sentDir`, m.outbox.sentDir));
         checks.push({ name: `${m.name ?? ''} outbox and processing on one filesystem`, run: async () => {
-          await ensureDirDurable(path.join(cfg.stateDir, 'processing'));
-          return (await sameFilesystem(path.join(cfg.stateDir, 'processing'), m.outbox!.dir)) ? undefined : 'different filesystems: the claim would not be atomic';
+          const processing = m.outbox!.processingDir ?? path.join(cfg.stateDir, 'processing');
+          await ensureDirDurable(processing);
+          return (await sameFilesystem(processing, m.outbox!.dir)) ? undefined : 'different filesystems: the claim would not be atomic';
         } });
       }
     }

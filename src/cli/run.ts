@@ -41,6 +41,8 @@ export async function main(argv: string[]): Promise<number> {
     await daemon.close();
     logger.info({}, 'gridsync stopped');
     logger.flush();
+    // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on it.
+    setTimeout(() => process.exit(0), 2000).unref();
     return 0;
   });
 }

@@ -159,11 +159,15 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     m.name ??= m.mailboxId ? `mb${m.mailboxId}` : `mailbox${i}`;
     if (names.has(m.name)) throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`);
     names.add(m.name);
-    if (m.inbox) m.inbox.dir = abs(m.inbox.dir);
+    if (m.inbox) {
+      m.inbox.dir = abs(m.inbox.dir);
+      if (m.inbox.stagingDir) m.inbox.stagingDir = abs(m.inbox.stagingDir);
+    }
     if (m.outbox) {
       m.outbox.dir = abs(m.outbox.dir);
       m.outbox.errorDir = abs(m.outbox.errorDir);
       if (m.outbox.sentDir) m.outbox.sentDir = abs(m.outbox.sentDir);
+      if (m.outbox.processingDir) m.outbox.processingDir = abs(m.outbox.processingDir);
     }
     gids.push(m.inbox?.group !== undefined ? resolveGid(m.inbox.group, `mailboxes[${i}].inbox.group`) : undefined);
   });

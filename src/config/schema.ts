@@ -43,6 +43,7 @@ export const InboxSchema = z
     maxAttempts: int(1).default(5),
     redelivery: z.enum(['deliver', 'ignore']).default('deliver'),
     minFreeBytes: int(0).default(64 * 1024 * 1024),
+    stagingDir: z.string().min(1).optional(),
   })
   .strict();
 
@@ -67,6 +68,7 @@ export const OutboxSchema = z
     maxBytes: int(1).optional(),
     duplicates: z.enum(['reject', 'allow']).default('reject'),
     duplicateWindowMs: Duration.default(7 * 86_400_000),
+    processingDir: z.string().min(1).optional(),
   })
   .strict()
   .refine((o) => o.archive === 'delete' || o.sentDir !== undefined, { message: 'sentDir is required unless archive is "delete"', path: ['sentDir'] })

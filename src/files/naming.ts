@@ -9,7 +9,10 @@
  */
 import path from 'node:path';
 
-const MAX_NAME_BYTES = 255;
+// 255 bytes is the filesystem limit; the rest is room for a unique tag (`.<parcelId>-<n>`) and a
+// done-marker suffix, which are added to a sanitised name later (a 300-character name found this in the soak).
+const MAX_NAME_BYTES = 200;
+const MAX_TAGGED_NAME_BYTES = 230;
 const MAX_EXT_BYTES = 32;
 const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 // Control characters, and what Windows/SMB reject, so that a share mounted by the ERP can hold the name.
@@ -77,5 +80,5 @@ export function resolveInside(root: string, rel: string): string {
 export function uniqueVariant(name: string, tag: string): string {
   const ext = path.extname(name);
   const stem = ext ? name.slice(0, -ext.length) : name;
-  return truncateBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(`.${tag}${ext}`)) + `.${tag}${ext}`;
+  return truncateBytes(stem, MAX_TAGGED_NAME_BYTES - Buffer.byteLength(`.${tag}${ext}`)) + `.${tag}${ext}`;
 }

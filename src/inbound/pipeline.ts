@@ -33,6 +33,8 @@ export interface InboxConfig {
   readonly redelivery: 'deliver' | 'ignore';
   /** Free space to keep on the inbox filesystem beyond the parcel itself. Default 64 MiB. */
   readonly minFreeBytes?: number;
+  /** Where downloads are staged; must be on the inbox's filesystem. Default `<stateDir>/staging`. */
+  readonly stagingDir?: string;
 }
 
 export interface InboundMailbox {
@@ -58,6 +60,8 @@ export interface InboundCycleResult {
   redelivered: number;
   /** Parcels left for a later cycle (disk full, inbox not writable, service errors). */
   deferred: number;
+  /** Bytes of the parcels confirmed in this cycle. */
+  bytes: number;
 }
 
 /** A condition that stops work on this parcel for now without counting a failed attempt. */
@@ -81,7 +85,7 @@ export class InboundPipeline {
     this.inbox = options.mailbox.inbox;
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
     this.now = options.now ?? Date.now;
-    this.stagingDir = path.join(options.stateDir, 'staging');
+    this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
   }
 
   /** Start-up checks: folders exist and are writable, staging on the inbox's filesystem. */
@@ -89,7 +93,7 @@ export class InboundPipeline {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
-      throw new Error(`staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; put stateDir on the inbox's filesystem`);
+      throw new Error(`staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`);
     }
   }
 
@@ -165,6 +169,7 @@ export class InboundPipeline {
       if (row?.state === 'placed') {
         await this.confirm(row, signal);
         result.confirmed++;
+        result.bytes += row.bytes ?? 0;
         this.logger.info({ parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery }, 'parcel received');
       }
     } catch (err) {
@@ -334,7 +339,7 @@ export class GridNameCollisionError extends Error {
 }
 
 function emptyResult(): InboundCycleResult {
-  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0 };
+  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, bytes: 0 };
 }
 
 function describe(err: unknown): string {

@@ -41,6 +41,8 @@ export interface OutboxConfig {
   readonly maxBytes?: number;
   readonly duplicates: 'reject' | 'allow';
   readonly duplicateWindowMs: number;
+  /** Where claimed files wait; must be on the outbox's filesystem. Default `<stateDir>/processing`. */
+  readonly processingDir?: string;
   /** Reconciliation looks this far before the attempt's start (service clock skew). Default 10 min. */
   readonly reconcileSlackMs?: number;
 }
@@ -68,6 +70,8 @@ export interface OutboundCycleResult {
   rejected: number;
   failed: number;
   deferred: number;
+  /** Bytes of the files archived. */
+  bytes: number;
 }
 
 /** Files above this size are checked at their first ISA/UNB and last IEA/UNZ only. */
@@ -101,7 +105,7 @@ export class OutboundPipeline {
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'out', outbox: this.cfg.dir });
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
-    this.processingDir = path.join(options.stateDir, 'processing');
+    this.processingDir = options.mailbox.outbox.processingDir ?? path.join(options.stateDir, 'processing');
     this.isIgnored = ignoreMatcher([...this.cfg.ignore, `*${this.cfg.markerSuffix}`, '*.error.json']);
     this.stability = new StabilityTracker(this.cfg.stableMs);
     this.queue = new PQueue({ concurrency: Math.max(1, this.cfg.concurrency) });
@@ -111,7 +115,7 @@ export class OutboundPipeline {
   async checkPrerequisites(): Promise<void> {
     for (const d of [this.cfg.dir, this.cfg.errorDir, this.processingDir, ...(this.cfg.sentDir ? [this.cfg.sentDir] : [])]) await ensureDirDurable(d);
     if (!(await sameFilesystem(this.processingDir, this.cfg.dir))) {
-      throw new Error(`processing ${this.processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; put stateDir on the outbox's filesystem`);
+      throw new Error(`processing ${this.processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; set outbox.processingDir to a folder on the outbox's filesystem`);
     }
   }
 
@@ -169,7 +173,9 @@ export class OutboundPipeline {
     this.watcher = undefined;
     this.queue.pause();
     this.queue.clear();
-    await Promise.race([this.queue.onPendingZero(), this.sleep(deadlineMs)]);
+    let deadline: NodeJS.Timeout | undefined;
+    await Promise.race([this.queue.onPendingZero(), new Promise((r) => (deadline = setTimeout(r, deadlineMs)))]);
+    clearTimeout(deadline);
     await this.scanning;
   }
 
@@ -471,6 +477,7 @@ export class OutboundPipeline {
       }
       this.journal.markArchived(row.id, finalPath);
       this.result.archived++;
+      this.result.bytes += row.bytes ?? 0;
       crashPoint('out.archived');
     } catch (err) {
       this.journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
@@ -530,7 +537,7 @@ export class OutboundPipeline {
 }
 
 function emptyResult(): OutboundCycleResult {
-  return { claimed: 0, uploaded: 0, archived: 0, rejected: 0, failed: 0, deferred: 0 };
+  return { claimed: 0, uploaded: 0, archived: 0, rejected: 0, failed: 0, deferred: 0, bytes: 0 };
 }
 
 async function hashFile(file: string): Promise<{ bytes: number; sha256: string }> {

@@ -230,6 +230,7 @@ function writeConfig(file, { url, dirs, pollMs }) {
     `  - mailboxId: ${OUR_MAILBOX}`,
     '    inbox:',
     `      dir: ${dirs.inbox}`,
+    `      stagingDir: ${dirs.staging}`,
     '      doneMarker: true',
     `      fileMode: "${INBOX_FILE_MODE.toString(8).padStart(4, '0')}"`,
     '      concurrency: 4',
@@ -273,9 +274,10 @@ export async function runSoak(opts) {
     consumed: path.join(work, 'erp-consumed'),
     logs: path.join(work, 'logs'),
   };
-  // Staging lives in stateDir and must share the inbox's filesystem, so both sit on the mount.
+  // The inbox and its staging folder share the small filesystem; the journal stays on the real disk.
   dirs.inbox = path.join(dirs.mount, 'inbox');
-  dirs.state = path.join(dirs.mount, 'state');
+  dirs.staging = path.join(dirs.mount, 'staging');
+  dirs.state = path.join(work, 'state');
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
 
   let tmpfsMounted = false;
@@ -284,7 +286,7 @@ export async function runSoak(opts) {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=192m,mode=0755', 'tmpfs', dirs.mount]);
       tmpfsMounted = true;
       fs.mkdirSync(dirs.inbox, { recursive: true });
-      fs.mkdirSync(dirs.state, { recursive: true });
+      fs.mkdirSync(dirs.staging, { recursive: true });
     } catch (err) {
       notices.push(`disk-full episodes skipped: cannot mount tmpfs (${err.message.split('\n')[0]})`);
     }
@@ -295,7 +297,7 @@ export async function runSoak(opts) {
   const daemonUser = asRoot ? NOBODY : undefined;
   if (!asRoot) notices.push('unwritable-inbox episodes skipped: not root (root ignores chmod, needs another user)');
   if (daemonUser) {
-    for (const d of [dirs.inbox, dirs.state, dirs.outbox, dirs.sent, dirs.error, dirs.mount]) fs.chownSync(d, daemonUser.uid, daemonUser.gid);
+    for (const d of [dirs.inbox, dirs.staging, dirs.state, dirs.outbox, dirs.sent, dirs.error, dirs.mount]) fs.chownSync(d, daemonUser.uid, daemonUser.gid);
     fs.chmodSync(work, 0o755);
   }
   for (const n of notices) log(`NOTICE ${n}`);
@@ -689,9 +691,7 @@ async function checkInvariants({ admin, dirs, inbound, outbound, consumed }) {
     if (got !== n) violations.push(`sentDir holds ${got} copies of a file dropped ${n} time(s) (sha ${sha.slice(0, 12)})`);
   }
   for (const f of await walk(dirs.outbox)) violations.push(`left in the outbox: ${path.basename(f)}`);
-  for (const f of await walk(dirs.state)) {
-    if (/\.part$/.test(f) || f.includes(`${path.sep}processing${path.sep}`) || f.includes(`${path.sep}staging${path.sep}`)) violations.push(`leftover ${path.relative(dirs.state, f)}`);
-  }
+  for (const f of [...(await walk(dirs.staging)), ...(await walk(path.join(dirs.state, 'processing')))]) violations.push(`leftover ${f}`);
   for (const name of errorFiles) {
     if (!name.endsWith('.error.json')) continue;
     try {

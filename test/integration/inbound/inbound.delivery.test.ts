@@ -43,14 +43,16 @@ describe('inbound pipeline against the emulator', () => {
     expect(listFiles(path.join(w.dirs.state, 'staging'))).toEqual([]);
   });
 
-  it('keeps hostile names inside the inbox root', async () => {
+  it('keeps hostile names inside the inbox root, with room for unique tags and done markers (soak: ENAMETOOLONG)', async () => {
     const names = ['../../escape.x12', '/etc/passwd', 'a\\b.edi', 'CON', 'nul.txt', 'line\nbreak.x12', 'x'.repeat(300) + '.x12', '', '..', '.hidden', 'Ünïcödé.edi'];
     for (const fileName of names) await w.emu.inject({ mailboxId: 1001, fileName, content: Buffer.from(`data for ${JSON.stringify(fileName)}`) });
-    const r = await pipeline().runCycle();
+    await w.emu.inject({ mailboxId: 1001, fileName: names[6] as string, content: Buffer.from('the same long name again') });
+    const r = await pipeline({ doneMarker: true }).runCycle();
     expect((w.journal.db.prepare("SELECT last_error FROM inbound_parcels WHERE last_error IS NOT NULL").all())).toEqual([]);
-    expect(r.confirmed).toBe(names.length);
+    expect(r.confirmed).toBe(names.length + 1);
     const files = listFiles(w.dirs.inbox);
-    expect(files).toHaveLength(names.length);
+    expect(files.filter((f) => f.endsWith('.done'))).toHaveLength(names.length + 1);
+    expect(files).toHaveLength(2 * (names.length + 1));
     for (const f of files) {
       expect(f.includes('/')).toBe(false);
       expect(f).not.toMatch(/[\u0000-\u001f]/);
