@@ -489,17 +489,25 @@ export async function runSoak(opts) {
   await admin.setFaults(faultConfig);
   const chaosStart = Date.now();
   let lastFaultAt = chaosStart;
+  // Every kind of fault happens at least once (a seeded order first), then at random.
+  const kinds = ['sigkill', 'outage', 'diskfull', 'unwritable', 'sigterm', 'sigkill'];
+  for (let i = kinds.length - 1; i > 0; i--) {
+    const j = rnd.int(0, i);
+    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
+  }
+  const nextKind = () => kinds.shift() ?? rnd.pick(['sigkill', 'sigkill', 'sigkill', 'sigterm', 'outage', 'diskfull', 'unwritable']);
   const chaos = (async () => {
+    const gap = Math.max(1500, Math.min(6000, chaosMs / 10));
     while (Date.now() - chaosStart < chaosMs) {
-      await sleep(rnd.int(2000, 6000));
+      await sleep(rnd.int(gap / 2, gap));
       if (Date.now() - chaosStart >= chaosMs) break;
-      const act = rnd.next();
-      if (act < 0.5) {
-        const sig = rnd.chance(0.2) ? 'SIGTERM' : 'SIGKILL';
+      const kind = nextKind();
+      if (kind === 'sigkill' || kind === 'sigterm') {
+        const sig = kind === 'sigterm' ? 'SIGTERM' : 'SIGKILL';
         if (await daemon.kill(sig)) figures.kills[sig]++;
         await sleep(rnd.int(100, 1000));
         daemon.start();
-      } else if (act < 0.65) {
+      } else if (kind === 'outage') {
         figures.outages++;
         log('outage: emulator stopped');
         await emulator.kill(rnd.chance(0.5) ? 'SIGKILL' : 'SIGTERM');
@@ -507,7 +515,7 @@ export async function runSoak(opts) {
         await startEmulator();
         await admin.setFaults(faultConfig);
         log('outage over');
-      } else if (act < 0.8 && tmpfsMounted) {
+      } else if (kind === 'diskfull' && tmpfsMounted) {
         figures.diskFullEpisodes++;
         const filler = path.join(dirs.mount, 'filler');
         const free = fs.statfsSync(dirs.mount);
@@ -525,7 +533,7 @@ export async function runSoak(opts) {
         await sleep(rnd.int(1500, 4000));
         fs.rmSync(filler, { force: true });
         log('disk freed');
-      } else if (daemonUser) {
+      } else if (kind === 'unwritable' && daemonUser) {
         figures.unwritableEpisodes++;
         fs.chmodSync(dirs.inbox, 0o555);
         log('inbox unwritable');
