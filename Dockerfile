@@ -1,0 +1,31 @@
+# gridsync — multi-stage image: build with compilers (better-sqlite3 is a native add-on), run on a
+# slim Node 22 LTS image as a non-root user. Volumes: /data (state + folders), /etc/gridsync (config).
+#   docker build -t gridsync .
+#   docker run -d -v gridsync-data:/data -v ./gridsync.yaml:/etc/gridsync/gridsync.yaml:ro \
+#     -e GRIDSYNC_API_KEY_FILE=/run/secrets/api-key -p 127.0.0.1:9464:9464 gridsync
+FROM node:22-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:22-bookworm-slim AS run
+ENV NODE_ENV=production
+WORKDIR /app
+RUN groupadd --system gridsync && useradd --system --gid gridsync --home-dir /data --shell /usr/sbin/nologin gridsync \
+  && mkdir -p /data /etc/gridsync && chown gridsync:gridsync /data
+COPY --from=build --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --chown=root:root package.json README.md ./
+COPY --chown=root:root config/docker.yaml /etc/gridsync/gridsync.yaml
+USER gridsync
+VOLUME ["/data"]
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/dist/cli/main.js"]
+CMD ["run", "-c", "/etc/gridsync/gridsync.yaml"]
