@@ -7,17 +7,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
-import { ConfigSchema, type Config } from './schema.js';
+import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
 
 export class ConfigError extends Error {
   readonly code = 'CONFIG_ERROR';
+
+  constructor(
+    message: string,
+    /** The key path at fault (`mailboxes[0].outbox.stableMs`), when one key is. */
+    readonly key?: string,
+  ) {
+    super(message);
+  }
 }
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 export const DEFAULT_CONFIG_PATHS = ['config/gridsync.yaml', '/etc/gridsync/gridsync.yaml'];
 
-/** The systemd credential name `LoadCredential=gridsync-api-key:…` provides. */
-export const CREDENTIAL_API_KEY = 'gridsync-api-key';
-export const CREDENTIAL_PASSWORD = 'gridsync-password';
+/** The systemd credential name `LoadCredential=apikey:…` provides. */
+export const CREDENTIAL_API_KEY = 'apikey';
+export const CREDENTIAL_PASSWORD = 'password';
 
 export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string {
   if (explicit) {
@@ -43,6 +53,15 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   http: ['enabled', 'host', 'port'],
   schedule: ['poll', 'timezone', 'outbound', 'cron'],
   retention: ['journalDays'],
+  'mailboxes[]': Object.keys(MailboxSchema.shape),
+  'mailboxes[].inbox': Object.keys(InboxSchema.shape),
+  'mailboxes[].outbox': Object.keys(OutboxSchema.shape),
+};
+
+/** The names DESIGN.md promises, where the plain rule would double the section (API_API_KEY). */
+const ENV_ALIASES: Record<string, readonly string[]> = {
+  API_KEY: ['api', 'apiKey'],
+  API_KEY_FILE: ['api', 'apiKeyFile'],
 };
 
 /**
@@ -56,7 +75,7 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
     if (!name.startsWith('GRIDSYNC_') || value === undefined) continue;
     const rest = name.slice('GRIDSYNC_'.length);
     if (rest === 'CRASH_AT' || rest === 'LOG_PRETTY_FORCE') continue;
-    const keyPath = resolveEnvPath(raw, rest, '');
+    const keyPath = ENV_ALIASES[rest] ? [...(ENV_ALIASES[rest] as string[])] : resolveEnvPath(raw, rest, '');
     if (!keyPath) continue;
     setPath(raw, keyPath, name === 'GRIDSYNC_SCHEDULE_CRON' ? value.split(';').map((s) => s.trim()) : value);
     applied.push(keyPath.join('.'));
@@ -127,37 +146,51 @@ export interface LoadedConfig {
   readonly gids: (number | undefined)[];
 }
 
-/** Parses and validates a config object (YAML already parsed). `source` names it in errors. */
-export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
+/**
+ * Parses and validates a config object (YAML already parsed). `source` names it in errors;
+ * relative paths resolve against `baseDir` (the config file's directory), so the service does not
+ * depend on its working directory.
+ */
+export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): LoadedConfig {
   const obj = (raw && typeof raw === 'object' && !Array.isArray(raw) ? structuredClone(raw) : {}) as Record<string, unknown>;
   const envKeys = applyEnvOverrides(obj, env);
   const parsed = ConfigSchema.safeParse(obj);
   if (!parsed.success) {
     const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatPath(i.path)}: ${i.message}`);
-    throw new ConfigError(`config ${source} is invalid:\n${lines.join('\n')}`);
+    const first = parsed.error.issues[0];
+    throw new ConfigError(`config ${source} is invalid:\n${lines.join('\n')}`, first ? formatPath(first.path) : undefined);
   }
   const config = parsed.data;
   const api = config.api;
+  const abs = (p: string): string => path.resolve(baseDir, p);
+  if (api.baseUrl !== 'embedded') {
+    const url = new URL(api.baseUrl);
+    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !api.allowInsecureHttp) {
+      throw new ConfigError(
+        `config ${source}: api.baseUrl: plain http:// to ${url.hostname} is refused (the API key would cross the network in clear text); use https://, or set api.allowInsecureHttp: true`,
+        'api.baseUrl',
+      );
+    }
+  }
   const credentials = env.CREDENTIALS_DIRECTORY;
-  if (!api.apiKey && api.apiKeyFile) api.apiKey = readSecretFile(api.apiKeyFile, 'api.apiKeyFile');
+  if (!api.apiKey && api.apiKeyFile) api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
   if (!api.apiKey && !api.login && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_API_KEY))) {
     api.apiKey = readSecretFile(path.join(credentials, CREDENTIAL_API_KEY), `systemd credential ${CREDENTIAL_API_KEY}`);
   }
-  if (api.login && !api.password && api.passwordFile) api.password = readSecretFile(api.passwordFile, 'api.passwordFile');
+  if (api.login && !api.password && api.passwordFile) api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
   if (api.login && !api.password && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_PASSWORD))) {
     api.password = readSecretFile(path.join(credentials, CREDENTIAL_PASSWORD), `systemd credential ${CREDENTIAL_PASSWORD}`);
   }
   if (!api.apiKey && !(api.login && api.password)) {
-    throw new ConfigError(`config ${source}: api: no credentials — set api.apiKey, api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`);
+    throw new ConfigError(`config ${source}: api.apiKey: no credentials — set api.apiKey (or GRIDSYNC_API_KEY), api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`, 'api.apiKey');
   }
-  const abs = (p: string): string => path.resolve(cwd, p);
   config.stateDir = abs(config.stateDir);
   if (config.emulator.dataFile) config.emulator.dataFile = abs(config.emulator.dataFile);
   const names = new Set<string>();
   const gids: (number | undefined)[] = [];
   config.mailboxes.forEach((m, i) => {
     m.name ??= m.mailboxId ? `mb${m.mailboxId}` : `mailbox${i}`;
-    if (names.has(m.name)) throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`);
+    if (names.has(m.name)) throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`, `mailboxes[${i}].name`);
     names.add(m.name);
     if (m.inbox) {
       m.inbox.dir = abs(m.inbox.dir);
@@ -169,19 +202,19 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       if (m.outbox.sentDir) m.outbox.sentDir = abs(m.outbox.sentDir);
       if (m.outbox.processingDir) m.outbox.processingDir = abs(m.outbox.processingDir);
     }
-    gids.push(m.inbox?.group !== undefined ? resolveGid(m.inbox.group, `mailboxes[${i}].inbox.group`) : undefined);
+    gids.push(m.inbox?.group !== undefined ? resolveGid(m.inbox.group, `config ${source}: mailboxes[${i}].inbox.group`) : undefined);
   });
   (config.schedule.cron ?? []).forEach((expr, i) => {
-    if (!validCron(expr)) throw new ConfigError(`config ${source}: schedule.cron[${i}]: not a valid cron expression: ${expr}`);
+    if (!validCron(expr)) throw new ConfigError(`config ${source}: schedule.cron[${i}]: expected a cron expression such as "0 2 * * *", got ${JSON.stringify(expr)}`, `schedule.cron[${i}]`);
   });
   if (config.schedule.outbound === 'windows' && !config.schedule.cron?.length) {
-    throw new ConfigError(`config ${source}: schedule.outbound: "windows" needs schedule.cron`);
+    throw new ConfigError(`config ${source}: schedule.outbound: "windows" needs schedule.cron`, 'schedule.outbound');
   }
   if (config.schedule.timezone) {
     try {
       new Intl.DateTimeFormat('en', { timeZone: config.schedule.timezone });
     } catch {
-      throw new ConfigError(`config ${source}: schedule.timezone: unknown time zone ${config.schedule.timezone}`);
+      throw new ConfigError(`config ${source}: schedule.timezone: expected an IANA time zone such as Europe/Berlin, got ${JSON.stringify(config.schedule.timezone)}`, 'schedule.timezone');
     }
   }
   return { config, file: source, envKeys, gids };
@@ -201,5 +234,8 @@ export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.e
   } catch (err) {
     throw new ConfigError(`config ${file}: not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`);
   }
-  return parseConfig(raw, file, env);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(`config ${file}: expected a YAML mapping with api, stateDir and mailboxes at the top level`);
+  }
+  return parseConfig(raw, file, env, path.dirname(path.resolve(file)));
 }
