@@ -18,18 +18,16 @@ export async function main(argv: string[]): Promise<number> {
     const logger = loggerFor(loaded);
     process.on('SIGHUP', () => logger.warn({}, 'SIGHUP ignored: gridsync does not reload its config; restart the service to apply changes'));
     const stopped = untilSignal();
+    const stopWaiting = new AbortController();
+    void stopped.then(() => stopWaiting.abort());
     let daemon: Daemon;
     try {
-      daemon = await Promise.race([
-        Daemon.open({ loaded, logger, waitForService: true }),
-        stopped.then(() => {
-          throw new StartupError('stopped before the service became reachable');
-        }),
-      ]);
+      daemon = await Daemon.open({ loaded, logger, waitForService: true, serveHttp: true, signal: stopWaiting.signal });
     } catch (err) {
       if (err instanceof StartupError) {
         logger.error({ config: loaded.file }, err.message);
         logger.flush();
+        if (stopWaiting.signal.aborted) return 0;
         throw new UsageError(err.message);
       }
       throw err;

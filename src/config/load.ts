@@ -25,9 +25,9 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 export const DEFAULT_CONFIG_PATHS = ['config/gridsync.yaml', '/etc/gridsync/gridsync.yaml'];
 
-/** The systemd credential name `LoadCredential=apikey:…` provides. */
-export const CREDENTIAL_API_KEY = 'apikey';
-export const CREDENTIAL_PASSWORD = 'password';
+/** The systemd credential name `LoadCredential=gridsync-api-key:…` provides. */
+export const CREDENTIAL_API_KEY = 'gridsync-api-key';
+export const CREDENTIAL_PASSWORD = 'gridsync-password';
 
 export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string {
   if (explicit) {

@@ -7,7 +7,7 @@
  * in reverse order even when one fails.
  */
 import path from 'node:path';
-import { schedule as cronSchedule, type ScheduledTask } from 'node-cron';
+import { setTimeout as delay } from 'node:timers/promises';
 import { catalog, GridApiError, GridClient, GridConfigError } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { startEmulator } from '../emulator/index.js';
@@ -18,6 +18,7 @@ import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js
 import { startHealthServer, type HealthServer } from './http.js';
 import { DaemonMetrics } from './metrics.js';
 import { SystemdNotifier } from './notify.js';
+import { backoffDelay, CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 
 /** Start-up failed for a reason a restart will not fix (config, credentials, folders, lock): exit 2. */
 export class StartupError extends Error {
@@ -41,9 +42,13 @@ export interface DaemonOptions {
   readonly loaded: LoadedConfig;
   readonly logger: Logger;
   readonly now?: () => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly timers?: Timers;
+  /** Aborts the wait for an unreachable service during open() (the first SIGTERM). */
+  readonly signal?: AbortSignal;
 }
 
-const MAX_BACKOFF_MS = 5 * 60_000;
+const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
 
 export class Daemon {
   readonly metrics = new DaemonMetrics();
@@ -54,12 +59,10 @@ export class Daemon {
   private journal!: Journal;
   private client!: GridClient;
   private mailboxes: MailboxRuntime[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private cronTasks: ScheduledTask[] = [];
-  private cycling: Promise<void> | undefined;
-  private cycleAgain = false;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private scheduler: CycleScheduler | undefined;
   private stopping = false;
-  private failures = 0;
+  private connectFailures = 0;
   private lastSuccessAt: number | undefined;
   private lastError: string | undefined;
   private readonly abort = new AbortController();
@@ -68,6 +71,7 @@ export class Daemon {
 
   private constructor(private readonly options: DaemonOptions) {
     this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? realSleep;
     this.logger = options.logger;
     this.notifier = new SystemdNotifier(this.logger);
   }
@@ -81,14 +85,19 @@ export class Daemon {
    * credentials. Throws StartupError for what a restart cannot fix. An unreachable service is not
    * one of those: with `waitForService` it is retried with backoff until it answers.
    */
-  static async open(options: DaemonOptions & { waitForService: boolean }): Promise<Daemon> {
+  static async open(options: DaemonOptions & { waitForService: boolean; serveHttp?: boolean }): Promise<Daemon> {
     const d = new Daemon(options);
+    const onAbort = (): void => d.abort.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      if (options.serveHttp) await d.startHttp();
       await d.init(options.waitForService);
       return d;
     } catch (err) {
       await d.close();
       throw err;
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -153,16 +162,24 @@ export class Daemon {
       try {
         const me = await this.client.call(catalog.users.me, {}, { signal: this.abort.signal });
         this.metrics.up.set(1);
+        this.connectFailures = 0;
+        this.lastError = undefined;
         return me.mailboxId;
       } catch (err) {
         if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
           throw new StartupError(`credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
         }
         this.metrics.up.set(0);
-        if (!waitForService || this.stopping) throw new StartupError(`the service is not reachable: ${(err as Error).message}`);
-        const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempt, 8));
+        if (!waitForService || this.abort.signal.aborted) throw new StartupError(`the service is not reachable: ${(err as Error).message}`);
+        this.connectFailures = attempt;
+        this.lastError = (err as Error).message;
+        const wait = backoffDelay(attempt, 1000);
         this.logger.warn({ err: (err as Error).message, retryInMs: wait }, 'the service is not reachable; retrying');
-        await new Promise((r) => setTimeout(r, wait));
+        try {
+          await this.sleep(wait, this.abort.signal);
+        } catch {
+          throw new StartupError('stopped before the service became reachable');
+        }
       }
     }
   }
@@ -187,20 +204,29 @@ export class Daemon {
     return totals;
   }
 
+  private async startHttp(): Promise<void> {
+    const cfg = this.config;
+    if (!cfg.http.enabled || this.http) return;
+    this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
+      ready: () => this.readiness(),
+      metrics: async () => {
+        this.syncOutboundMetrics();
+        return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+      },
+    });
+    this.cleanups.push({ name: 'http', fn: () => this.http?.close() });
+    this.logger.info({ url: this.http.url }, 'health and metrics endpoint listening');
+  }
+
+  /** The URL of /healthz, /readyz and /metrics, when http.enabled. */
+  get httpUrl(): string | undefined {
+    return this.http?.url;
+  }
+
   /** `gridsync run`: recovery, watchers, schedules, health endpoint. */
   async start(): Promise<void> {
     const cfg = this.config;
-    if (cfg.http.enabled) {
-      this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
-        ready: () => this.readiness(),
-        metrics: async () => {
-          this.syncOutboundMetrics();
-          return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
-        },
-      });
-      this.cleanups.push({ name: 'http', fn: () => this.http?.close() });
-      this.logger.info({ url: this.http.url }, 'health and metrics endpoint listening');
-    }
+    await this.startHttp();
     for (const m of this.mailboxes) {
       await m.inbound?.recover();
       await m.outbound?.recover();
@@ -209,6 +235,7 @@ export class Daemon {
         this.cleanups.push({ name: `outbound ${m.name}`, fn: () => m.outbound?.stop(cfg.shutdownTimeout) });
       }
     }
+    const timers = this.options.timers ?? realTimers;
     const metricsTimer = setInterval(() => this.syncOutboundMetrics(), 5000);
     metricsTimer.unref();
     this.cleanups.push({ name: 'metrics timer', fn: () => clearInterval(metricsTimer) });
@@ -216,53 +243,36 @@ export class Daemon {
     const pruneTimer = setInterval(() => this.prune(), 86_400_000);
     pruneTimer.unref();
     this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
-    if (cfg.schedule.cron?.length) {
-      for (const expr of cfg.schedule.cron) {
-        this.cronTasks.push(cronSchedule(expr, () => this.triggerCycle('cron'), { ...(cfg.schedule.timezone ? { timezone: cfg.schedule.timezone } : {}), noOverlap: true, name: `gridsync ${expr}` }));
-      }
-      this.logger.info({ cron: cfg.schedule.cron, timezone: cfg.schedule.timezone ?? 'local' }, 'transfer windows scheduled');
-    } else {
-      this.triggerCycle('start');
-    }
+    const windows = cfg.schedule.cron?.length ? new CronWindows(cfg.schedule.cron, cfg.schedule.timezone) : undefined;
+    if (windows) this.cleanups.push({ name: 'cron windows', fn: () => windows.close() });
+    this.scheduler = new CycleScheduler({
+      pollMs: cfg.schedule.poll,
+      ...(windows ? { windows } : {}),
+      cycle: (reason) => this.cycle(reason),
+      now: this.now,
+      timers,
+    });
+    if (windows) this.logger.info({ cron: cfg.schedule.cron, timezone: cfg.schedule.timezone ?? 'local' }, 'transfer windows scheduled');
+    this.scheduler.start();
     this.notifier.ready();
   }
 
   /** Runs a cycle now unless one is running (then once more right after it: cycles never overlap). */
   triggerCycle(reason: string): void {
-    if (this.stopping) return;
-    if (this.cycling) {
-      this.cycleAgain = true;
-      return;
-    }
-    this.cycling = this.cycle(reason).finally(() => {
-      this.cycling = undefined;
-      if (this.stopping) return;
-      if (this.cycleAgain) {
-        this.cycleAgain = false;
-        this.triggerCycle('again');
-      } else if (!this.config.schedule.cron?.length || this.failures > 0) {
-        this.schedule(this.failures > 0 ? this.backoffMs() : this.config.schedule.poll);
-      }
-    });
+    this.scheduler?.trigger(reason);
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.triggerCycle('poll');
-    }, ms);
+  /** The cycle in progress, if any (tests and shutdown wait on it). */
+  get cycleInFlight(): Promise<void> | undefined {
+    return this.scheduler?.inFlight;
   }
 
-  private backoffMs(): number {
-    return Math.min(MAX_BACKOFF_MS, this.config.schedule.poll * 2 ** Math.min(this.failures - 1, 10), Math.max(this.config.schedule.poll, 1000) * 64);
-  }
-
-  private async cycle(reason: string): Promise<void> {
+  private async cycle(reason: string): Promise<boolean> {
     const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
+    const failuresBefore = this.scheduler?.failures ?? 0;
     try {
       for (const m of this.mailboxes) {
-        if (this.stopping) return;
+        if (this.stopping) return true;
         if (m.inbound) {
           const end = this.metrics.cycleDuration.startTimer({ mailbox: m.name });
           const r = await m.inbound.runCycle({ signal: this.abort.signal });
@@ -275,8 +285,7 @@ export class Daemon {
         if (m.outbound && this.config.schedule.outbound === 'windows') add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
       }
       this.recordCycle(totals);
-      if (this.failures > 0) this.logger.info({ after: this.failures }, 'the service answers again; back to the normal schedule');
-      this.failures = 0;
+      if (failuresBefore > 0) this.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
       this.lastSuccessAt = this.now();
       this.lastError = undefined;
       this.metrics.lastSuccess.set(this.lastSuccessAt / 1000);
@@ -284,13 +293,15 @@ export class Daemon {
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
         this.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
       }
+      return true;
     } catch (err) {
-      if (this.stopping) return;
-      this.failures++;
+      if (this.stopping) return true;
       this.lastError = (err as Error).message;
       this.metrics.up.set(0);
       const expired = err instanceof GridApiError && err.httpStatus === 401;
-      this.logger.error({ err: this.lastError, failures: this.failures, retryInMs: this.backoffMs() }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
+      const retryInMs = backoffDelay(failuresBefore + 1, this.config.schedule.poll);
+      this.logger.error({ err: this.lastError, failures: failuresBefore + 1, retryInMs }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
+      return false;
     }
   }
 
@@ -329,11 +340,15 @@ export class Daemon {
     }
   }
 
-  /** Ready: the last cycle succeeded recently (or, with cron windows, the last one did not fail). */
+  /**
+   * Ready: connected, and the last cycle succeeded recently (with cron windows: the last one did
+   * not fail — between windows there is nothing to be fresh about).
+   */
   readiness(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null } {
     const window = Math.max(3 * this.config.schedule.poll, 60_000);
     const fresh = this.lastSuccessAt !== undefined && this.now() - this.lastSuccessAt <= window;
-    const ready = !this.stopping && this.failures === 0 && (fresh || Boolean(this.config.schedule.cron?.length));
+    const failing = (this.scheduler?.failures ?? 0) > 0 || this.connectFailures > 0 || !this.scheduler;
+    const ready = !this.stopping && !failing && (fresh || Boolean(this.config.schedule.cron?.length));
     return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null };
   }
 
@@ -342,17 +357,21 @@ export class Daemon {
     this.closed ??= (async () => {
       this.stopping = true;
       this.notifier.stopping();
-      if (this.timer) clearTimeout(this.timer);
-      for (const t of this.cronTasks) await t.stop();
+      this.scheduler?.stop();
+      const inFlight = this.scheduler?.inFlight;
       const deadline = this.config.shutdownTimeout;
-      if (this.cycling) {
-        const finished = await Promise.race([this.cycling.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), deadline).unref())]);
+      if (inFlight) {
+        let timer: NodeJS.Timeout | undefined;
+        const finished = await Promise.race([inFlight.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), deadline)))]);
+        clearTimeout(timer);
         if (!finished) {
           this.logger.warn({ deadlineMs: deadline }, 'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)');
           this.abort.abort();
-          await this.cycling.catch(() => undefined);
+          await inFlight.catch(() => undefined);
         }
       }
+      this.abort.abort();
+      // graphile-worker style: every release runs, in reverse order, even when one fails.
       for (const c of this.cleanups.reverse()) {
         try {
           await c.fn();

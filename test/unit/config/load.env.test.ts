@@ -85,21 +85,21 @@ describe('secrets from files and systemd credentials', () => {
     expect(() => parseConfig(raw, 't', {}, d)).toThrow(/api\.apiKeyFile: .* is empty/);
   });
 
-  it('$CREDENTIALS_DIRECTORY/apikey (systemd LoadCredential=apikey:…)', () => {
+  it('$CREDENTIALS_DIRECTORY/gridsync-api-key (systemd LoadCredential=gridsync-api-key:…)', () => {
     const d = tmp();
-    fs.writeFileSync(path.join(d, 'apikey'), 'key-from-systemd');
+    fs.writeFileSync(path.join(d, 'gridsync-api-key'), 'key-from-systemd');
     expect(parseConfig(base(), 't', { CREDENTIALS_DIRECTORY: d }, '/').config.api.apiKey).toBe('key-from-systemd');
     // An explicit key in the file or env wins over the credential.
     expect(parseConfig(base(), 't', { CREDENTIALS_DIRECTORY: d, GRIDSYNC_API_KEY: 'env' }, '/').config.api.apiKey).toBe('env');
   });
 
-  it('login + passwordFile or the "password" credential (bearer)', () => {
+  it('login + passwordFile or the gridsync-password credential (bearer)', () => {
     const d = tmp();
-    fs.writeFileSync(path.join(d, 'password'), 'Demo-pass1');
+    fs.writeFileSync(path.join(d, 'gridsync-password'), 'Demo-pass1');
     const raw = base();
     raw.api.login = 'erp';
     expect(parseConfig(raw, 't', { CREDENTIALS_DIRECTORY: d }, '/').config.api.password).toBe('Demo-pass1');
-    raw.api.passwordFile = 'password';
+    raw.api.passwordFile = 'gridsync-password';
     expect(parseConfig(raw, 't', {}, d).config.api.password).toBe('Demo-pass1');
   });
 });

@@ -1,0 +1,170 @@
+/**
+ * When cycles run: every `poll` interval, or when a cron window opens (node-cron expressions with
+ * a timezone), never two at once, and with a growing delay after failures. Time comes in through
+ * `now` and `timers`, so tests drive it with a fake clock instead of waiting.
+ *
+ * Cron windows are matched here rather than with node-cron's own scheduler: its timers read the
+ * real clock, and matching each second against an injected clock is what makes windows testable
+ * (and a clock jump or a suspended VM still fires a window it slept through, within the lookback).
+ */
+import { createTask, type ScheduledTask } from 'node-cron';
+
+export interface Timers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export const MAX_BACKOFF_MS = 5 * 60_000;
+
+/**
+ * Delay before the next attempt after `failures` consecutive failed cycles (0 = the normal poll):
+ * doubles from the poll interval (at least 1 s) up to `maxMs`. No jitter: one daemon per mailbox
+ * set, so there is no herd to spread.
+ */
+export function backoffDelay(failures: number, pollMs: number, maxMs = MAX_BACKOFF_MS): number {
+  if (failures <= 0) return pollMs;
+  return Math.min(maxMs, Math.max(pollMs, 1000) * 2 ** Math.min(failures - 1, 20));
+}
+
+/** Cron windows: which whole seconds open a window, in the configured timezone. */
+export class CronWindows {
+  private readonly tasks: ScheduledTask[];
+
+  constructor(
+    readonly expressions: readonly string[],
+    readonly timezone?: string,
+  ) {
+    // createTask parses and matches but does not start a timer.
+    this.tasks = expressions.map((e) => createTask(e, () => undefined, timezone ? { timezone } : {}));
+  }
+
+  /** True when a window opens at a whole second in (fromMs, toMs]; looks back at most `lookbackSec`. */
+  opensBetween(fromMs: number, toMs: number, lookbackSec = 300): boolean {
+    const last = Math.floor(toMs / 1000);
+    const first = Math.max(Math.floor(fromMs / 1000) + 1, last - lookbackSec + 1);
+    for (let s = first; s <= last; s++) {
+      const at = new Date(s * 1000);
+      if (this.tasks.some((t) => t.match(at))) return true;
+    }
+    return false;
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.tasks) await t.destroy();
+  }
+}
+
+export interface CycleSchedulerOptions {
+  readonly pollMs: number;
+  /** With windows, cycles run when a window opens (plus backoff retries after a failure). */
+  readonly windows?: CronWindows;
+  /** One cycle; resolves true on success, false on failure (it logs its own errors). */
+  readonly cycle: (reason: string) => Promise<boolean>;
+  readonly now?: () => number;
+  readonly timers?: Timers;
+  readonly maxBackoffMs?: number;
+}
+
+export class CycleScheduler {
+  private readonly now: () => number;
+  private readonly timers: Timers;
+  private pollTimer: unknown;
+  private tickTimer: unknown;
+  private lastTick = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failureCount = 0;
+
+  constructor(private readonly options: CycleSchedulerOptions) {
+    this.now = options.now ?? Date.now;
+    this.timers = options.timers ?? realTimers;
+  }
+
+  get failures(): number {
+    return this.failureCount;
+  }
+
+  /** The cycle in progress, if any. */
+  get inFlight(): Promise<void> | undefined {
+    return this.running;
+  }
+
+  start(): void {
+    if (this.options.windows) {
+      this.lastTick = this.now();
+      this.armTick();
+    } else {
+      this.trigger('start');
+    }
+  }
+
+  /** Runs a cycle now, or once more right after the running one: cycles never overlap. */
+  trigger(reason: string): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.pollTimer !== undefined) {
+      this.timers.clear(this.pollTimer);
+      this.pollTimer = undefined;
+    }
+    this.running = this.options
+      .cycle(reason)
+      .catch(() => false)
+      .then((ok) => {
+        this.failureCount = ok ? 0 : this.failureCount + 1;
+        this.running = undefined;
+        this.afterCycle();
+      });
+  }
+
+  /** Delay until the next cycle that the scheduler itself will start (undefined: waits for a window). */
+  nextDelay(): number | undefined {
+    if (this.failureCount > 0) return backoffDelay(this.failureCount, this.options.pollMs, this.options.maxBackoffMs);
+    return this.options.windows ? undefined : this.options.pollMs;
+  }
+
+  private afterCycle(): void {
+    if (this.stopped) return;
+    if (this.again) {
+      this.again = false;
+      this.trigger('again');
+      return;
+    }
+    const delay = this.nextDelay();
+    if (delay === undefined) return;
+    this.pollTimer = this.timers.set(() => {
+      this.pollTimer = undefined;
+      this.trigger(this.failureCount > 0 ? 'retry' : 'poll');
+    }, delay);
+  }
+
+  private armTick(): void {
+    // Wake just after the next whole second, so each second is matched once.
+    this.tickTimer = this.timers.set(() => this.tick(), 1000 - (this.now() % 1000) + 5);
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    if (this.options.windows?.opensBetween(this.lastTick, now)) this.trigger('window');
+    this.lastTick = now;
+    this.armTick();
+  }
+
+  /** No new cycles; the one in flight (see `inFlight`) is left to the caller to await or abort. */
+  stop(): void {
+    this.stopped = true;
+    if (this.pollTimer !== undefined) this.timers.clear(this.pollTimer);
+    if (this.tickTimer !== undefined) this.timers.clear(this.tickTimer);
+    this.pollTimer = undefined;
+    this.tickTimer = undefined;
+  }
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, CronWindows, CycleScheduler } from '../../../src/daemon/scheduler.js';
+import { FakeClock } from '../../helpers/daemon-clock.js';
+
+describe('backoffDelay', () => {
+  it('is the poll interval without failures, then doubles up to the cap', () => {
+    expect(backoffDelay(0, 5000)).toBe(5000);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((f) => backoffDelay(f, 5000))).toEqual([5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect(backoffDelay(1000, 5000)).toBe(300_000);
+  });
+
+  it('never hammers: at least one second even with a tiny poll interval', () => {
+    expect(backoffDelay(1, 10)).toBe(1000);
+    expect(backoffDelay(3, 10, 60_000)).toBe(4000);
+  });
+});
+
+describe('CronWindows', () => {
+  it('matches whole seconds in the configured timezone', () => {
+    const w = new CronWindows(['0 2 * * *'], 'Europe/Berlin');
+    // 02:00 in Berlin on 22 Nov 2026 (CET, UTC+1) is 01:00 UTC.
+    const at = Date.UTC(2026, 10, 22, 1, 0, 0);
+    expect(w.opensBetween(at - 1000, at)).toBe(true);
+    expect(w.opensBetween(at - 2000, at - 1000)).toBe(false);
+    expect(w.opensBetween(at, at + 59_000)).toBe(false);
+    // The same expression in UTC opens an hour later.
+    const utc = new CronWindows(['0 2 * * *'], 'UTC');
+    expect(utc.opensBetween(at - 1000, at)).toBe(false);
+    expect(utc.opensBetween(at + 3_599_000, at + 3_600_000)).toBe(true);
+  });
+
+  it('catches a window the process slept through, within the lookback', () => {
+    const w = new CronWindows(['30 12 * * 1-5'], 'UTC');
+    const monday = Date.UTC(2026, 10, 23, 12, 30, 0);
+    expect(w.opensBetween(monday - 10_000, monday + 60_000)).toBe(true);
+    expect(w.opensBetween(monday - 10_000, monday + 3_600_000, 300)).toBe(false);
+    const sunday = Date.UTC(2026, 10, 22, 12, 30, 0);
+    expect(w.opensBetween(sunday - 1000, sunday)).toBe(false);
+  });
+});
+
+function recorder(clock: FakeClock, outcomes: boolean[] = []) {
+  const runs: { reason: string; at: number }[] = [];
+  let active = 0;
+  let maxActive = 0;
+  let release: (() => void) | undefined;
+  const holdNext = { on: false };
+  const cycle = async (reason: string): Promise<boolean> => {
+    runs.push({ reason, at: clock.now() });
+    active++;
+    maxActive = Math.max(maxActive, active);
+    if (holdNext.on) await new Promise<void>((r) => (release = r));
+    active--;
+    return outcomes.shift() ?? true;
+  };
+  return { runs, cycle, holdNext, release: () => release?.(), maxActive: () => maxActive };
+}
+
+describe('CycleScheduler (fake clock)', () => {
+  it('polls at the interval, starting at once', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const r = recorder(clock);
+    const s = new CycleScheduler({ pollMs: 30_000, cycle: r.cycle, now: clock.now, timers: clock });
+    s.start();
+    await clock.advance(95_000);
+    expect(r.runs.map((x) => x.at - Date.UTC(2026, 0, 1))).toEqual([0, 30_000, 60_000, 90_000]);
+    s.stop();
+    await clock.advance(60_000);
+    expect(r.runs).toHaveLength(4);
+    expect(clock.pendingDelays()).toEqual([]);
+  });
+
+  it('backs off after failures and returns to the interval after a success', async () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const clock = new FakeClock(t0);
+    const r = recorder(clock, [false, false, false, true, true]);
+    const s = new CycleScheduler({ pollMs: 5000, cycle: r.cycle, now: clock.now, timers: clock });
+    s.start();
+    await clock.advance(100_000);
+    const at = r.runs.map((x) => x.at - t0);
+    // fail at 0 → +5s, fail → +10s, fail → +20s, success at 35s → poll again every 5s
+    expect(at.slice(0, 6)).toEqual([0, 5000, 15_000, 35_000, 40_000, 45_000]);
+    expect(s.failures).toBe(0);
+    s.stop();
+  });
+
+  it('never overlaps: a trigger during a cycle runs once right after it', async () => {
+    const clock = new FakeClock(0);
+    const r = recorder(clock);
+    const s = new CycleScheduler({ pollMs: 60_000, cycle: r.cycle, now: clock.now, timers: clock });
+    r.holdNext.on = true;
+    s.start();
+    await clock.advance(10);
+    s.trigger('watch');
+    s.trigger('watch');
+    s.trigger('watch');
+    expect(r.runs).toHaveLength(1);
+    r.holdNext.on = false;
+    r.release();
+    await clock.advance(10);
+    expect(r.runs.map((x) => x.reason)).toEqual(['start', 'again']);
+    expect(r.maxActive()).toBe(1);
+    s.stop();
+  });
+
+  it('with cron windows: runs only when a window opens (in the timezone), retries a failed window with backoff', async () => {
+    // 01:59:50 UTC; the window "0 2 * * *" in Europe/Berlin opened at 01:00 UTC, next one tomorrow.
+    const t0 = Date.UTC(2026, 10, 22, 0, 59, 50);
+    const clock = new FakeClock(t0);
+    const r = recorder(clock, [false, true]);
+    const windows = new CronWindows(['0 2 * * *'], 'Europe/Berlin');
+    const s = new CycleScheduler({ pollMs: 30_000, windows, cycle: r.cycle, now: clock.now, timers: clock });
+    s.start();
+    await clock.advance(9_000);
+    expect(r.runs).toHaveLength(0);
+    await clock.advance(2_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window']);
+    expect(Math.floor(r.runs[0]!.at / 1000) * 1000).toBe(Date.UTC(2026, 10, 22, 1, 0, 0));
+    await clock.advance(31_000); // the failed window is retried after the poll interval
+    expect(r.runs.map((x) => x.reason)).toEqual(['window', 'retry']);
+    await clock.advance(3_600_000); // then nothing until the next window
+    expect(r.runs).toHaveLength(2);
+    await clock.advance(86_400_000 - 3_642_000 + 12_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window', 'retry', 'window']);
+    s.stop();
+    await windows.close();
+  });
+});
