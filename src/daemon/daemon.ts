@@ -175,6 +175,7 @@ export class Daemon {
         this.lastError = (err as Error).message;
         const wait = backoffDelay(attempt, 1000);
         this.logger.warn({ err: (err as Error).message, retryInMs: wait }, 'the service is not reachable; retrying');
+        this.notifier.extendStart(wait + 60_000);
         try {
           await this.sleep(wait, this.abort.signal);
         } catch {

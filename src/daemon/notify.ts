@@ -31,6 +31,14 @@ export class SystemdNotifier {
     this.send(`--pid=${process.pid}`, `--status=${text}`);
   }
 
+  /**
+   * While start-up waits for an unreachable service, asks systemd for more time instead of being
+   * killed by TimeoutStartSec and restarted into the same wait.
+   */
+  extendStart(ms: number): void {
+    this.send(`--pid=${process.pid}`, `EXTEND_TIMEOUT_USEC=${Math.ceil(ms * 1000)}`, '--status=waiting for the service');
+  }
+
   stopping(): void {
     if (this.watchdog) clearInterval(this.watchdog);
     this.send(`--pid=${process.pid}`, 'STOPPING=1');
