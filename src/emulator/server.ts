@@ -128,12 +128,10 @@ export class EmulatorServer {
     if (caller && endpoint.minLevel && !atLeast(caller, endpoint.minLevel)) {
       throw accessDenied(`${endpoint.name} needs ${endpoint.minLevel} or higher`);
     }
-    const handler = HANDLERS[endpoint.name];
-    if (!handler) {
-      req.resume();
-      throw invalidParameter(`not implemented by the emulator: ${endpoint.name}`);
-    }
+    // Validate first: a bad request to an endpoint the emulator does not implement still names its field.
     const input = endpoint.name === 'parcels.upload' ? {} : await this.input(req, url, endpoint, params);
+    const handler = HANDLERS[endpoint.name];
+    if (!handler) throw invalidParameter(`not implemented by the emulator: ${endpoint.name}`);
     const result: HandlerResult = await handler({ world: this.world, endpoint, input, caller, req, plan });
     if (plan.resetAfter) {
       this.record(req, 0, endpoint.name);

@@ -6,7 +6,7 @@ import {
   DownloadResult,
   IntId,
   LongId,
-  Paging,
+  pageRequest,
   ParcelIDInfo,
   ParcelManifestRow,
   ParcelStatus,
@@ -16,7 +16,8 @@ import { endpoint } from './endpoint.js';
 
 const parcelIdBody = z.object({ parcelId: LongId.refine((n) => n > 0, 'must be positive') }).loose();
 
-const parcelListFilter = Paging.extend({
+// Bounds of the parcel lists are not published; the emulator allows 1–500 (API-NOTES §7).
+const parcelListFilter = pageRequest(500).extend({
   mailboxId: IntId.optional(),
   gridIdFrom: IntId.optional(),
   gridIdTo: IntId.optional(),
