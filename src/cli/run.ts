@@ -37,8 +37,10 @@ export async function main(argv: string[]): Promise<number> {
     const sig = await stopped;
     logger.info({ signal: sig }, 'stopping: finishing in-flight transfers');
     await daemon.close();
-    logger.info({}, 'gridsync stopped');
+    logger.info({ forced: daemon.forcedStop }, 'gridsync stopped');
     logger.flush();
+    // A forced stop leaves a transfer holding the event loop: exit now, the journal resumes it.
+    if (daemon.forcedStop) process.exit(0);
     // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on it.
     setTimeout(() => process.exit(0), 2000).unref();
     return 0;

@@ -52,7 +52,8 @@ const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms,
 
 export class Daemon {
   readonly metrics = new DaemonMetrics();
-  private readonly cleanups: { name: string; fn: () => Promise<void> | void }[] = [];
+  private readonly cleanups: { name: string; fn: () => Promise<void> | void; skipWhenForced?: true }[] = [];
+  private forced = false;
   private readonly now: () => number;
   private readonly logger: Logger;
   private readonly notifier: SystemdNotifier;
@@ -108,7 +109,9 @@ export class Daemon {
     } catch (err) {
       throw new StartupError((err as Error).message);
     }
-    this.cleanups.push({ name: 'journal', fn: () => this.journal.close() });
+    // After a forced stop a transfer may still write to the journal: leave it to process exit,
+    // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
+    this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
     let baseUrl = cfg.api.baseUrl;
     if (baseUrl === 'embedded') {
       const emu = await startEmulator({
@@ -353,6 +356,11 @@ export class Daemon {
     return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null };
   }
 
+  /** True when close() had to stop with transfers still in flight: the caller should exit the process. */
+  get forcedStop(): boolean {
+    return this.forced;
+  }
+
   /** Stop taking work, let in-flight transfers finish up to the deadline, close everything. Safe twice. */
   async close(): Promise<void> {
     this.closed ??= (async () => {
@@ -372,16 +380,37 @@ export class Daemon {
         }
       }
       this.abort.abort();
-      // graphile-worker style: every release runs, in reverse order, even when one fails.
+      // graphile-worker style: every release runs, in reverse order, even when one fails. Each
+      // gets what is left of the deadline (at least a short grace); one that overruns (a transfer
+      // still holding the client) makes this a forced stop.
+      const deadlineAt = Date.now() + deadline;
       for (const c of this.cleanups.reverse()) {
+        if (this.forced && c.skipWhenForced) continue;
         try {
-          await c.fn();
+          const inTime = await withDeadline(Promise.resolve(c.fn()), Math.max(deadlineAt - Date.now(), CLEANUP_GRACE_MS));
+          if (!inTime) {
+            this.forced = true;
+            this.logger.warn({ resource: c.name, deadlineMs: deadline }, 'in-flight transfers did not finish within shutdownTimeout; stopping anyway (they resume from the journal at the next start)');
+          }
         } catch (err) {
           this.logger.warn({ resource: c.name, err: (err as Error).message }, 'cleanup failed');
         }
       }
     })();
     return this.closed;
+  }
+}
+
+const CLEANUP_GRACE_MS = 1000;
+
+/** Resolves true when `p` settles within `ms`, false otherwise (`p` keeps running). */
+async function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
