@@ -173,11 +173,13 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   const credentials = env.CREDENTIALS_DIRECTORY;
-  if (!api.apiKey && api.apiKeyFile) api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
+  // A key file beats a key written in the config (the Docker image's default config has a demo
+  // key; GRIDSYNC_API_KEY_FILE must replace it) — unless the key itself came from the environment.
+  if (api.apiKeyFile && !envKeys.includes('api.apiKey')) api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
   if (!api.apiKey && !api.login && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_API_KEY))) {
     api.apiKey = readSecretFile(path.join(credentials, CREDENTIAL_API_KEY), `systemd credential ${CREDENTIAL_API_KEY}`);
   }
-  if (api.login && !api.password && api.passwordFile) api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
+  if (api.login && api.passwordFile && !envKeys.includes('api.password')) api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
   if (api.login && !api.password && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_PASSWORD))) {
     api.password = readSecretFile(path.join(credentials, CREDENTIAL_PASSWORD), `systemd credential ${CREDENTIAL_PASSWORD}`);
   }

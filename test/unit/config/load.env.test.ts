@@ -74,6 +74,15 @@ describe('secrets from files and systemd credentials', () => {
     expect(parseConfig(raw, 't', {}, d).config.api.apiKey).toBe('key-from-file');
   });
 
+  it('a key file from the environment replaces a key in the config; a key from the environment beats both', () => {
+    const d = tmp();
+    fs.writeFileSync(path.join(d, 'secret'), 'key-from-file');
+    const raw = base();
+    raw.api.apiKey = 'demo-key-1001';
+    expect(parseConfig(raw, 't', { GRIDSYNC_API_KEY_FILE: path.join(d, 'secret') }, '/').config.api.apiKey).toBe('key-from-file');
+    expect(parseConfig(raw, 't', { GRIDSYNC_API_KEY_FILE: path.join(d, 'secret'), GRIDSYNC_API_KEY: 'env' }, '/').config.api.apiKey).toBe('env');
+  });
+
   it('an unreadable or empty apiKeyFile names the key', () => {
     const d = tmp();
     const raw = base();
