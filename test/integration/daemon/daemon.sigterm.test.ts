@@ -106,4 +106,31 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(fs.readFileSync(path.join(w.sent, 'big.x12'), 'utf8')).toBe(BIG);
     expect(await w.uploads()).toBe(1);
   });
+
+  it('a second signal exits at once (130); the next start sends the file exactly once', async () => {
+    const w = await setup('20s', 4000);
+    const started = Date.now();
+    const child = startCli(['run', '-c', w.configFile]);
+    cleanups.push(() => child.kill('SIGKILL'));
+    await child.waitFor(/"msg":"gridsync started"/);
+    fs.writeFileSync(path.join(w.outbox, 'big.x12'), BIG);
+    await eventually(() => !fs.existsSync(path.join(w.outbox, 'big.x12')), 10_000, 'the file claimed');
+    child.kill('SIGTERM');
+    await child.waitFor(/"msg":"stopping: finishing in-flight transfers"/);
+    child.kill('SIGINT');
+    const exit = await child.exited;
+    expect(exit.code).toBe(130);
+    expect(Date.now() - started).toBeLessThan(4000 + 3000); // did not wait for the held upload
+    expect(fs.existsSync(path.join(w.sent, 'big.x12'))).toBe(false);
+
+    await new Promise((r) => setTimeout(r, 4500));
+    await w.emu.ensureEmulator();
+    await w.emu.setFaults([]);
+    const again = startCli(['run', '-c', w.configFile]);
+    cleanups.push(() => again.kill('SIGKILL'));
+    await eventually(() => fs.existsSync(path.join(w.sent, 'big.x12')), 20_000, 'big.x12 sent after the restart');
+    again.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
+    expect(await w.uploads()).toBe(1);
+  });
 });
