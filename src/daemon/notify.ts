@@ -8,19 +8,24 @@ import type { Logger } from '../log.js';
 
 export class SystemdNotifier {
   private watchdog: NodeJS.Timeout | undefined;
-  private readonly enabled = Boolean(process.env.NOTIFY_SOCKET);
+  private readonly enabled: boolean;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.enabled = Boolean(env.NOTIFY_SOCKET);
+  }
 
   private send(...args: string[]): void {
     if (!this.enabled) return;
-    const child = spawn('systemd-notify', args, { stdio: 'ignore' });
+    const child = spawn('systemd-notify', args, { stdio: 'ignore', env: this.env });
     child.on('error', (err) => this.logger.warn({ err: err.message }, 'systemd-notify failed'));
   }
 
   ready(): void {
     this.send('--ready', `--pid=${process.pid}`);
-    const usec = Number(process.env.WATCHDOG_USEC ?? 0);
+    const usec = Number(this.env.WATCHDOG_USEC ?? 0);
     if (this.enabled && usec > 0) {
       this.watchdog = setInterval(() => this.send(`--pid=${process.pid}`, 'WATCHDOG=1'), Math.max(1000, usec / 2000));
       this.watchdog.unref();
