@@ -29,8 +29,12 @@ export class Base64Decoder {
   /** Decoded bytes so far. */
   bytes = 0;
 
-  /** Decode the next piece of text; returns the bytes it completes (possibly empty). */
-  push(text: string): Buffer {
+  /**
+   * Decode the next piece of text; returns the bytes it completes (possibly empty). With `into`,
+   * the bytes are written there (it must hold `maxDecodedLength(text.length)`) and a view of it is
+   * returned: no new allocation per chunk.
+   */
+  push(text: string, into?: Buffer): Buffer {
     if (text.length === 0) return EMPTY;
     if (this.padded) throw new InvalidBase64Error('data after the base64 padding', this.consumed);
     const s = this.carry + text;
@@ -51,7 +55,7 @@ export class Base64Decoder {
     // Validate by the decoded length rather than a regex over every character (the regex was half of
     // the download's CPU time): Node skips characters outside the alphabet, so any of them makes the
     // output shorter; '-' and '_' (the URL-safe alphabet, which Node accepts) are looked for directly.
-    const out = Buffer.from(complete, 'base64');
+    const out = into ? into.subarray(0, into.write(complete, 0, 'base64')) : Buffer.from(complete, 'base64');
     const padding = this.padded ? s.length - pad : 0;
     if (out.length !== (complete.length / 4) * 3 - padding || complete.includes('-') || complete.includes('_')) {
       const bad = NOT_ALPHABET.exec(pad === -1 ? complete : complete.slice(0, pad));
@@ -88,6 +92,9 @@ export class Base64Encoder {
     return s;
   }
 }
+
+/** Upper bound of the bytes one `push(text)` can return (the carried characters included). */
+export const maxDecodedLength = (textLength: number): number => Math.ceil((textLength + 3) / 4) * 3;
 
 /** Exact length of the base64 text for `bytes` bytes (with padding). */
 export const base64Length = (bytes: number): number => Math.ceil(bytes / 3) * 4;

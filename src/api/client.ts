@@ -12,7 +12,7 @@ import { Readable, type Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from './base64.js';
+import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from './base64.js';
 import { auth as authEndpoints, parcels as parcelEndpoints } from './catalog/index.js';
 import { matchEndpoint, type EndpointDef } from './catalog/index.js';
 import {
@@ -227,17 +227,21 @@ export class GridClient {
       if (res.statusCode !== 200) return this.readEnvelope(endpoint, res) as never;
       const decoder = new Base64Decoder();
       const hash = createHash('sha256');
-      const writeOut = async (buf: Buffer): Promise<void> => {
-        if (buf.length === 0) return;
+      const slabs = new SlabPool();
+      const writeOut = async (text: string): Promise<void> => {
+        const slab = await slabs.take(maxDecodedLength(text.length));
+        const buf = decoder.push(text, slab);
+        if (buf.length === 0) return slabs.give(slab);
         hash.update(buf);
         written += buf.length;
-        if (!writable.write(buf)) await once(writable, 'drain', { signal: options.signal });
+        // The slab goes back to the pool once the writable is done with it (its write callback).
+        if (!writable.write(buf, () => slabs.give(slab))) await once(writable, 'drain', { signal: options.signal });
       };
       let parsed: { value: unknown; streamedFieldSeen: boolean };
       try {
         parsed = await readJsonStreaming(res.body, {
           streamField: ['data', 'content'],
-          onChunk: (text) => writeOut(decoder.push(text)),
+          onChunk: (text) => writeOut(text),
         });
         decoder.end();
       } catch (err) {
@@ -288,7 +292,7 @@ export class GridClient {
         yield prefix;
         const encoder = new Base64Encoder();
         let read = 0;
-        for await (const chunk of fs.createReadStream(filePath, { highWaterMark: 256 * 1024 })) {
+        for await (const chunk of fs.createReadStream(filePath, { highWaterMark: 64 * 1024 })) {
           read += (chunk as Buffer).length;
           yield encoder.push(chunk as Buffer);
         }
@@ -511,6 +515,40 @@ export class GridClient {
     const message =
       typeof o.message === 'string' ? o.message : typeof o.detail === 'string' ? o.detail : typeof o.title === 'string' ? o.title : (text ?? '').slice(0, 200).trim();
     return new GridApiError(name, res.statusCode, errorCode, message, retryAfterMs);
+  }
+}
+
+/**
+ * A few reusable buffers for decoded content. Allocating a fresh Buffer per chunk made external
+ * memory, and so peak RSS, climb by tens of MB before V8 collected them.
+ */
+class SlabPool {
+  private readonly free: Buffer[] = [];
+  private readonly waiting: (() => void)[] = [];
+  private created = 0;
+
+  constructor(
+    private readonly slabBytes = 256 * 1024,
+    private readonly max = 8,
+  ) {}
+
+  async take(minBytes: number): Promise<Buffer> {
+    if (minBytes > this.slabBytes) return Buffer.allocUnsafe(minBytes);
+    for (;;) {
+      const slab = this.free.pop();
+      if (slab) return slab;
+      if (this.created < this.max) {
+        this.created++;
+        return Buffer.allocUnsafe(this.slabBytes);
+      }
+      await new Promise<void>((r) => this.waiting.push(r));
+    }
+  }
+
+  give(slab: Buffer): void {
+    if (slab.length !== this.slabBytes) return;
+    this.free.push(slab);
+    this.waiting.shift()?.();
   }
 }
 

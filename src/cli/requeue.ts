@@ -39,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
         if (fs.existsSync(dest)) dest = path.join(t.outbox, `requeued-${Date.now()}-${path.basename(dest)}`);
         fs.renameSync(t.file, dest);
         fs.rmSync(`${t.file}.error.json`, { force: true });
-        for (const r of rows.inErrorAt(t.file)) rows.markRequeued(r.id);
+        for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
         process.stdout.write(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {

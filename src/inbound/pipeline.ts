@@ -110,22 +110,23 @@ export class InboundPipeline {
     const result = emptyResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     const pending = await this.options.client.call(catalog.parcels.pendingInboxList, { mailboxId: this.mailboxId }, opts);
+    const listings: Promise<boolean>[] = [];
     for (const p of pending) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
-        this.journal.recordListed(this.mailboxId, {
+        listings.push(this.journal.recordListed(this.mailboxId, {
           parcelId: p.parcelId,
           fileName: p.fileName ?? null,
           ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
           ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
           ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
           ...(p.created !== undefined ? { created: p.created } : {}),
-        });
-        result.listed++;
+        }));
       } else if (row.state === 'confirmed') {
         if (await this.isRedelivery(row, opts.signal)) result.redelivered++;
       }
     }
+    result.listed += (await Promise.all(listings)).filter(Boolean).length;
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     await this.processRows(rows, result, opts.signal);
     return result;
@@ -139,7 +140,7 @@ export class InboundPipeline {
       this.logger.warn({ parcelId: row.parcel_id }, 'parcel was reset on the service after we confirmed it; ignored (redelivery: ignore)');
       return false;
     }
-    const delivery = this.journal.markRedelivery(this.mailboxId, row.parcel_id);
+    const delivery = await this.journal.markRedelivery(this.mailboxId, row.parcel_id);
     this.logger.warn({ parcelId: row.parcel_id, delivery, previousPath: row.final_path }, 'parcel was reset on the service after we confirmed it; delivering it again under a new name');
     return true;
   }
@@ -175,7 +176,7 @@ export class InboundPipeline {
     } catch (err) {
       if (signal?.aborted) return;
       try {
-        this.handleFailure(parcelId, err, result);
+        await this.handleFailure(parcelId, err, result);
       } catch (journalErr) {
         // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
         result.deferred++;
@@ -184,7 +185,7 @@ export class InboundPipeline {
     }
   }
 
-  private handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): void {
+  private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
     const row = this.journal.get(this.mailboxId, parcelId);
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
@@ -195,12 +196,12 @@ export class InboundPipeline {
       return;
     }
     if (err instanceof GridApiError && err.httpStatus === 404) {
-      this.journal.markFailed(this.mailboxId, parcelId, reason);
+      await this.journal.markFailed(this.mailboxId, parcelId, reason);
       result.failed++;
       this.logger.error({ parcelId, err: reason }, 'parcel failed: the service no longer knows it');
       return;
     }
-    const state = this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
+    const state = await this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
     if (state === 'failed') {
       result.failed++;
       this.logger.error({ parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
@@ -219,7 +220,7 @@ export class InboundPipeline {
     const free = await freeBytes(this.stagingDir);
     if (free < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${free} bytes free, ${need} needed`);
     const part = this.stagingPath(row.parcel_id);
-    this.journal.markDownloading(this.mailboxId, row.parcel_id, part);
+    await this.journal.markDownloading(this.mailboxId, row.parcel_id, part);
     let info;
     try {
       // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
@@ -242,7 +243,7 @@ export class InboundPipeline {
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
     const finalPath = await this.chooseFinalPath(row, fileName);
-    this.journal.markStaged(this.mailboxId, row.parcel_id, { bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
+    await this.journal.markStaged(this.mailboxId, row.parcel_id, { bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
     crashPoint('in.staged');
   }
 
@@ -297,7 +298,7 @@ export class InboundPipeline {
       if (err instanceof GridNameCollisionError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
     }
-    this.journal.markPlaced(this.mailboxId, row.parcel_id);
+    await this.journal.markPlaced(this.mailboxId, row.parcel_id);
     this.inFlightPaths.delete(final);
     crashPoint('in.placed');
   }
@@ -321,12 +322,12 @@ export class InboundPipeline {
       const info = await this.options.client.call(catalog.parcels.get, { parcelId: row.parcel_id }, { signal });
       if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
       crashPoint('in.confirm-answered');
-      this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'already-transferred');
+      await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'already-transferred');
       crashPoint('in.confirmed');
       return;
     }
     crashPoint('in.confirm-answered');
-    this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
+    await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
     crashPoint('in.confirmed');
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of DESIGN.md
- * "Inbound pipeline". Each transition checks the previous state inside one transaction and
- * appends to the event trail; the pipelines never write SQL.
+ * "Inbound pipeline". Each transition checks the previous state inside its own savepoint and
+ * appends to the event trail; it resolves once durable (group commit: `Journal.commit`). The
+ * pipelines never write SQL.
  *
  *   listed → downloading → staged → placed → confirmed
  *      ↑_________↓ (attempt failed, retried)    failed (reason; after maxAttempts)
@@ -86,8 +87,8 @@ export class InboundJournal {
   }
 
   /** First sight of a parcel in the pending list. Returns false when it was already known. */
-  recordListed(mailboxId: number, p: ListedParcel): boolean {
-    return this.journal.transaction(() => {
+  recordListed(mailboxId: number, p: ListedParcel): Promise<boolean> {
+    return this.journal.commit(() => {
       if (this.get(mailboxId, p.parcelId)) return false;
       const now = this.journal.now();
       this.journal.db
@@ -101,32 +102,32 @@ export class InboundJournal {
     });
   }
 
-  markDownloading(mailboxId: number, parcelId: number, stagingPath: string): void {
-    this.transition(mailboxId, parcelId, 'downloading', { staging_path: stagingPath }, { stagingPath });
+  markDownloading(mailboxId: number, parcelId: number, stagingPath: string): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'downloading', { staging_path: stagingPath }, { stagingPath });
   }
 
-  markStaged(mailboxId: number, parcelId: number, s: { bytes: number; sha256: string; finalPath: string; fileName: string | null }): void {
-    this.transition(mailboxId, parcelId, 'staged', { bytes: s.bytes, sha256: s.sha256, final_path: s.finalPath, file_name: s.fileName }, { bytes: s.bytes, sha256: s.sha256, finalPath: s.finalPath });
+  markStaged(mailboxId: number, parcelId: number, s: { bytes: number; sha256: string; finalPath: string; fileName: string | null }): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'staged', { bytes: s.bytes, sha256: s.sha256, final_path: s.finalPath, file_name: s.fileName }, { bytes: s.bytes, sha256: s.sha256, finalPath: s.finalPath });
   }
 
-  markPlaced(mailboxId: number, parcelId: number): void {
-    this.transition(mailboxId, parcelId, 'placed', {}, null);
+  markPlaced(mailboxId: number, parcelId: number): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'placed', {}, null);
   }
 
-  markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-transferred'): void {
-    this.transition(mailboxId, parcelId, 'confirmed', { last_error: null }, { how });
+  markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-transferred'): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'confirmed', { last_error: null }, { how });
   }
 
-  markFailed(mailboxId: number, parcelId: number, reason: string): void {
-    this.transition(mailboxId, parcelId, 'failed', { last_error: reason }, { reason });
+  markFailed(mailboxId: number, parcelId: number, reason: string): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'failed', { last_error: reason }, { reason });
   }
 
   /**
    * A failed attempt (download broke, content did not verify): back to `listed` to be retried,
    * or `failed` once `maxAttempts` is reached. Returns the new state.
    */
-  recordAttemptFailure(mailboxId: number, parcelId: number, reason: string, maxAttempts: number): InboundState {
-    return this.journal.transaction(() => {
+  recordAttemptFailure(mailboxId: number, parcelId: number, reason: string, maxAttempts: number): Promise<InboundState> {
+    return this.journal.commit(() => {
       const row = this.require(mailboxId, parcelId);
       const attempts = row.attempts + 1;
       const to: InboundState = attempts >= maxAttempts ? 'failed' : 'listed';
@@ -141,8 +142,8 @@ export class InboundJournal {
   }
 
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
-  markRedelivery(mailboxId: number, parcelId: number): number {
-    return this.journal.transaction(() => {
+  markRedelivery(mailboxId: number, parcelId: number): Promise<number> {
+    return this.journal.commit(() => {
       const row = this.require(mailboxId, parcelId);
       const delivery = row.delivery + 1;
       this.apply(row, 'listed', { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null }, { redelivery: delivery });
@@ -170,8 +171,8 @@ export class InboundJournal {
     return row;
   }
 
-  private transition(mailboxId: number, parcelId: number, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
-    this.journal.transaction(() => this.apply(this.require(mailboxId, parcelId), to, set, detail));
+  private transition(mailboxId: number, parcelId: number, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): Promise<void> {
+    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail));
   }
 
   private apply(row: InboundRow, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {

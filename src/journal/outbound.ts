@@ -1,7 +1,7 @@
 /**
  * Outbound journal: one row per file claimed from an outbox folder, and the named transitions of
  * DESIGN.md "Outbound pipeline". Each checks the previous state in one transaction and appends to
- * the event trail.
+ * the event trail; each resolves once durable (group commit: `Journal.commit`).
  *
  *   claiming → claimed → uploading → uploaded → archived
  *                  ↑________↓ (not sent: retry)
@@ -96,8 +96,8 @@ export class OutboundJournal {
   }
 
   /** claiming: the intent to move `sourcePath` to `processingPath`, journalled before the rename. */
-  markClaiming(mailboxId: number, outboxDir: string, fileName: string, sourcePath: string, processingDir: string): OutboundRow {
-    return this.journal.transaction(() => {
+  markClaiming(mailboxId: number, outboxDir: string, fileName: string, sourcePath: string, processingDir: string): Promise<OutboundRow> {
+    return this.journal.commit(() => {
       const now = this.journal.now();
       const { lastInsertRowid } = this.journal.db
         .prepare("INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)")
@@ -110,41 +110,41 @@ export class OutboundJournal {
     });
   }
 
-  markClaimed(id: number, bytes: number, sha256: string): void {
-    this.transition(id, 'claimed', { bytes, sha256 }, { bytes, sha256 });
+  markClaimed(id: number, bytes: number, sha256: string): Promise<void> {
+    return this.transition(id, 'claimed', { bytes, sha256 }, { bytes, sha256 });
   }
 
   /** The attempt's start is journalled before the request goes out: the reconciliation window. */
-  markUploading(id: number, attemptStartedAt: number): void {
-    this.journal.transaction(() => {
+  markUploading(id: number, attemptStartedAt: number): Promise<void> {
+    return this.journal.commit(() => {
       const row = this.require(id);
       this.apply(row, 'uploading', { attempts: row.attempts + 1, attempt_started_at: attemptStartedAt }, { attempt: row.attempts + 1 });
     });
   }
 
   /** The attempt provably did not reach the service: back to claimed (its count is kept). */
-  markNotSent(id: number, reason: string): void {
-    this.transition(id, 'claimed', { last_error: reason }, { reason });
+  markNotSent(id: number, reason: string): Promise<void> {
+    return this.transition(id, 'claimed', { last_error: reason }, { reason });
   }
 
-  markUploaded(id: number, parcelId: number, how: 'uploaded' | 'reconciled'): void {
-    this.transition(id, 'uploaded', { parcel_id: parcelId, last_error: null }, { parcelId, how });
+  markUploaded(id: number, parcelId: number, how: 'uploaded' | 'reconciled'): Promise<void> {
+    return this.transition(id, 'uploaded', { parcel_id: parcelId, last_error: null }, { parcelId, how });
   }
 
-  markArchived(id: number, finalPath: string | null): void {
-    this.transition(id, 'archived', { final_path: finalPath }, { finalPath });
+  markArchived(id: number, finalPath: string | null): Promise<void> {
+    return this.transition(id, 'archived', { final_path: finalPath }, { finalPath });
   }
 
-  markErroring(id: number, d: ErrorDecision): void {
-    this.transition(id, 'erroring', { last_error: d.reason, error_code: d.errorCode ?? null, http_status: d.httpStatus ?? null }, { ...d });
+  markErroring(id: number, d: ErrorDecision): Promise<void> {
+    return this.transition(id, 'erroring', { last_error: d.reason, error_code: d.errorCode ?? null, http_status: d.httpStatus ?? null }, { ...d });
   }
 
-  markInError(id: number, finalPath: string | null): void {
-    this.transition(id, 'in_error', { final_path: finalPath }, { finalPath });
+  markInError(id: number, finalPath: string | null): Promise<void> {
+    return this.transition(id, 'in_error', { final_path: finalPath }, { finalPath });
   }
 
-  markRequeued(id: number): void {
-    this.transition(id, 'requeued', {}, null);
+  markRequeued(id: number): Promise<void> {
+    return this.transition(id, 'requeued', {}, null);
   }
 
   noteError(id: number, reason: string): void {
@@ -175,8 +175,8 @@ export class OutboundJournal {
     return row;
   }
 
-  private transition(id: number, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
-    this.journal.transaction(() => this.apply(this.require(id), to, set, detail));
+  private transition(id: number, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): Promise<void> {
+    return this.journal.commit(() => this.apply(this.require(id), to, set, detail));
   }
 
   private apply(row: OutboundRow, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {

@@ -231,6 +231,7 @@ export class OutboundPipeline {
       const names = new Set(entries.map((e) => e.name));
       this.stability.retainOnly(names);
       let wait = 0;
+      const claims: Promise<void>[] = [];
       for (const e of entries) {
         if (this.isIgnored(e.name)) continue;
         if (!e.isFile()) {
@@ -257,8 +258,10 @@ export class OutboundPipeline {
         if (ready > 0) wait = wait === 0 ? ready : Math.min(wait, ready);
         if (ready !== 0) continue;
         this.stability.forget(e.name);
-        await this.claim(e.name, source);
+        claims.push(this.claim(e.name, source));
       }
+      // Claims run together so that their journal commits share one fsync (group commit).
+      await Promise.all(claims);
       return wait;
     })();
     this.scanning = run;
@@ -273,7 +276,7 @@ export class OutboundPipeline {
   private async claim(fileName: string, source: string): Promise<void> {
     let row: OutboundRow;
     try {
-      row = this.journal.markClaiming(this.mailboxId, this.cfg.dir, fileName, source, this.processingDir);
+      row = await this.journal.markClaiming(this.mailboxId, this.cfg.dir, fileName, source, this.processingDir);
     } catch (err) {
       this.logger.error({ file: fileName, err: (err as Error).message }, 'cannot journal the claim; will retry');
       return;
@@ -296,7 +299,7 @@ export class OutboundPipeline {
         return;
       }
       const { bytes, sha256 } = await hashFile(processing);
-      this.journal.markClaimed(row.id, bytes, sha256);
+      await this.journal.markClaimed(row.id, bytes, sha256);
       this.result.claimed++;
       crashPoint('out.claimed');
     } catch (err) {
@@ -381,7 +384,7 @@ export class OutboundPipeline {
       if (row.state === 'uploading') {
         const found = await this.reconcile(row);
         if (found !== undefined) {
-          this.journal.markUploaded(row.id, found, 'reconciled');
+          await this.journal.markUploaded(row.id, found, 'reconciled');
           this.logger.warn({ file: row.file_name, parcelId: found }, 'upload outcome was unknown; found the parcel on the service and adopted it (no second send)');
           this.result.uploaded++;
           return true;
@@ -393,7 +396,7 @@ export class OutboundPipeline {
         }
       }
       const attemptStart = this.now();
-      this.journal.markUploading(row.id, attemptStart);
+      await this.journal.markUploading(row.id, attemptStart);
       crashPoint('out.uploading');
       const { parcelId } = await this.options.client.uploadParcel(
         row.processing_path as string,
@@ -406,7 +409,7 @@ export class OutboundPipeline {
         { onBodySent: () => crashPoint('out.request-sent') },
       );
       crashPoint('out.response-received');
-      this.journal.markUploaded(row.id, parcelId, 'uploaded');
+      await this.journal.markUploaded(row.id, parcelId, 'uploaded');
       this.result.uploaded++;
       crashPoint('out.uploaded');
       return true;
@@ -430,7 +433,7 @@ export class OutboundPipeline {
       await this.toError(row, { reason: `rejected by the service: ${err.serviceMessage || reason}`, errorCode: err.errorCode, httpStatus: err.httpStatus });
       return false;
     }
-    if (row.state === 'uploading') this.journal.markNotSent(id, reason);
+    if (row.state === 'uploading') await this.journal.markNotSent(id, reason);
     // A service that is down is not the file's fault: only answered retryable errors count towards maxAttempts.
     const counted = err instanceof GridApiError;
     if (counted && row.attempts >= this.cfg.maxAttempts) {
@@ -475,7 +478,7 @@ export class OutboundPipeline {
         crashPoint('out.archive-renamed');
         await fsyncDir(path.dirname(processing));
       }
-      this.journal.markArchived(row.id, finalPath);
+      await this.journal.markArchived(row.id, finalPath);
       this.result.archived++;
       this.result.bytes += row.bytes ?? 0;
       crashPoint('out.archived');
@@ -489,7 +492,7 @@ export class OutboundPipeline {
 
   /** → erroring (reason journalled) → file and `<name>.error.json` in errorDir → in_error. */
   private async toError(row: OutboundRow, d: ErrorDecision): Promise<void> {
-    if (row.state !== 'erroring') this.journal.markErroring(row.id, d);
+    if (row.state !== 'erroring') await this.journal.markErroring(row.id, d);
     const processing = row.processing_path as string;
     let finalPath: string | null = null;
     try {
@@ -517,7 +520,7 @@ export class OutboundPipeline {
       await fsyncFile(reportPath);
       if (source) await moveDurable(source, finalPath);
       await fsyncDir(this.cfg.errorDir);
-      this.journal.markInError(row.id, source ? finalPath : null);
+      await this.journal.markInError(row.id, source ? finalPath : null);
       this.logger.error({ file: row.file_name, reason: d.reason, errorCode: d.errorCode ?? undefined, httpStatus: d.httpStatus ?? undefined, errorFile: finalPath }, 'file moved to the error folder');
     } catch (err) {
       this.journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
