@@ -84,7 +84,7 @@ describe('once', () => {
     expect(fs.readdirSync(w.error).sort()).toEqual(['b.x12', 'b.x12.error.json']);
   });
 
-  it('exits 2 while a daemon holds the journal', async () => {
+  it('exits 2 while a daemon holds the journal; status and doctor still work', async () => {
     const w = world();
     const daemon = startCli(['run', '-c', w.configFile], { GRIDSYNC_LOG_LEVEL: 'info' });
     try {
@@ -92,6 +92,13 @@ describe('once', () => {
       const r = runCli(['once', '-c', w.configFile]);
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/in use by another gridsync process/);
+      // status and doctor read beside the running daemon
+      const status = runCli(['status', '-c', w.configFile, '--json']);
+      expect(status.status).toBe(0);
+      expect(JSON.parse(status.stdout)).toHaveProperty('inbound.counts');
+      const doctor = runCli(['doctor', '-c', w.configFile]);
+      expect(doctor.stdout).toMatch(/! journal .*in use by a running gridsync/);
+      expect(doctor.status).toBe(0);
     } finally {
       daemon.kill('SIGTERM');
       expect((await daemon.exited).code).toBe(0);
