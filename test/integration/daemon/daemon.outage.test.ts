@@ -118,3 +118,49 @@ describe('daemon: service outage', () => {
     await expect(Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false })).rejects.toThrow(/not reachable/);
   });
 });
+
+describe('daemon: credentials revoked while running', () => {
+  it('never crashes: cycles fail with 401, /readyz 503, retries; recovers when the key is valid again', async () => {
+    const Database = (await import('better-sqlite3')).default;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-revoked-'));
+    const dataFile = path.join(dir, 'emulator.sqlite');
+    const emu = await startEmulator({ port: 0, dataFile });
+    // The emulator implements no key revocation route: revoke in its store, as its operator would.
+    const store = new Database(dataFile);
+    const setKey = (from: string, to: string): void => {
+      expect(store.prepare('UPDATE users SET api_key = ? WHERE api_key = ?').run(to, from).changes).toBe(1);
+    };
+    let daemon: Daemon | undefined;
+    try {
+      const loaded = parseConfig(
+        { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' }, stateDir: 'state', http: { enabled: true, port: 0 }, schedule: { poll: '100ms' }, mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }] },
+        'revoked-test',
+        {},
+        dir,
+      );
+      daemon = await Daemon.open({ loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+      await daemon.start();
+      const url = daemon.httpUrl as string;
+      await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 10_000, 'ready');
+
+      setKey('demo-key-1001', 'revoked-key');
+      await eventually(async () => (await fetch(`${url}/readyz`)).status === 503, 10_000, '/readyz 503 after the key was revoked');
+      const body = (await (await fetch(`${url}/readyz`)).json()) as { lastError: string };
+      expect(body.lastError).toMatch(/401|Unauthori[sz]ed|key/i);
+      const rejected = (): number => emu.requests().filter((r) => r.status === 401).length;
+      const before = rejected();
+      await eventually(() => rejected() > before, 10_000, 'another attempt (still retrying)');
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+      setKey('revoked-key', 'demo-key-1001');
+      await emu.inject({ mailboxId: 1001, fileName: 'after-revoke.x12', content: Buffer.from('ISA*x~') });
+      await eventually(() => fs.existsSync(path.join(dir, 'inbox/after-revoke.x12')), 15_000, 'delivery once the key is valid again');
+      await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 10_000, 'ready again');
+    } finally {
+      await daemon?.close();
+      store.close();
+      await emu.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
