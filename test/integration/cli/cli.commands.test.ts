@@ -1,11 +1,12 @@
 // The daemon commands as operators and schedulers run them: built CLI in child processes, exit
 // codes of DESIGN.md (0 ok · 1 some item failed · 2 config/auth/usage), --help and --version.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
-import { runCli, startCli } from '../../helpers/daemon-child.js';
+import { cliPath, runCli, startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 
 const worlds: DaemonWorld[] = [];
@@ -82,6 +83,18 @@ describe('once', () => {
     const bad = runCli(['once', '-c', w.configFile]);
     expect(bad.status).toBe(1);
     expect(fs.readdirSync(w.error).sort()).toEqual(['b.x12', 'b.x12.error.json']);
+  });
+
+  const hasScript = spawnSync('script', ['--version']).status === 0;
+  it.skipIf(!hasScript)('on a terminal (a pty from script(1)): progress and a summary on stderr', () => {
+    const w = world();
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'tty.x12'), x12(303));
+    const cmd = `${process.execPath} ${cliPath} once -c ${w.configFile}`;
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/mb1001: outbound…/);
+    expect(r.stdout).toMatch(/inbound: \d+ received, 0 failed, 0 deferred · outbound: 1 sent, 0 rejected, 0 failed, 0 deferred/);
   });
 
   it('exits 2 while a daemon holds the journal; status and doctor still work', async () => {
