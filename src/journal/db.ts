@@ -92,7 +92,11 @@ export class Journal {
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
       migrate(db);
-      return new Journal(db, journalPath, now, lockDb);
+      const journal = new Journal(db, journalPath, now, lockDb);
+      // Prove now that the journal is writable (a file owned by another user opens read-only
+      // without complaint), so the daemon fails at start-up instead of at its first transition.
+      journal.setMeta('openedAt', new Date(now()).toISOString());
+      return journal;
     } catch (err) {
       lockDb?.close();
       throw err;

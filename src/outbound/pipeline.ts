@@ -295,6 +295,7 @@ export class OutboundPipeline {
         await fsyncDir(path.dirname(row.source_path));
         if (this.cfg.readiness === 'marker') await fs.promises.rm(row.source_path + this.cfg.markerSuffix, { force: true });
       } else if (!(await exists(processing))) {
+        this.result.failed++;
         await this.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
         return;
       }
@@ -305,6 +306,7 @@ export class OutboundPipeline {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (code === 'EACCES' || code === 'EPERM') {
+        this.result.failed++;
         await this.toError(row, { reason: `unreadable: ${(err as Error).message}` });
         return;
       }
