@@ -1,13 +1,15 @@
 /** `gridsync once`: one full cycle of every mailbox, then exit with a status code for schedulers. */
 import { Daemon, StartupError } from '../daemon/index.js';
-import { UsageError, parseCommand, runCommand } from './args.js';
+import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 
 const USAGE = `usage: gridsync once [-c FILE]
 
 Recovers what a previous run left unfinished, drains every inbox and outbox once, and exits:
-  0 all done · 1 some item failed (details logged, files in errorDir) or the service was unreachable
-  2 config, credentials, folders or journal lock (another gridsync is running)`;
+  0 all done · 1 some item failed (details logged, files in errorDir), the service was unreachable,
+  or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
+  gridsync is running). SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout,
+  then exit 1 (the journal resumes the rest next time); a second signal exits at once.`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -15,24 +17,37 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
     const logger = loggerFor(loaded);
+    const interrupted = new AbortController();
+    void untilSignal().then((signal) => {
+      interrupted.abort();
+      const deadlineMs = loaded.config.shutdownTimeout;
+      logger.warn({ signal, deadlineMs }, 'once: interrupted; no new items, finishing in-flight transfers');
+      // Past the deadline the process ends like a crash, which the journal is built to resume.
+      setTimeout(() => {
+        logger.warn({ deadlineMs }, 'once: shutdown deadline reached; exiting (the journal resumes the rest next time)');
+        logger.flush();
+        process.exit(1);
+      }, deadlineMs).unref();
+    });
     let daemon: Daemon;
     try {
-      daemon = await Daemon.open({ loaded, logger, waitForService: false });
+      daemon = await Daemon.open({ loaded, logger, waitForService: false, signal: interrupted.signal });
     } catch (err) {
       if (!(err instanceof StartupError)) throw err;
       logger.error({}, err.message);
       logger.flush();
-      if (/not reachable/.test(err.message)) return 1;
+      if (/not reachable|stopped before/.test(err.message)) return 1;
       throw new UsageError(err.message);
     }
+    interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
     const progress = process.stderr.isTTY ? (line: string) => process.stderr.write(`\r\x1b[K${line}`) : undefined;
     try {
       const t = await daemon.runOnce(progress);
       if (progress) process.stderr.write('\r\x1b[K');
       const summary = `inbound: ${t.inbound.confirmed} received, ${t.inbound.failed} failed, ${t.inbound.deferred} deferred · outbound: ${t.outbound.archived} sent, ${t.outbound.rejected} rejected, ${t.outbound.failed} failed, ${t.outbound.deferred} deferred`;
-      logger.info({ inbound: t.inbound, outbound: t.outbound }, 'once: cycle done');
+      logger.info({ inbound: t.inbound, outbound: t.outbound, interrupted: interrupted.signal.aborted }, 'once: cycle done');
       if (process.stderr.isTTY) process.stderr.write(`${summary}\n`);
-      return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 ? 1 : 0;
+      return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {
       await daemon.close();
       logger.flush();

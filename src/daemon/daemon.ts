@@ -188,10 +188,19 @@ export class Daemon {
     }
   }
 
+  /**
+   * `once` on SIGTERM: the cycle takes no new items; downloads in flight stop (nothing is confirmed
+   * before it is placed), uploads in flight finish.
+   */
+  interrupt(): void {
+    this.abort.abort();
+  }
+
   /** `gridsync once`: recovery, then one full cycle of every mailbox, inbound and outbound. */
   async runOnce(onProgress?: (line: string) => void): Promise<CycleTotals> {
     const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
     for (const m of this.mailboxes) {
+      if (this.abort.signal.aborted) break;
       if (m.inbound) {
         add(totals.inbound, await m.inbound.recover());
         onProgress?.(`${m.name}: inbound…`);

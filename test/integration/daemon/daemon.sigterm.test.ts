@@ -133,4 +133,38 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect((await again.exited).code).toBe(0);
     expect(await w.uploads()).toBe(1);
   });
+
+  it('once: SIGTERM lets the held upload finish and exits 1 (interrupted); past a short deadline it exits 1 and the next once sends it exactly once', async () => {
+    const w = await setup('20s', 1500);
+    fs.writeFileSync(path.join(w.outbox, 'big.x12'), BIG);
+    const once = startCli(['once', '-c', w.configFile]);
+    cleanups.push(() => once.kill('SIGKILL'));
+    await eventually(() => !fs.existsSync(path.join(w.outbox, 'big.x12')), 10_000, 'the file claimed');
+    once.kill('SIGTERM');
+    const exit = await once.exited;
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).toMatch(/"msg":"once: interrupted; no new items, finishing in-flight transfers"/);
+    expect(fs.readdirSync(w.sent)).toEqual(['big.x12']);
+    expect(await w.uploads()).toBe(1);
+
+    const short = await setup('300ms', 3000);
+    fs.writeFileSync(path.join(short.outbox, 'big.x12'), BIG);
+    const started = Date.now();
+    const once2 = startCli(['once', '-c', short.configFile]);
+    cleanups.push(() => once2.kill('SIGKILL'));
+    await eventually(() => !fs.existsSync(path.join(short.outbox, 'big.x12')), 10_000, 'the file claimed');
+    once2.kill('SIGTERM');
+    const exit2 = await once2.exited;
+    expect(exit2.code).toBe(1);
+    expect(exit2.stdout).toMatch(/shutdown deadline reached/);
+    expect(Date.now() - started).toBeLessThan(3000 + 2000);
+    await new Promise((r) => setTimeout(r, 3500));
+    await short.emu.ensureEmulator();
+    await short.emu.setFaults([]);
+    const once3 = startCli(['once', '-c', short.configFile]);
+    const exit3 = await once3.exited;
+    expect(exit3.code).toBe(0);
+    expect(fs.readdirSync(short.sent)).toEqual(['big.x12']);
+    expect(await short.uploads()).toBe(1);
+  });
 });
