@@ -31,6 +31,8 @@ export interface EmulatorSettings {
   readonly redeliverAfterMs: number;
   /** Delay before the demo partner acknowledges an interchange. */
   readonly acknowledgeDelayMs: number;
+  /** Gaps between callback delivery attempts (API-NOTES §9: 1 s, 5 s, 25 s). */
+  readonly callbackRetryDelaysMs: readonly number[];
 }
 
 export interface World {

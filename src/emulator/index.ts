@@ -55,6 +55,7 @@ const DEFAULT_SETTINGS: EmulatorSettings = {
   legacyDownloadMode: false,
   redeliverAfterMs: 10 * 60_000,
   acknowledgeDelayMs: 200,
+  callbackRetryDelaysMs: [1000, 5000, 25_000],
 };
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/base64.js';
 import { JsonStreamError, readJsonStreaming } from '../api/json-stream.js';
+import { fireParcelEvent } from './callbacks.js';
 import { acknowledgment, parseInterchanges, type Interchange, type Party } from './edi.js';
 import { EmulatorError, invalidParameter, iso, type World } from './context.js';
 import type { FaultPlan } from './faults.js';
@@ -161,6 +162,7 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
     }
     return { outParcelId, inParcelId };
   })();
+  fireParcelEvent(world, toMailbox, parcelInfo(store.parcel(result.inParcelId) as ParcelRow));
   const mb = store.db.prepare('SELECT auto_ack FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as { auto_ack: number };
   if (mb.auto_ack && d.fromMailbox !== null && d.gridIdFrom !== null && d.gridIdTo !== null) {
     const from = d.gridIdFrom;
@@ -212,6 +214,7 @@ export function confirmParcel(world: World, p: ParcelRow): void {
       world.store.db.prepare("UPDATE parcels SET status = 'OutBoxDelivered', modified = ? WHERE parcel_id = ? AND status = 'outboxSent'").run(now, p.peer_parcel_id);
     }
   })();
+  if (p.status === 'InBoxReady') fireParcelEvent(world, p.mailbox_id, parcelInfo(world.store.parcel(p.parcel_id) as ParcelRow));
 }
 
 export function parcelInfo(p: ParcelRow, withStatus = true): Record<string, unknown> {

@@ -46,6 +46,15 @@ CREATE TABLE IF NOT EXISTS interchanges (
   document_type TEXT, control_number TEXT NOT NULL, header TEXT NOT NULL, status TEXT NOT NULL,
   created TEXT NOT NULL, created_ms INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS interchanges_by_parcel ON interchanges (parcel_id);
+CREATE TABLE IF NOT EXISTS callbacks (
+  callback_id INTEGER PRIMARY KEY, url TEXT NOT NULL, event TEXT NOT NULL, mailbox_id INTEGER,
+  network_id INTEGER, http_auth_type TEXT NOT NULL, username TEXT, password TEXT, status TEXT NOT NULL,
+  owner_network_id INTEGER NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS callback_events (
+  callback_event_id INTEGER PRIMARY KEY, callback_id INTEGER NOT NULL, event TEXT NOT NULL,
+  mailbox_id INTEGER, object_id INTEGER NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL,
+  created_ms INTEGER NOT NULL, delivered TEXT, http_status INTEGER, payload TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0, last_attempt TEXT);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
