@@ -586,7 +586,7 @@ export async function runSoak(opts) {
   if (/Bearer\s+[A-Za-z0-9._-]{8,}/.test(daemonLog)) verdict.violations.push('a bearer token appears in the daemon log');
   const wrongMode = consumed.filter((c) => c.mode !== INBOX_FILE_MODE);
   if (wrongMode.length) verdict.violations.push(`${wrongMode.length} inbox files without mode ${INBOX_FILE_MODE.toString(8)} (e.g. ${wrongMode[0].mode.toString(8)})`);
-  verdict.violations.push(...securityChecks(work));
+  verdict.violations.push(...(await securityChecks(work)));
 
   figures.lost = verdict.lost;
   figures.duplicated = verdict.duplicated;
@@ -714,8 +714,27 @@ async function checkInvariants({ admin, dirs, inbound, outbound, consumed }) {
 }
 
 /** Issue #7 item 4: plain http to a non-loopback host refused; TLS verification on by default. */
-function securityChecks(work) {
+async function securityChecks(work) {
   const violations = [];
+  // A self-signed https server on loopback: `gridsync call` must refuse its certificate.
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(work, 'tls-key.pem'), '-out', path.join(work, 'tls-cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const { default: https } = await import('node:https');
+    const server = https.createServer({ key: fs.readFileSync(path.join(work, 'tls-key.pem')), cert: fs.readFileSync(path.join(work, 'tls-cert.pem')) }, (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'));
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const port = server.address().port;
+    const r = await new Promise((resolve) => {
+      const c = spawn(process.execPath, [cliPath, 'call', 'GET', '/v2/auth/version', '--base-url', `https://127.0.0.1:${port}`, '--api-key', 'x'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.stderr.on('data', (d) => (out += d));
+      c.on('exit', (code) => resolve({ code, out }));
+    });
+    server.close();
+    if (r.code === 0 || !/certificate|SELF_SIGNED|self.signed/i.test(r.out)) violations.push(`a self-signed certificate was not refused (exit ${r.code}): ${r.out.slice(0, 200)}`);
+  } catch (err) {
+    violations.push(`TLS check could not run: ${err.message}`);
+  }
   const cfg = path.join(work, 'insecure.yaml');
   fs.writeFileSync(cfg, `api:\n  baseUrl: http://192.0.2.10:8080\n  apiKey: x\nstateDir: ${path.join(work, 'insecure-state')}\nmailboxes:\n  - mailboxId: 1\n    inbox: { dir: ${path.join(work, 'insecure-inbox')} }\n`);
   const r = spawnSync(process.execPath, [cliPath, 'once', '-c', cfg], { encoding: 'utf8', timeout: 30_000 });
