@@ -300,15 +300,22 @@ const children = {
     return { medianMs: lat[Math.floor(lat.length / 2)], p99Ms: lat[Math.floor(lat.length * 0.99)], archived: lat.length, dropped: n };
   },
 
-  /** Emulator request rate: concurrent keep-alive clients hammering one endpoint. */
-  async 'emulator-rate'({ url, seconds, connections }) {
+  /** Emulator request rate: concurrent keep-alive clients on pending-inbox-list, or download of a 10 KB parcel. */
+  async 'emulator-rate'({ url, seconds, connections, what }) {
     const { Pool } = await import('undici');
     const pool = new Pool(url, { connections });
+    let body = JSON.stringify({ mailboxId: PARTNER });
+    let route = '/v2/parcels/pending-inbox-list';
+    if (what === 'download') {
+      const r = await admin(url, 'POST', '/_emulator/inject', { mailboxId: MAILBOX, fileName: 'ten-kb.bin', content: Buffer.alloc(10 * 1024, 1).toString('base64') });
+      body = JSON.stringify({ parcelId: r.parcelId });
+      route = '/v2/parcels/download';
+    }
     let count = 0;
     const end = Date.now() + seconds * 1000;
     await Promise.all(Array.from({ length: connections }, async () => {
       while (Date.now() < end) {
-        const res = await pool.request({ path: '/v2/parcels/pending-inbox-list', method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ mailboxId: PARTNER }) });
+        const res = await pool.request({ path: route, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body });
         await res.body.dump();
         count++;
       }
@@ -516,8 +523,10 @@ async function main() {
   }
   if (want('emulator')) {
     const emu = await startEmulatorProcess();
-    const r = await repeat(runs, () => runChild('emulator-rate', { url: emu.url, seconds: quick ? 3 : 10, connections: 8 }));
-    row('emulator requests/s (pending-inbox-list, 8 keep-alive connections)', stat(r, 'perSecond'), null, null);
+    for (const what of ['list', 'download']) {
+      const r = await repeat(runs, () => runChild('emulator-rate', { url: emu.url, seconds: quick ? 3 : 10, connections: 8, what }));
+      row(`emulator requests/s (${what === 'list' ? 'pending-inbox-list' : 'download of a 10 KB parcel'}, 8 keep-alive connections)`, stat(r, 'perSecond'), null, null);
+    }
     await emu.close();
   }
 
