@@ -64,6 +64,7 @@ export class Journal {
   private readonly insertEvent: Database.Statement;
   private pending: Pending[] = [];
   private flushScheduled = false;
+  private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(
     readonly db: Db,
@@ -106,6 +107,16 @@ export class Journal {
   /** Run `fn` in one IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
+  }
+
+  /** A prepared statement, cached by its SQL (preparing was 7 % of a busy pipeline's CPU). */
+  statement(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
   }
 
   /**
@@ -167,12 +178,12 @@ export class Journal {
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    const row = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
     return row?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.statement('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
   /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */

@@ -70,19 +70,19 @@ export class InboundJournal {
   constructor(private readonly journal: Journal) {}
 
   get(mailboxId: number, parcelId: number): InboundRow | undefined {
-    return this.journal.db.prepare('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as InboundRow | undefined;
+    return this.journal.statement('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as InboundRow | undefined;
   }
 
   /** Rows of a mailbox in the given states, oldest first. */
   inStates(mailboxId: number, states: readonly InboundState[]): InboundRow[] {
-    return this.journal.db
-      .prepare(`SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`)
+    return this.journal
+      .statement(`SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`)
       .all(mailboxId, ...states) as InboundRow[];
   }
 
   /** Final paths chosen by parcels not yet confirmed: a new parcel must not take one of them. */
   reservedPaths(): Set<string> {
-    const rows = this.journal.db.prepare("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL").all() as { final_path: string }[];
+    const rows = this.journal.statement("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL").all() as { final_path: string }[];
     return new Set(rows.map((r) => r.final_path));
   }
 
@@ -91,8 +91,8 @@ export class InboundJournal {
     return this.journal.commit(() => {
       if (this.get(mailboxId, p.parcelId)) return false;
       const now = this.journal.now();
-      this.journal.db
-        .prepare(
+      this.journal
+        .statement(
           `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
            VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
         )
@@ -138,7 +138,7 @@ export class InboundJournal {
 
   /** A note on a row that stays in its state (a confirm to retry, a full disk). */
   noteError(mailboxId: number, parcelId: number, reason: string): void {
-    this.journal.db.prepare('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?').run(reason, this.journal.now(), mailboxId, parcelId);
+    this.journal.statement('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?').run(reason, this.journal.now(), mailboxId, parcelId);
   }
 
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
@@ -154,15 +154,15 @@ export class InboundJournal {
   /** Counts per state and the most recent failures, for `gridsync status` and metrics. */
   summary(limit = 10): { counts: Record<string, number>; recentFailures: InboundRow[] } {
     const counts = Object.fromEntries(
-      (this.journal.db.prepare('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
+      (this.journal.statement('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
     );
-    const recentFailures = this.journal.db.prepare("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?").all(limit) as InboundRow[];
+    const recentFailures = this.journal.statement("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?").all(limit) as InboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget confirmed rows older than `olderThanMs`. */
   pruneConfirmed(olderThanMs: number): number {
-    return this.journal.db.prepare("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
+    return this.journal.statement("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
   }
 
   private require(mailboxId: number, parcelId: number): InboundRow {
@@ -179,8 +179,8 @@ export class InboundJournal {
     if (!canTransition(row.state, to)) throw new IllegalTransitionError(row.mailbox_id, row.parcel_id, row.state, to);
     const cols = Object.keys(set);
     const now = this.journal.now();
-    this.journal.db
-      .prepare(`UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`)
+    this.journal
+      .statement(`UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`)
       .run(to, now, ...cols.map((c) => set[c]), row.mailbox_id, row.parcel_id);
     this.journal.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
   }

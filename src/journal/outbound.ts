@@ -69,42 +69,42 @@ export class OutboundJournal {
   constructor(private readonly journal: Journal) {}
 
   get(id: number): OutboundRow | undefined {
-    return this.journal.db.prepare('SELECT * FROM outbound_files WHERE id = ?').get(id) as OutboundRow | undefined;
+    return this.journal.statement('SELECT * FROM outbound_files WHERE id = ?').get(id) as OutboundRow | undefined;
   }
 
   inStates(mailboxId: number, outboxDir: string, states: readonly OutboundState[]): OutboundRow[] {
-    return this.journal.db
-      .prepare(`SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`)
+    return this.journal
+      .statement(`SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`)
       .all(mailboxId, outboxDir, ...states) as OutboundRow[];
   }
 
   /** The journal row that already owns a source path (a claim in flight), if any. */
   activeClaimOf(sourcePath: string): OutboundRow | undefined {
-    return this.journal.db.prepare("SELECT * FROM outbound_files WHERE source_path = ? AND state = 'claiming'").get(sourcePath) as OutboundRow | undefined;
+    return this.journal.statement("SELECT * FROM outbound_files WHERE source_path = ? AND state = 'claiming'").get(sourcePath) as OutboundRow | undefined;
   }
 
   /** Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check. */
   duplicateOf(id: number, sha256: string, sinceMs: number): OutboundRow | undefined {
-    return this.journal.db
-      .prepare("SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1")
+    return this.journal
+      .statement("SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1")
       .get(sha256, id, sinceMs, id) as OutboundRow | undefined;
   }
 
   /** Parcel ids already adopted by a row: reconciliation must not adopt one twice. */
   isAdopted(parcelId: number): boolean {
-    return this.journal.db.prepare('SELECT 1 FROM outbound_files WHERE parcel_id = ?').get(parcelId) !== undefined;
+    return this.journal.statement('SELECT 1 FROM outbound_files WHERE parcel_id = ?').get(parcelId) !== undefined;
   }
 
   /** claiming: the intent to move `sourcePath` to `processingPath`, journalled before the rename. */
   markClaiming(mailboxId: number, outboxDir: string, fileName: string, sourcePath: string, processingDir: string): Promise<OutboundRow> {
     return this.journal.commit(() => {
       const now = this.journal.now();
-      const { lastInsertRowid } = this.journal.db
-        .prepare("INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)")
+      const { lastInsertRowid } = this.journal
+        .statement("INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)")
         .run(mailboxId, outboxDir, fileName, sourcePath, now, now);
       const id = Number(lastInsertRowid);
       const processingPath = path.join(processingDir, `${id}-${fileName}`);
-      this.journal.db.prepare('UPDATE outbound_files SET processing_path = ? WHERE id = ?').run(processingPath, id);
+      this.journal.statement('UPDATE outbound_files SET processing_path = ? WHERE id = ?').run(processingPath, id);
       this.journal.recordEvent({ direction: 'out', mailboxId, item: id, from: null, to: 'claiming', detail: { sourcePath, processingPath } });
       return this.get(id) as OutboundRow;
     });
@@ -148,25 +148,25 @@ export class OutboundJournal {
   }
 
   noteError(id: number, reason: string): void {
-    this.journal.db.prepare('UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?').run(reason, this.journal.now(), id);
+    this.journal.statement('UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?').run(reason, this.journal.now(), id);
   }
 
   /** The in_error rows whose file sits at `finalPath` (for requeue). */
   inErrorAt(finalPath: string): OutboundRow[] {
-    return this.journal.db.prepare("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?").all(finalPath) as OutboundRow[];
+    return this.journal.statement("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?").all(finalPath) as OutboundRow[];
   }
 
   summary(limit = 10): { counts: Record<string, number>; recentFailures: OutboundRow[] } {
     const counts = Object.fromEntries(
-      (this.journal.db.prepare('SELECT state, count(*) AS n FROM outbound_files GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
+      (this.journal.statement('SELECT state, count(*) AS n FROM outbound_files GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
     );
-    const recentFailures = this.journal.db.prepare("SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?").all(limit) as OutboundRow[];
+    const recentFailures = this.journal.statement("SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?").all(limit) as OutboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget finished rows older than `olderThanMs`. */
   pruneFinished(olderThanMs: number): number {
-    return this.journal.db.prepare("DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
+    return this.journal.statement("DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
   }
 
   private require(id: number): OutboundRow {
@@ -182,8 +182,8 @@ export class OutboundJournal {
   private apply(row: OutboundRow, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
     if (!canTransitionOutbound(row.state, to)) throw new IllegalOutboundTransitionError(row.id, row.state, to);
     const cols = Object.keys(set);
-    this.journal.db
-      .prepare(`UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`)
+    this.journal
+      .statement(`UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`)
       .run(to, this.journal.now(), ...cols.map((c) => set[c]), row.id);
     this.journal.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });
   }
