@@ -5,6 +5,7 @@ import path from 'node:path';
 import { GridClient } from '../../src/api/index.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { Journal } from '../../src/journal/index.js';
+import { OutboundPipeline, type OutboxConfig } from '../../src/outbound/index.js';
 
 export interface TestWorld {
   readonly root: string;
@@ -60,4 +61,14 @@ export function listFiles(dir: string): string[] {
 export async function emulatorParcels(emu: Emulator, mailboxId: number): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${emu.url}/_emulator/parcels?mailboxId=${mailboxId}`);
   return ((await res.json()) as { data: Array<Record<string, unknown>> }).data;
+}
+
+/** An outbound pipeline for mailbox 1001 on the world's folders, with test-friendly defaults. */
+export function outboundPipeline(w: TestWorld, over: Partial<OutboxConfig> = {}): OutboundPipeline {
+  const outbox: OutboxConfig = {
+    dir: w.dirs.outbox, sentDir: w.dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: w.dirs.error, stableMs: 50,
+    readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
+    concurrency: 4, maxAttempts: 5, validateEnvelope: true, duplicates: 'reject', duplicateWindowMs: 86_400_000, ...over,
+  };
+  return new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox }, stateDir: w.dirs.state });
 }

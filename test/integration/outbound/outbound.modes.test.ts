@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OutboundPipeline, type OutboxConfig } from '../../../src/outbound/index.js';
+import type { OutboundPipeline, OutboxConfig } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
 import { repoRoot } from '../../helpers/journal-child.js';
-import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 let w: TestWorld;
 beforeEach(async () => {
@@ -13,15 +13,8 @@ beforeEach(async () => {
 });
 afterEach(async () => w.close());
 
-function outbox(over: Partial<OutboxConfig> = {}): OutboxConfig {
-  return {
-    dir: w.dirs.outbox, sentDir: w.dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: w.dirs.error, stableMs: 20,
-    readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
-    concurrency: 8, maxAttempts: 5, validateEnvelope: true, duplicates: 'reject', duplicateWindowMs: 86_400_000, ...over,
-  };
-}
-const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline =>
-  new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox: outbox(over) }, stateDir: w.dirs.state });
+const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline => outboundPipeline(w, { stableMs: 20, concurrency: 8, ...over });
+
 
 describe('outbound modes', () => {
   it('done-marker mode: sends only files whose marker exists, and removes the marker after the claim', async () => {

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OutboundPipeline, type OutboxConfig } from '../../../src/outbound/index.js';
+import type { OutboundPipeline, OutboxConfig } from '../../../src/outbound/index.js';
 import { OutboundJournal } from '../../../src/journal/index.js';
 import { edifact, x12 } from '../../helpers/edi.js';
-import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 let w: TestWorld;
 beforeEach(async () => {
@@ -12,15 +12,8 @@ beforeEach(async () => {
 });
 afterEach(async () => w.close());
 
-function outbox(over: Partial<OutboxConfig> = {}): OutboxConfig {
-  return {
-    dir: w.dirs.outbox, sentDir: w.dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: w.dirs.error, stableMs: 50,
-    readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
-    concurrency: 4, maxAttempts: 5, validateEnvelope: true, duplicates: 'reject', duplicateWindowMs: 86_400_000, ...over,
-  };
-}
-const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline =>
-  new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox: outbox(over) }, stateDir: w.dirs.state });
+const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline => outboundPipeline(w, { stableMs: 50, concurrency: 4, ...over });
+
 
 const uploadsByName = async (): Promise<Map<string, number>> => {
   const m = new Map<string, number>();
