@@ -476,6 +476,10 @@ export async function runSoak(opts) {
   });
 
   // Chaos: faults on every endpoint, kills, outages, disk full, unwritable inbox.
+  // Fault counters live in the emulator process: add them up before each restart.
+  const addFaults = (f) => {
+    for (const [k, v] of Object.entries(f?.injected ?? {})) figures.faultsInjected[k] = (figures.faultsInjected[k] ?? 0) + v;
+  };
   const faultConfig = {
     seed,
     rules: [{
@@ -509,6 +513,7 @@ export async function runSoak(opts) {
         daemon.start();
       } else if (kind === 'outage') {
         figures.outages++;
+        addFaults(await admin.faults().catch(() => null));
         log('outage: emulator stopped');
         await emulator.kill(rnd.chance(0.5) ? 'SIGKILL' : 'SIGTERM');
         await sleep(rnd.int(1000, 4000));
@@ -520,14 +525,16 @@ export async function runSoak(opts) {
         const filler = path.join(dirs.mount, 'filler');
         const free = fs.statfsSync(dirs.mount);
         const bytes = Math.max(0, free.bavail * free.bsize - 16 * 1024);
+        const fd = fs.openSync(filler, 'w');
         try {
-          const fd = fs.openSync(filler, 'w');
           const chunk = Buffer.alloc(1024 * 1024);
           let left = bytes;
           while (left > 0) left -= fs.writeSync(fd, chunk, 0, Math.min(chunk.length, left));
-          fs.closeSync(fd);
         } catch (err) {
           if (err.code !== 'ENOSPC') throw err;
+        } finally {
+          // An open descriptor would keep the deleted filler's space allocated (found by a failed run).
+          fs.closeSync(fd);
         }
         log('disk full');
         await sleep(rnd.int(1500, 4000));
@@ -550,7 +557,7 @@ export async function runSoak(opts) {
   stop = true;
   await Promise.allSettled(loops);
   await admin.setFaults({ seed, rules: [] });
-  figures.faultsInjected = (await admin.faults().catch(() => ({})))?.injected ?? {};
+  addFaults(await admin.faults().catch(() => null));
   if (!daemon.running) daemon.start();
   lastFaultAt = Date.now();
   log(`chaos over; ${figures.parcelsIn} parcels in, ${figures.filesOut + figures.invalidOut + figures.duplicateOut} files out; draining`);
