@@ -27,6 +27,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   if (v === undefined || v.trim() === '') return undefined;
   const t = v.trim();
   if (/^\d+$/.test(t)) return Number(t) * 1000;
+  // Other numbers ("-5", "1.5") are not valid delta-seconds; Date.parse would read them as years.
+  if (/^[-+]?\d*\.?\d+$/.test(t)) return undefined;
   const date = Date.parse(t);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

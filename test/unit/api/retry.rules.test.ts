@@ -41,6 +41,8 @@ describe('parseRetryAfter', () => {
     ['empty', ''],
     ['blank', '   '],
     ['garbage', 'soon-ish'],
+    ['negative seconds', '-5'],
+    ['fractional seconds', '1.5'],
   ])('returns undefined when %s', (_label, value) => {
     expect(parseRetryAfter(value, NOW)).toBeUndefined();
   });

@@ -1,0 +1,50 @@
+// `gridsync call` (DESIGN.md contract) against the emulator: data as JSON on stdout, errors on stderr with exit 1, usage exit 2.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { repoRoot } from '../../helpers/journal-child.js';
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await startEmulator();
+});
+afterAll(async () => emu.close());
+
+function call(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'call', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('gridsync call', () => {
+  it('prints the data of one call as JSON', async () => {
+    const id = await emu.inject({ mailboxId: 1001, fileName: 'c.x12', content: Buffer.from('c') });
+    const r = await call('POST', '/v2/parcels/pending-inbox-list', '{"mailboxId":1001}', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ parcelId: id, fileName: 'c.x12' })]);
+    const get = await call('GET', '/v2/users/me', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(JSON.parse(get.stdout)).toMatchObject({ login: 'erp' });
+  });
+
+  it('prints errorCode and message to stderr and exits 1 on a service error', async () => {
+    const r = await call('GET', '/v2/parcels/999999', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^ObjectNotFound: parcel 999999 not found/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits 2 on usage errors and lists the catalog', async () => {
+    expect((await call('FETCH', '/v2/users/me', '--base-url', emu.url, '--api-key', 'k')).code).toBe(2);
+    expect((await call('POST', '/v2/x', '{not json', '--base-url', emu.url, '--api-key', 'k')).code).toBe(2);
+    expect((await call('GET', '/v2/users/me')).stderr).toMatch(/no service/);
+    const list = await call('--list');
+    expect(list.code).toBe(0);
+    expect(list.stdout.trim().split('\n')).toHaveLength(119);
+  });
+});
