@@ -77,6 +77,8 @@ export interface OutboundCycleResult {
 /** Files above this size are checked at their first ISA/UNB and last IEA/UNZ only. */
 const FULL_VALIDATION_LIMIT = 16 * 1024 * 1024;
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
+/** Files claimed together in one scan step. */
+const CLAIM_BATCH = 32;
 
 export class OutboundPipeline {
   private readonly journal: OutboundJournal;
@@ -231,7 +233,7 @@ export class OutboundPipeline {
       const names = new Set(entries.map((e) => e.name));
       this.stability.retainOnly(names);
       let wait = 0;
-      const claims: Promise<void>[] = [];
+      const readyFiles: [string, string][] = [];
       for (const e of entries) {
         if (this.isIgnored(e.name)) continue;
         if (!e.isFile()) {
@@ -258,10 +260,14 @@ export class OutboundPipeline {
         if (ready > 0) wait = wait === 0 ? ready : Math.min(wait, ready);
         if (ready !== 0) continue;
         this.stability.forget(e.name);
-        claims.push(this.claim(e.name, source));
+        readyFiles.push([e.name, source]);
       }
-      // Claims run together so that their journal commits share one fsync (group commit).
-      await Promise.all(claims);
+      // Claims run in groups so that their journal commits share one fsync (group commit), but
+      // not all at once: each claim opens its file to hash it, and a drop of thousands of files
+      // must not run into the descriptor limit.
+      for (let i = 0; i < readyFiles.length; i += CLAIM_BATCH) {
+        await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map(([name, src]) => this.claim(name, src)));
+      }
       return wait;
     })();
     this.scanning = run;
