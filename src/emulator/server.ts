@@ -16,14 +16,10 @@ import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/wire.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
 import { FaultInjector, type FaultPlan } from './faults.js';
-import { authHandlers } from './handlers/auth.js';
-import { callbackHandlers } from './handlers/callbacks.js';
-import { directoryHandlers } from './handlers/directory.js';
-import { parcelHandlers } from './handlers/parcels.js';
+import { HANDLERS } from './handlers/index.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
 import type { ParcelRow, UserRow } from './store.js';
 
-export const HANDLERS: Record<string, Handler> = { ...authHandlers, ...parcelHandlers, ...directoryHandlers, ...callbackHandlers };
 
 const MAX_JSON_BODY = 1024 * 1024;
 const REQUEST_LOG_SIZE = 2000;
