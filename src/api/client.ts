@@ -371,6 +371,8 @@ export class GridClient {
         }
         const decision = decideRetry(err, idempotent);
         if (decision === 'outcome-unknown') throw new UploadOutcomeUnknownError(endpointName, attemptStart, err);
+        // A 2xx whose body could not be read: the service acted, the answer was lost.
+        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300) throw new UploadOutcomeUnknownError(endpointName, attemptStart, err);
         if (decision === 'fail' || n >= this.maxAttempts || !mayRetry()) throw err;
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, this.random(), this.backoff, retryAfter);

@@ -390,7 +390,17 @@ export class OutboundPipeline {
   private async upload(row: OutboundRow): Promise<boolean> {
     try {
       if (row.state === 'uploading') {
-        const found = await this.reconcile(row);
+        let found: number | undefined;
+        try {
+          found = await this.reconcile(row);
+        } catch (err) {
+          // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
+          // next pass — never fall through to a send (that is how a duplicate would happen).
+          this.journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
+          this.result.deferred++;
+          this.logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
+          return false;
+        }
         if (found !== undefined) {
           await this.journal.markUploaded(row.id, found, 'reconciled');
           this.logger.warn({ file: row.file_name, parcelId: found }, 'upload outcome was unknown; found the parcel on the service and adopted it (no second send)');
@@ -441,7 +451,19 @@ export class OutboundPipeline {
       await this.toError(row, { reason: `rejected by the service: ${err.serviceMessage || reason}`, errorCode: err.errorCode, httpStatus: err.httpStatus });
       return false;
     }
-    if (row.state === 'uploading') await this.journal.markNotSent(id, reason);
+    // Back to `claimed` (a plain resend is safe) only when the request provably never reached the
+    // service: a 429, or no connection at all. Anything else — an unreadable answer, an error
+    // after the request went out — keeps `uploading`, so the next pass reconciles first.
+    const notSent = (err instanceof GridApiError && err.httpStatus === 429) || (err instanceof GridTransportError && err.notSent);
+    if (row.state === 'uploading') {
+      if (!notSent) {
+        this.journal.noteError(id, reason);
+        this.result.deferred++;
+        this.logger.warn({ file: row.file_name, err: reason }, 'upload failed after the request may have reached the service; will reconcile before any resend');
+        return false;
+      }
+      await this.journal.markNotSent(id, reason);
+    }
     // A service that is down is not the file's fault: only answered retryable errors count towards maxAttempts.
     const counted = err instanceof GridApiError;
     if (counted && row.attempts >= this.cfg.maxAttempts) {

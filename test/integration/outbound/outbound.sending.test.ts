@@ -70,6 +70,22 @@ describe('outbound pipeline against the emulator', () => {
     expect(row.counts).toEqual({ archived: 1 });
   });
 
+  it('soak: a failed reconciliation never turns into a resend (out-69.edi was uploaded twice)', async () => {
+    fs.writeFileSync(path.join(w.dirs.outbox, 'twice.edi'), edifact(69));
+    // The upload is processed but its answer is cut short; then the outbox list cannot be read.
+    w.emu.setFaults({ seed: 4, rules: [{ endpoint: 'parcels.upload', truncateRate: 1 }, { endpoint: 'parcels.outboxList', rate500: 1 }] });
+    const p = pipeline();
+    await p.runCycle();
+    await p.runCycle();
+    await p.runCycle();
+    expect((await uploadsByName()).get('twice.edi')).toBe(1);
+    w.emu.setFaults({ rules: [] });
+    const r = await p.runCycle();
+    expect(r).toMatchObject({ uploaded: 1, archived: 1 });
+    expect((await uploadsByName()).get('twice.edi')).toBe(1);
+    expect(listFiles(w.dirs.sent)).toEqual(['twice.edi']);
+  });
+
   it('gives a permanent service error to the error folder with its errorCode and HTTP status', async () => {
     fs.writeFileSync(path.join(w.dirs.outbox, 'nowhere.x12'), x12(12).replace('DEMOPARTNER    ', 'NOBODY         '));
     await pipeline().runCycle();
