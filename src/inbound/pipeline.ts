@@ -261,22 +261,34 @@ export class InboundPipeline {
       date: new Date(this.now()).toISOString().slice(0, 10),
     };
     const rel = renderTemplate(this.inbox.nameTemplate, vars, fallback);
-    let candidate = resolveInside(this.inbox.dir, rel);
     const reserved = this.journal.reservedPaths();
-    const taken = async (p: string): Promise<boolean> => reserved.has(p) || this.inFlightPaths.has(p) || (await exists(p)) || (this.inbox.doneMarker && (await exists(p + this.inbox.doneSuffix)));
-    // A redelivery always gets a name of its own: the ERP may still hold the first copy.
-    const mustBeUnique = row.delivery > 1;
-    if (mustBeUnique || (this.inbox.collision === 'unique' && (await taken(candidate)))) {
-      const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
-      candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), tag)));
-      for (let n = 2; await taken(candidate); n++) {
-        candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), `${tag}-${n}`)));
+    // Reserve a name synchronously, before any await: parcels downloading in parallel must never
+    // pick the same name (two parcels named nul.txt once did in the soak, and the second rename
+    // replaced the first file). A name found taken on disk is released again.
+    const claim = async (p: string): Promise<boolean> => {
+      if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
+      this.inFlightPaths.add(p);
+      if ((await exists(p)) || (this.inbox.doneMarker && (await exists(p + this.inbox.doneSuffix)))) {
+        this.inFlightPaths.delete(p);
+        return false;
       }
-    } else if (this.inbox.collision === 'fail' && (await taken(candidate))) {
-      throw new GridNameCollisionError(candidate);
+      return true;
+    };
+    const plain = resolveInside(this.inbox.dir, rel);
+    // A redelivery always gets a name of its own: the ERP may still hold the first copy.
+    if (row.delivery === 1) {
+      if (await claim(plain)) return plain;
+      if (this.inbox.collision === 'overwrite') {
+        this.inFlightPaths.add(plain);
+        return plain;
+      }
+      if (this.inbox.collision === 'fail') throw new GridNameCollisionError(plain);
     }
-    this.inFlightPaths.add(candidate);
-    return candidate;
+    const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
+    for (let n = 1; ; n++) {
+      const candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)));
+      if (await claim(candidate)) return candidate;
+    }
   }
 
   /** staged → placed: rename the fsynced .part to its final name, fsync the directory, write the marker. */

@@ -43,6 +43,20 @@ describe('inbound pipeline against the emulator', () => {
     expect(listFiles(path.join(w.dirs.state, 'staging'))).toEqual([]);
   });
 
+  it('soak: parcels with the same name downloaded in parallel never share a final name (nul.txt was overwritten)', async () => {
+    const shas = [];
+    for (let i = 0; i < 40; i++) {
+      const content = Buffer.alloc(4096, i);
+      shas.push(sha(content));
+      await w.emu.inject({ mailboxId: 1001, fileName: 'nul.txt', content });
+    }
+    const r = await pipeline({ concurrency: 8, doneMarker: true }).runCycle();
+    expect(r.confirmed).toBe(40);
+    const files = listFiles(w.dirs.inbox).filter((f) => !f.endsWith('.done'));
+    expect(files).toHaveLength(40);
+    expect(files.map((f) => sha(fs.readFileSync(path.join(w.dirs.inbox, f)))).sort()).toEqual(shas.sort());
+  });
+
   it('keeps hostile names inside the inbox root, with room for unique tags and done markers (soak: ENAMETOOLONG)', async () => {
     const names = ['../../escape.x12', '/etc/passwd', 'a\\b.edi', 'CON', 'nul.txt', 'line\nbreak.x12', 'x'.repeat(300) + '.x12', '', '..', '.hidden', 'Ünïcödé.edi'];
     for (const fileName of names) await w.emu.inject({ mailboxId: 1001, fileName, content: Buffer.from(`data for ${JSON.stringify(fileName)}`) });
