@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
+import { findFolderConflict, folderRoles } from './folders.js';
 import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
 
 export class ConfigError extends Error {
@@ -206,6 +207,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
     gids.push(m.inbox?.group !== undefined ? resolveGid(m.inbox.group, `config ${source}: mailboxes[${i}].inbox.group`) : undefined);
   });
+  const conflict = findFolderConflict(folderRoles(config));
+  if (conflict) throw new ConfigError(`config ${source}: ${conflict.message}`, conflict.a.key);
   (config.schedule.cron ?? []).forEach((expr, i) => {
     if (!validCron(expr)) throw new ConfigError(`config ${source}: schedule.cron[${i}]: expected a cron expression such as "0 2 * * *", got ${JSON.stringify(expr)}`, `schedule.cron[${i}]`);
   });
