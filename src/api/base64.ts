@@ -6,17 +6,17 @@
  * accepts only the standard alphabet, `=` padding only at the very end, and a total length that is
  * a multiple of 4; anything else is an InvalidBase64Error, so a damaged parcel is never placed.
  */
+import { GridsyncError } from '../errors/index.js';
 
 /** The text is not canonical standard base64 (alphabet, padding, length). */
-export class InvalidBase64Error extends Error {
-  readonly code = 'INVALID_BASE64';
+export class InvalidBase64Error extends GridsyncError {
+  readonly code = 'GRID_INVALID_BASE64';
   constructor(
     message: string,
     /** Offset in the base64 text where the problem was found. */
     readonly offset: number,
   ) {
     super(message);
-    this.name = 'InvalidBase64Error';
   }
 }
 

@@ -3,10 +3,10 @@
  * needs (endpoint, parcelId, HTTP status, errorCode). Retry decisions look at codes and statuses,
  * never at message text.
  */
+import { GridsyncError } from '../errors/index.js';
 import type { ErrorCode } from './wire.js';
 
-export abstract class GridError extends Error {
-  abstract readonly code: string;
+export abstract class GridError extends GridsyncError {
   constructor(
     message: string,
     /** Catalog name of the endpoint, e.g. `parcels.download`. */
@@ -14,7 +14,6 @@ export abstract class GridError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = new.target.name;
   }
 }
 
@@ -73,7 +72,7 @@ export type IntegrityReason = 'invalid-base64' | 'truncated' | 'byte-mismatch' |
 
 /** A parcel's content failed verification: it must not be placed or confirmed. */
 export class ContentIntegrityError extends GridError {
-  readonly code = 'CONTENT_INTEGRITY_ERROR';
+  readonly code = 'GRID_CONTENT_INTEGRITY';
   constructor(
     endpoint: string,
     readonly parcelId: number,
@@ -90,7 +89,7 @@ export class ContentIntegrityError extends GridError {
  * caller must reconcile (look for the parcel in the outbox list) before sending again.
  */
 export class UploadOutcomeUnknownError extends GridError {
-  readonly code = 'UPLOAD_OUTCOME_UNKNOWN';
+  readonly code = 'GRID_UPLOAD_OUTCOME_UNKNOWN';
   constructor(
     endpoint: string,
     /** Epoch ms when the attempt started: the lower bound of the reconciliation window. */

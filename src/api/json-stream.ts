@@ -12,18 +12,18 @@
  * The designated field is delivered piecewise to `onChunk` (escapes resolved) and left out of the
  * returned value; every other value is built as JSON.parse would build it.
  */
+import { GridsyncError } from '../errors/index.js';
 
 export type JsonPath = readonly (string | number)[];
 
 /** The body is not valid JSON (`malformed`) or ended before the value was complete (`truncated`). */
-export class JsonStreamError extends Error {
-  readonly code = 'JSON_STREAM_ERROR';
+export class JsonStreamError extends GridsyncError {
+  readonly code = 'GRID_JSON_STREAM';
   constructor(
     readonly reason: 'malformed' | 'truncated',
     message: string,
   ) {
     super(message);
-    this.name = 'JsonStreamError';
   }
 }
 

@@ -3,10 +3,11 @@
  * command, and usage errors turned into exit code 2 with one clear line.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { GridsyncError } from '../errors/index.js';
 import { gridsyncVersion } from '../api/client.js';
 
-export class UsageError extends Error {
-  readonly code = 'USAGE';
+export class UsageError extends GridsyncError {
+  readonly code = 'CLI_USAGE';
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

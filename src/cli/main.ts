@@ -10,6 +10,7 @@
  * (test/integration/api/client.memory.test.ts measures it).
  */
 import { gridsyncVersion } from '../api/client.js';
+import { describeForOperator, exitCodeFor } from './exit-codes.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
   run: { summary: 'run until SIGTERM/SIGINT', load: () => import('./run.js') },
@@ -57,7 +58,9 @@ dispatch(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`gridsync: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 2;
+    // An operator gets the message and its code; the stack only on request, for a bug report.
+    const detail = process.env.GRIDSYNC_DEBUG && err instanceof Error ? `\n${err.stack ?? ''}` : '';
+    process.stderr.write(`gridsync: ${describeForOperator(err)}${detail}\n`);
+    process.exitCode = exitCodeFor(err);
   },
 );

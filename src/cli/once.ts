@@ -1,5 +1,7 @@
 /** `gridsync once`: one full cycle of every mailbox, then exit with a status code for schedulers. */
 import { Daemon, StartupError } from '../daemon/index.js';
+import { errorFields } from '../errors/index.js';
+import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 
@@ -34,9 +36,9 @@ export async function main(argv: string[]): Promise<number> {
       daemon = await Daemon.open({ loaded, logger, waitForService: false, signal: interrupted.signal });
     } catch (err) {
       if (!(err instanceof StartupError)) throw err;
-      logger.error({}, err.message);
+      logger.error(errorFields(err), err.message);
       logger.flush();
-      if (/not reachable|stopped before/.test(err.message)) return 1;
+      if (exitCodeFor(err) === EXIT_INCOMPLETE) return EXIT_INCOMPLETE;
       throw new UsageError(err.message);
     }
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });

@@ -1,5 +1,6 @@
 /** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
 import { Daemon, StartupError } from '../daemon/index.js';
+import { errorFields } from '../errors/index.js';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 
@@ -25,7 +26,7 @@ export async function main(argv: string[]): Promise<number> {
       daemon = await Daemon.open({ loaded, logger, waitForService: true, serveHttp: true, signal: stopWaiting.signal });
     } catch (err) {
       if (err instanceof StartupError) {
-        logger.error({ config: loaded.file }, err.message);
+        logger.error({ config: loaded.file, ...errorFields(err) }, err.message);
         logger.flush();
         if (stopWaiting.signal.aborted) return 0;
         throw new UsageError(err.message);

@@ -7,11 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
+import { GridsyncError } from '../errors/index.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
 
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_ERROR';
+export class ConfigError extends GridsyncError {
+  readonly code = 'CONFIG_INVALID';
 
   constructor(
     message: string,

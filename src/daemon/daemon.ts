@@ -10,6 +10,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { catalog, GridApiError, GridClient, GridConfigError } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
+import { GridsyncError } from '../errors/index.js';
 import { startEmulator } from '../emulator/index.js';
 import { InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
 import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
@@ -20,9 +21,23 @@ import { DaemonMetrics } from './metrics.js';
 import { SystemdNotifier } from './notify.js';
 import { backoffDelay, CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 
-/** Start-up failed for a reason a restart will not fix (config, credentials, folders, lock): exit 2. */
-export class StartupError extends Error {
-  readonly code = 'STARTUP_ERROR';
+export type StartupCode =
+  | 'STARTUP_JOURNAL'
+  | 'STARTUP_CONFIG'
+  | 'STARTUP_FOLDERS'
+  | 'STARTUP_CREDENTIALS_REJECTED'
+  | 'STARTUP_UNREACHABLE'
+  | 'STARTUP_STOPPED';
+
+/** Start-up failed; the code says whether a later attempt can succeed (docs/errors.md). */
+export class StartupError extends GridsyncError {
+  constructor(
+    readonly code: StartupCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 interface MailboxRuntime {
@@ -107,7 +122,7 @@ export class Daemon {
     try {
       this.journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'));
     } catch (err) {
-      throw new StartupError((err as Error).message);
+      throw new StartupError('STARTUP_JOURNAL', (err as Error).message, { cause: err });
     }
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
@@ -134,7 +149,7 @@ export class Daemon {
         logger: this.logger.child({ component: 'client' }),
       });
     } catch (err) {
-      if (err instanceof GridConfigError) throw new StartupError(`api.baseUrl: ${err.message}`);
+      if (err instanceof GridConfigError) throw new StartupError('STARTUP_CONFIG', `api.baseUrl: ${err.message}`);
       throw err;
     }
     this.cleanups.push({ name: 'client', fn: () => this.client.close() });
@@ -153,7 +168,7 @@ export class Daemon {
         await inbound?.checkPrerequisites();
         await outbound?.checkPrerequisites();
       } catch (err) {
-        throw new StartupError(`mailboxes[${i}] (${name}): ${(err as Error).message}`);
+        throw new StartupError('STARTUP_FOLDERS', `mailboxes[${i}] (${name}): ${(err as Error).message}`, { cause: err });
       }
       this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 } });
     }
@@ -170,10 +185,10 @@ export class Daemon {
         return me.mailboxId;
       } catch (err) {
         if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
-          throw new StartupError(`credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
+          throw new StartupError('STARTUP_CREDENTIALS_REJECTED', `credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
         }
         this.metrics.up.set(0);
-        if (!waitForService || this.abort.signal.aborted) throw new StartupError(`the service is not reachable: ${(err as Error).message}`);
+        if (!waitForService || this.abort.signal.aborted) throw new StartupError('STARTUP_UNREACHABLE', `the service is not reachable: ${(err as Error).message}`, { cause: err });
         this.connectFailures = attempt;
         this.lastError = (err as Error).message;
         const wait = backoffDelay(attempt, 1000);
@@ -182,7 +197,7 @@ export class Daemon {
         try {
           await this.sleep(wait, this.abort.signal);
         } catch {
-          throw new StartupError('stopped before the service became reachable');
+          throw new StartupError('STARTUP_STOPPED', 'stopped before the service became reachable');
         }
       }
     }

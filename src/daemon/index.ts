@@ -1,3 +1,3 @@
-export { Daemon, StartupError } from './daemon.js';
+export { Daemon, StartupError, type StartupCode } from './daemon.js';
 export type { CycleTotals, DaemonOptions } from './daemon.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';

@@ -3,12 +3,14 @@
  * the errors that become the envelope's errorCode and HTTP status (SPEC.md "Errors").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GridsyncError } from '../errors/index.js';
 import type { EndpointDef } from '../api/catalog/index.js';
 import { AUTH_LEVELS, authRank, type AuthLevel, type ErrorCode } from '../api/wire.js';
 import type { FaultPlan } from './faults.js';
 import type { EmulatorStore, ParcelRow, UserRow } from './store.js';
 
-export class EmulatorError extends Error {
+export class EmulatorError extends GridsyncError {
+  readonly code = 'EMULATOR_REJECTED';
   constructor(
     readonly status: number,
     readonly errorCode: ErrorCode | null,

@@ -6,17 +6,18 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { GridsyncError } from '../errors/index.js';
 
 /** A filesystem step that failed, with the path an operator needs. */
-export class FileOperationError extends Error {
+export class FileOperationError extends GridsyncError {
   constructor(
+    /** The system's code (ENOENT, EACCES, ENOSPC, …), kept as the code so disk-condition checks read it like a raw Node error. */
     readonly code: string,
     readonly operation: string,
     readonly filePath: string,
     cause: unknown,
   ) {
     super(`${operation} ${filePath}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
-    this.name = 'FileOperationError';
   }
 }
 

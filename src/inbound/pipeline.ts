@@ -15,6 +15,7 @@ import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, sameFilesyste
 import { renderTemplate, resolveInside, sanitizeFileName, uniqueVariant } from '../files/naming.js';
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
+import { GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/inbound.js';
 import { silentLogger, type Logger } from '../log.js';
 
@@ -65,7 +66,10 @@ export interface InboundCycleResult {
 }
 
 /** A condition that stops work on this parcel for now without counting a failed attempt. */
-class DeferError extends Error {}
+/** A local condition (disk full, folder unwritable) stops this parcel for now; the service keeps it. */
+class DeferError extends GridsyncError {
+  readonly code = 'INBOUND_DEFERRED';
+}
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
 
@@ -379,8 +383,8 @@ class IncrementalSync {
 }
 
 /** Collision policy `fail`: the final name is taken. The parcel stays unconfirmed and is retried. */
-export class GridNameCollisionError extends Error {
-  readonly code = 'NAME_COLLISION';
+export class GridNameCollisionError extends GridsyncError {
+  readonly code = 'INBOUND_NAME_COLLISION';
   constructor(readonly path: string) {
     super(`${path} already exists (collision policy: fail)`);
   }

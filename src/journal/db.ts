@@ -13,6 +13,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { GridsyncError } from '../errors/index.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -29,7 +30,7 @@ export interface OpenJournalOptions {
 }
 
 /** Thrown when another process already holds the journal lock. */
-export class JournalLockedError extends Error {
+export class JournalLockedError extends GridsyncError {
   readonly code = 'JOURNAL_LOCKED';
   constructor(
     readonly journalPath: string,

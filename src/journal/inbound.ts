@@ -8,6 +8,7 @@
  *      ↑_________↓ (attempt failed, retried)    failed (reason; after maxAttempts)
  *   confirmed → listed (redelivery: reset on the service on purpose; delivery + 1)
  */
+import { GridsyncError } from '../errors/index.js';
 import type { Journal } from './db.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
@@ -25,8 +26,8 @@ export const INBOUND_TRANSITIONS: Readonly<Record<InboundState, readonly Inbound
 
 export const canTransition = (from: InboundState, to: InboundState): boolean => INBOUND_TRANSITIONS[to].includes(from);
 
-export class IllegalTransitionError extends Error {
-  readonly code = 'ILLEGAL_TRANSITION';
+export class IllegalTransitionError extends GridsyncError {
+  readonly code = 'JOURNAL_ILLEGAL_TRANSITION';
   constructor(
     readonly mailboxId: number,
     readonly parcelId: number,

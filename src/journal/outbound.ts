@@ -9,6 +9,7 @@
  *   in_error → requeued (the file went back to the outbox; a new claim makes a new row)
  */
 import path from 'node:path';
+import { GridsyncError } from '../errors/index.js';
 import type { Journal } from './db.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
@@ -27,8 +28,8 @@ export const OUTBOUND_TRANSITIONS: Readonly<Record<OutboundState, readonly Outbo
 
 export const canTransitionOutbound = (from: OutboundState, to: OutboundState): boolean => OUTBOUND_TRANSITIONS[to].includes(from);
 
-export class IllegalOutboundTransitionError extends Error {
-  readonly code = 'ILLEGAL_TRANSITION';
+export class IllegalOutboundTransitionError extends GridsyncError {
+  readonly code = 'JOURNAL_ILLEGAL_TRANSITION';
   constructor(
     readonly id: number,
     readonly from: string | undefined,

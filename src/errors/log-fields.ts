@@ -1,0 +1,22 @@
+/**
+ * What a log line carries about an error: its code and its context fields (endpoint, httpStatus,
+ * errorCode, parcelId, path, …), so that logs can be searched and alerted on by field instead of
+ * by parsing a sentence. Stack traces are left out: they mean nothing to an operator.
+ */
+import { GridsyncError } from './gridsync-error.js';
+
+type Scalar = string | number | boolean | null;
+
+const SKIPPED = new Set(['name', 'message', 'stack', 'cause']);
+
+export function errorFields(err: unknown): Record<string, Scalar> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const fields: Record<string, Scalar> = { message: err.message };
+  if (err instanceof GridsyncError) fields.code = err.code;
+  for (const [key, value] of Object.entries(err)) {
+    if (SKIPPED.has(key)) continue;
+    if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+  }
+  // Node's system errors: code (ENOENT…), syscall and path are own properties, picked up above.
+  return fields;
+}
