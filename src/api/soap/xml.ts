@@ -6,13 +6,14 @@
  * decoding that tree by element name (unknown elements ignored, order not relied upon).
  */
 import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { GridsyncError } from '../../errors/index.js';
 import { SOAP11_ENV, SOAP12_ENV, SOAP_NS, typeDef, isPrimitive, zeroOf, type FieldDef, type OperationDef } from './schema.js';
 
 export type SoapVersion = '1.1' | '1.2';
 
 /** The message is not well-formed XML, not a SOAP envelope, or a value does not fit its type. */
-export class SoapXmlError extends Error {
-  readonly code = 'SOAP_XML_ERROR';
+export class SoapXmlError extends GridsyncError {
+  readonly code = 'GRID_SOAP_XML';
   constructor(
     message: string,
     /** Where: `Body/ParcelInBoxResponse/…/ParcelID`, or `(xml)`. */
@@ -21,7 +22,6 @@ export class SoapXmlError extends Error {
     readonly truncated = false,
   ) {
     super(`${path}: ${message}`);
-    this.name = 'SoapXmlError';
   }
 }
 
