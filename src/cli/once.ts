@@ -8,7 +8,8 @@ import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 const USAGE = `usage: gridsync once [-c FILE]
 
 Recovers what a previous run left unfinished, drains every inbox and outbox once, and exits:
-  0 all done · 1 some item failed (details logged, files in errorDir), the service was unreachable,
+  0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
+  delivered (inbox not writable, disk full — the reasons are printed), the service was unreachable,
   or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
   gridsync is running). SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout,
   then exit 1 (the journal resumes the rest next time); a second signal exits at once.`;
@@ -49,7 +50,14 @@ export async function main(argv: string[]): Promise<number> {
       const summary = `inbound: ${t.inbound.confirmed} received, ${t.inbound.failed} failed, ${t.inbound.deferred} deferred · outbound: ${t.outbound.archived} sent, ${t.outbound.rejected} rejected, ${t.outbound.failed} failed, ${t.outbound.deferred} deferred`;
       logger.info({ inbound: t.inbound, outbound: t.outbound, interrupted: interrupted.signal.aborted }, 'once: cycle done');
       if (process.stderr.isTTY) process.stderr.write(`${summary}\n`);
-      return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 || interrupted.signal.aborted ? 1 : 0;
+      // Items left over mean deliveries did not happen (an unwritable inbox, a full disk): a
+      // scheduler running `once` must see it, not a 0.
+      const leftOver = daemon.deferReasons(t);
+      if (leftOver.length) {
+        logger.error({ reasons: leftOver }, 'once: items left undelivered');
+        process.stderr.write(`gridsync once: items left undelivered:\n${leftOver.map((r) => `  ${r}`).join('\n')}\n`);
+      }
+      return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 || leftOver.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {
       await daemon.close();
       logger.flush();

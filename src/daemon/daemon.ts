@@ -17,7 +17,9 @@ import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
 import { startHealthServer, type HealthServer } from './http.js';
+import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { DaemonMetrics } from './metrics.js';
+import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
 import { SystemdNotifier } from './notify.js';
 import { backoffDelay, CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 
@@ -46,6 +48,8 @@ interface MailboxRuntime {
   readonly inbound?: InboundPipeline;
   readonly outbound?: OutboundPipeline;
   outboundSeen: { archived: number; bytes: number; failed: number; rejected: number };
+  /** Outbound counters at the end of the previous cycle (continuous mode: progress between cycles). */
+  outboundAtCycle: { archived: number; failed: number; rejected: number; deferred: number };
 }
 
 export interface CycleTotals {
@@ -82,6 +86,7 @@ export class Daemon {
   private lastSuccessAt: number | undefined;
   private lastError: string | undefined;
   private readonly abort = new AbortController();
+  private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
   private http: HealthServer | undefined;
   private closed: Promise<void> | undefined;
 
@@ -170,7 +175,7 @@ export class Daemon {
       } catch (err) {
         throw new StartupError('STARTUP_FOLDERS', `mailboxes[${i}] (${name}): ${(err as Error).message}`, { cause: err });
       }
-      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 } });
+      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 }, outboundAtCycle: { archived: 0, failed: 0, rejected: 0, deferred: 0 } });
     }
   }
 
@@ -309,14 +314,26 @@ export class Daemon {
           this.metrics.transfers.inc({ direction: 'in', mailbox: m.name }, r.confirmed);
           this.metrics.bytes.inc({ direction: 'in', mailbox: m.name }, r.bytes);
           this.metrics.failures.inc({ direction: 'in', mailbox: m.name, kind: 'failed' }, r.failed);
+          this.observe(m.name, 'in', { deferred: r.deferred, progressed: r.confirmed + r.failed, ...(m.inbound.lastDeferReason ? { reason: m.inbound.lastDeferReason } : {}) });
         }
-        if (m.outbound && this.config.schedule.outbound === 'windows') add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
+        if (m.outbound && this.config.schedule.outbound === 'windows') {
+          const r = await m.outbound.runCycle({ signal: this.abort.signal });
+          add(totals.outbound, r);
+          this.observe(m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
+        } else if (m.outbound) {
+          this.observe(m.name, 'out', this.outboundSinceLastCycle(m));
+        }
       }
       this.recordCycle(totals);
       if (failuresBefore > 0) this.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
-      this.lastSuccessAt = this.now();
-      this.lastError = undefined;
-      this.metrics.lastSuccess.set(this.lastSuccessAt / 1000);
+      const stuck = this.watch.stuck();
+      // A cycle that delivered nothing because of a local condition is not a success: the
+      // "no successful cycle" alert must fire for it as for an outage.
+      if (stuck.length === 0) {
+        this.lastSuccessAt = this.now();
+        this.metrics.lastSuccess.set(this.lastSuccessAt / 1000);
+      }
+      this.lastError = stuck[0] ? describeStuck(stuck[0]) : undefined;
       this.metrics.up.set(1);
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
         this.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
@@ -331,6 +348,46 @@ export class Daemon {
       this.logger.error({ err: this.lastError, failures: failuresBefore + 1, retryInMs }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
       return false;
     }
+  }
+
+  /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
+  private observe(mailbox: string, direction: Direction, o: { deferred: number; progressed: number; reason?: string }): void {
+    this.metrics.deferred.inc({ direction, mailbox }, o.deferred);
+    const t = this.watch.observe(mailbox, direction, o);
+    this.metrics.stuckCycles.set({ direction, mailbox }, this.watch.cycles(mailbox, direction));
+    this.metrics.stuck.set({ direction, mailbox }, this.watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0);
+    if (t?.kind === 'stuck') {
+      this.logger.error({ mailbox, direction, cycles: t.state.cycles, waiting: t.state.waiting, reason: t.state.reason }, `deliveries stopped: ${describeStuck(t.state)}`);
+    } else if (t?.kind === 'recovered') {
+      this.logger.info({ mailbox, direction, afterCycles: t.state.cycles }, 'deliveries moving again');
+    }
+  }
+
+  /** Continuous outbound runs between cycles: what its counters did since the previous cycle. */
+  private outboundSinceLastCycle(m: MailboxRuntime): { deferred: number; progressed: number } {
+    const c = (m.outbound as OutboundPipeline).counters;
+    const at = m.outboundAtCycle;
+    const delta = (now: number, before: number): number => (now >= before ? now - before : now);
+    const progressed = delta(c.archived, at.archived) + delta(c.rejected, at.rejected) + delta(c.failed, at.failed);
+    const deferred = delta(c.deferred, at.deferred);
+    m.outboundAtCycle = { archived: c.archived, failed: c.failed, rejected: c.rejected, deferred: c.deferred };
+    return { deferred, progressed };
+  }
+
+  /** Why items were left for later, per mailbox and direction that has any (once's exit reasons). */
+  deferReasons(totals: CycleTotals): string[] {
+    const out: string[] = [];
+    if (totals.inbound.deferred > 0) {
+      for (const m of this.mailboxes) if (m.inbound?.lastDeferReason) out.push(`${m.name} inbound: ${m.inbound.lastDeferReason}`);
+      if (out.length === 0) out.push(`${totals.inbound.deferred} inbound parcel(s) deferred (see the log)`);
+    }
+    if (totals.outbound.deferred > 0) out.push(`${totals.outbound.deferred} outbound file(s) deferred (see the log)`);
+    return out;
+  }
+
+  /** Directions whose deliveries stopped (readiness, status). */
+  get stuckDeliveries(): StuckDirection[] {
+    return this.watch.stuck();
   }
 
   private recordCycle(totals: CycleTotals): void {
@@ -372,12 +429,13 @@ export class Daemon {
    * Ready: connected, and the last cycle succeeded recently (with cron windows: the last one did
    * not fail — between windows there is nothing to be fresh about).
    */
-  readiness(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null } {
+  readiness(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null; stuck: StuckDirection[] } {
     const window = Math.max(3 * this.config.schedule.poll, 60_000);
     const fresh = this.lastSuccessAt !== undefined && this.now() - this.lastSuccessAt <= window;
     const failing = (this.scheduler?.failures ?? 0) > 0 || this.connectFailures > 0 || !this.scheduler;
-    const ready = !this.stopping && !failing && (fresh || Boolean(this.config.schedule.cron?.length));
-    return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null };
+    const stuck = this.watch.stuck();
+    const ready = !this.stopping && !failing && stuck.length === 0 && (fresh || Boolean(this.config.schedule.cron?.length));
+    return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null, stuck };
   }
 
   /** True when close() had to stop with transfers still in flight: the caller should exit the process. */
@@ -436,6 +494,10 @@ async function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+function describeStuck(s: StuckDirection): string {
+  return `${s.mailbox} ${s.direction === 'in' ? 'inbound' : 'outbound'}: ${s.waiting} item(s) waiting, nothing delivered for ${s.cycles} cycles: ${s.reason}`;
 }
 
 function emptyInbound(): InboundCycleResult {

@@ -9,7 +9,7 @@ export interface HealthServer {
 }
 
 export interface HealthSources {
-  ready(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null };
+  ready(): { ready: boolean; lastSuccessAt: string | null; lastError: string | null; stuck?: readonly object[] };
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 

@@ -9,6 +9,9 @@ export class DaemonMetrics {
   readonly queueDepth = new Gauge({ name: 'gridsync_queue_depth', help: 'Outbound files waiting or in flight', labelNames: ['mailbox'] as const, registers: [this.registry] });
   readonly cycleDuration = new Histogram({ name: 'gridsync_cycle_duration_seconds', help: 'Duration of an inbound cycle', labelNames: ['mailbox'] as const, buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60, 300], registers: [this.registry] });
   readonly lastSuccess = new Gauge({ name: 'gridsync_last_success_timestamp_seconds', help: 'End of the last successful cycle (unix time)', registers: [this.registry] });
+  readonly deferred = new Counter({ name: 'gridsync_deferred_total', help: 'Items left for a later cycle (disk full, folder not writable, service errors)', labelNames: ['direction', 'mailbox'] as const, registers: [this.registry] });
+  readonly stuck = new Gauge({ name: 'gridsync_deliveries_stuck', help: '1 while items wait and nothing has been delivered for several cycles (see /readyz for the reason)', labelNames: ['direction', 'mailbox'] as const, registers: [this.registry] });
+  readonly stuckCycles = new Gauge({ name: 'gridsync_stuck_cycles', help: 'Consecutive cycles with items waiting and nothing delivered', labelNames: ['direction', 'mailbox'] as const, registers: [this.registry] });
   readonly up = new Gauge({ name: 'gridsync_service_reachable', help: '1 when the last call to the service succeeded', registers: [this.registry] });
 
   constructor() {

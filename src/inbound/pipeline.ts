@@ -82,6 +82,8 @@ export class InboundPipeline {
   private readonly mailboxId: number;
   /** Final paths taken by parcels in flight in this process (besides the journal's staged/placed rows). */
   private readonly inFlightPaths = new Set<string>();
+  /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
+  lastDeferReason: string | undefined;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.journal = new InboundJournal(options.journal);
@@ -195,6 +197,7 @@ export class InboundPipeline {
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
+      this.lastDeferReason = reason;
       result.deferred++;
       this.logger.warn({ parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
       return;
@@ -210,6 +213,7 @@ export class InboundPipeline {
       result.failed++;
       this.logger.error({ parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
     } else {
+      this.lastDeferReason = reason;
       result.deferred++;
       this.logger.warn({ parcelId, err: reason }, 'download failed; will retry');
     }

@@ -52,7 +52,11 @@ describe('daemon: several mailboxes', () => {
     await eventually(() => w.files('ours/in').length === 1 && w.files('partner/in').length === 1, 10_000, 'both inboxes');
     expect(w.files('ours/in')).toEqual(['to-ours.x12']);
     expect(w.files('partner/in')).toEqual(['to-partner.x12']);
-    const metrics = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
+    // The file appears before its cycle ends and counts it: wait for the count, not just the file.
+    const metrics = await eventually(async () => {
+      const m = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
+      return m.includes('gridsync_transfers_total{direction="in",mailbox="partner"} 1') ? m : undefined;
+    }, 10_000, 'both transfers counted');
     expect(metrics).toContain('gridsync_transfers_total{direction="in",mailbox="ours"} 1');
     expect(metrics).toContain('gridsync_transfers_total{direction="in",mailbox="partner"} 1');
   });
