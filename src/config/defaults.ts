@@ -1,6 +1,61 @@
 /**
- * Defaults and limits that are not config keys of their own (the schema holds those), in one place.
+ * Every default gridsync uses, in one place: the config schema fills omitted keys from here, and
+ * modules that are also constructed without a config (tests, `gridsync call`, the library) fall
+ * back to the same values. This file imports nothing, so any layer may read it.
  */
+
+const MiB = 1024 * 1024;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const DAY = 24 * 60 * MINUTE;
+
+export const DEFAULTS = {
+  /** Mode of files gridsync creates (parcels, markers, error reports): the ERP's group may read. */
+  fileMode: 0o640,
+  inbox: {
+    nameTemplate: '{fileName}',
+    collision: 'unique',
+    doneMarker: false,
+    doneSuffix: '.done',
+    concurrency: 4,
+    maxAttempts: 5,
+    redelivery: 'deliver',
+    /** Free space kept beyond a parcel's declared size before it is downloaded. */
+    minFreeBytes: 64 * MiB,
+  },
+  outbox: {
+    archive: 'move',
+    sentTemplate: '{fileName}',
+    /** A file is finished when its size and mtime have not changed for this long. */
+    stableMs: 2 * SECOND,
+    readiness: 'stable',
+    markerSuffix: '.done',
+    ignore: ['*.tmp', '*.part', '~*', '.*'],
+    usePolling: false,
+    rescanMs: 30 * SECOND,
+    concurrency: 4,
+    maxAttempts: 10,
+    validateEnvelope: true,
+    duplicates: 'reject',
+    duplicateWindowMs: 7 * DAY,
+    /** Reconciliation of an unknown upload outcome looks this far before the attempt (service clock skew). */
+    reconcileSlackMs: 10 * MINUTE,
+  },
+  api: {
+    allowInsecureHttp: false,
+    /** Attempts per request for the retryable failures (429, 500, 503, network). */
+    maxAttempts: 3,
+    connections: 8,
+    timeouts: { connectMs: 10 * SECOND, headersMs: 60 * SECOND, bodyMs: 60 * SECOND },
+  },
+  emulator: { port: 0 },
+  log: { level: 'info', pretty: 'auto' },
+  http: { enabled: false, host: '127.0.0.1', port: 9464 },
+  schedule: { pollMs: 30 * SECOND, outbound: 'continuous' },
+  retention: { journalDays: 90 },
+  /** In-flight transfers get this long after SIGTERM before the process exits like a crash. */
+  shutdownTimeoutMs: 30 * SECOND,
+} as const;
 
 /** Consecutive cycles with work left over and nothing delivered before a direction counts as stuck. */
 export const STUCK_AFTER_CYCLES = 3;

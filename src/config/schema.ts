@@ -1,10 +1,11 @@
 /**
- * The config file's schema: the one place defaults live. Every key is documented in
+ * The config file's schema. Its defaults come from ./defaults.ts, the one place defaults live. Every key is documented in
  * config/gridsync.example.yaml. Numbers and booleans also accept strings, so that env overrides
  * (GRIDSYNC_…) and YAML parse alike.
  */
 import { z } from 'zod';
 import { TEMPLATE_VARIABLES } from '../files/naming.js';
+import { DEFAULTS } from './defaults.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -33,16 +34,16 @@ const Template = z.string().min(1).refine(
 export const InboxSchema = z
   .object({
     dir: z.string().min(1),
-    nameTemplate: Template.default('{fileName}'),
-    collision: z.enum(['unique', 'overwrite', 'fail']).default('unique'),
-    doneMarker: bool.default(false),
-    doneSuffix: z.string().min(1).default('.done'),
+    nameTemplate: Template.default(DEFAULTS.inbox.nameTemplate),
+    collision: z.enum(['unique', 'overwrite', 'fail']).default(DEFAULTS.inbox.collision),
+    doneMarker: bool.default(DEFAULTS.inbox.doneMarker),
+    doneSuffix: z.string().min(1).default(DEFAULTS.inbox.doneSuffix),
     fileMode: FileMode.optional(),
     group: z.union([z.number().int(), z.string().min(1)]).optional(),
-    concurrency: int(1, 64).default(4),
-    maxAttempts: int(1).default(5),
-    redelivery: z.enum(['deliver', 'ignore']).default('deliver'),
-    minFreeBytes: int(0).default(64 * 1024 * 1024),
+    concurrency: int(1, 64).default(DEFAULTS.inbox.concurrency),
+    maxAttempts: int(1).default(DEFAULTS.inbox.maxAttempts),
+    redelivery: z.enum(['deliver', 'ignore']).default(DEFAULTS.inbox.redelivery),
+    minFreeBytes: int(0).default(DEFAULTS.inbox.minFreeBytes),
     stagingDir: z.string().min(1).optional(),
   })
   .strict();
@@ -51,23 +52,23 @@ export const OutboxSchema = z
   .object({
     dir: z.string().min(1),
     sentDir: z.string().min(1).optional(),
-    archive: z.enum(['move', 'delete']).default('move'),
-    sentTemplate: Template.default('{fileName}'),
+    archive: z.enum(['move', 'delete']).default(DEFAULTS.outbox.archive),
+    sentTemplate: Template.default(DEFAULTS.outbox.sentTemplate),
     errorDir: z.string().min(1),
-    stableMs: Duration.default(2000),
-    readiness: z.enum(['stable', 'marker']).default('stable'),
-    markerSuffix: z.string().min(1).default('.done'),
-    ignore: z.array(z.string()).default(['*.tmp', '*.part', '~*', '.*']),
-    usePolling: bool.default(false),
-    rescanMs: Duration.default(30_000),
-    concurrency: int(1, 64).default(4),
-    maxAttempts: int(1).default(10),
+    stableMs: Duration.default(DEFAULTS.outbox.stableMs),
+    readiness: z.enum(['stable', 'marker']).default(DEFAULTS.outbox.readiness),
+    markerSuffix: z.string().min(1).default(DEFAULTS.outbox.markerSuffix),
+    ignore: z.array(z.string()).default([...DEFAULTS.outbox.ignore]),
+    usePolling: bool.default(DEFAULTS.outbox.usePolling),
+    rescanMs: Duration.default(DEFAULTS.outbox.rescanMs),
+    concurrency: int(1, 64).default(DEFAULTS.outbox.concurrency),
+    maxAttempts: int(1).default(DEFAULTS.outbox.maxAttempts),
     gridIdFrom: int(1).optional(),
     gridIdTo: int(1).optional(),
-    validateEnvelope: bool.default(true),
+    validateEnvelope: bool.default(DEFAULTS.outbox.validateEnvelope),
     maxBytes: int(1).optional(),
-    duplicates: z.enum(['reject', 'allow']).default('reject'),
-    duplicateWindowMs: Duration.default(7 * 86_400_000),
+    duplicates: z.enum(['reject', 'allow']).default(DEFAULTS.outbox.duplicates),
+    duplicateWindowMs: Duration.default(DEFAULTS.outbox.duplicateWindowMs),
     processingDir: z.string().min(1).optional(),
   })
   .strict()
@@ -95,11 +96,11 @@ export const ConfigSchema = z
         login: z.string().min(1).optional(),
         password: z.string().min(1).optional(),
         passwordFile: z.string().min(1).optional(),
-        allowInsecureHttp: bool.default(false),
-        maxAttempts: int(1, 10).default(3),
-        connections: int(1, 128).default(8),
+        allowInsecureHttp: bool.default(DEFAULTS.api.allowInsecureHttp),
+        maxAttempts: int(1, 10).default(DEFAULTS.api.maxAttempts),
+        connections: int(1, 128).default(DEFAULTS.api.connections),
         timeouts: z
-          .object({ connectMs: Duration.default(10_000), headersMs: Duration.default(60_000), bodyMs: Duration.default(60_000) })
+          .object({ connectMs: Duration.default(DEFAULTS.api.timeouts.connectMs), headersMs: Duration.default(DEFAULTS.api.timeouts.headersMs), bodyMs: Duration.default(DEFAULTS.api.timeouts.bodyMs) })
           .strict()
           .prefault({}),
       })
@@ -107,7 +108,7 @@ export const ConfigSchema = z
     emulator: z
       .object({
         dataFile: z.string().min(1).optional(),
-        port: int(0, 65535).default(0),
+        port: int(0, 65535).default(DEFAULTS.emulator.port),
         rootKey: z.string().min(1).optional(),
       })
       .strict()
@@ -115,32 +116,32 @@ export const ConfigSchema = z
     stateDir: z.string().min(1),
     log: z
       .object({
-        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default(DEFAULTS.log.level),
         /** `auto`: pretty when stdout is a terminal. */
-        pretty: z.union([z.literal('auto'), bool]).default('auto'),
+        pretty: z.union([z.literal('auto'), bool]).default(DEFAULTS.log.pretty),
       })
       .strict()
       .prefault({}),
     http: z
       .object({
-        enabled: bool.default(false),
-        host: z.string().default('127.0.0.1'),
-        port: int(0, 65535).default(9464),
+        enabled: bool.default(DEFAULTS.http.enabled),
+        host: z.string().default(DEFAULTS.http.host),
+        port: int(0, 65535).default(DEFAULTS.http.port),
       })
       .strict()
       .prefault({}),
     schedule: z
       .object({
-        poll: Duration.default(30_000),
+        poll: Duration.default(DEFAULTS.schedule.pollMs),
         cron: z.array(z.string().min(1)).optional(),
         timezone: z.string().optional(),
         /** `continuous`: watch outboxes all the time; `windows`: send only when a cron window fires. */
-        outbound: z.enum(['continuous', 'windows']).default('continuous'),
+        outbound: z.enum(['continuous', 'windows']).default(DEFAULTS.schedule.outbound),
       })
       .strict()
       .prefault({}),
-    retention: z.object({ journalDays: int(1).default(90) }).strict().prefault({}),
-    shutdownTimeout: Duration.default(30_000),
+    retention: z.object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) }).strict().prefault({}),
+    shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),
   })
   .strict();

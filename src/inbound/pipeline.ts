@@ -15,6 +15,7 @@ import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, sameFilesyste
 import { renderTemplate, resolveInside, sanitizeFileName, uniqueVariant } from '../files/naming.js';
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/inbound.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -224,7 +225,7 @@ export class InboundPipeline {
   }
 
   private async download(row: InboundRow, signal?: AbortSignal): Promise<void> {
-    const need = (row.declared_bytes ?? 0) + (this.inbox.minFreeBytes ?? 64 * 1024 * 1024);
+    const need = (row.declared_bytes ?? 0) + (this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes);
     const free = await freeBytes(this.stagingDir);
     if (free < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${free} bytes free, ${need} needed`);
     const part = this.stagingPath(row.parcel_id);
@@ -232,7 +233,7 @@ export class InboundPipeline {
     let info;
     try {
       // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
-      const stream = fs.createWriteStream(part, { mode: this.inbox.fileMode ?? 0o640, highWaterMark: 1024 * 1024 });
+      const stream = fs.createWriteStream(part, { mode: this.inbox.fileMode ?? DEFAULTS.fileMode, highWaterMark: 1024 * 1024 });
       const writeback = new IncrementalSync(stream);
       try {
         info = await this.options.client.downloadParcel(row.parcel_id, stream, {
@@ -327,7 +328,7 @@ export class InboundPipeline {
 
   private async writeMarker(final: string): Promise<void> {
     const marker = final + this.inbox.doneSuffix;
-    const fh = await fs.promises.open(marker, 'w', this.inbox.fileMode ?? 0o640);
+    const fh = await fs.promises.open(marker, 'w', this.inbox.fileMode ?? DEFAULTS.fileMode);
     await fh.sync();
     await fh.close();
     if (this.inbox.gid !== undefined) await fs.promises.chown(marker, -1, this.inbox.gid);

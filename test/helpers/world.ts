@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GridClient } from '../../src/api/index.js';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { Journal } from '../../src/journal/index.js';
 import { OutboundPipeline, type OutboxConfig } from '../../src/outbound/index.js';
@@ -65,10 +66,11 @@ export async function emulatorParcels(emu: Emulator, mailboxId: number): Promise
 
 /** An outbound pipeline for mailbox 1001 on the world's folders, with test-friendly defaults. */
 export function outboundPipeline(w: TestWorld, over: Partial<OutboxConfig> = {}): OutboundPipeline {
+  // The product's defaults, with only what a test needs sooner: files are finished after 50 ms, and
+  // the periodic rescan stays out of the way of tests that trigger cycles themselves.
   const outbox: OutboxConfig = {
-    dir: w.dirs.outbox, sentDir: w.dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: w.dirs.error, stableMs: 50,
-    readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
-    concurrency: 4, maxAttempts: 5, validateEnvelope: true, duplicates: 'reject', duplicateWindowMs: 86_400_000, ...over,
+    ...DEFAULTS.outbox, ignore: [...DEFAULTS.outbox.ignore], dir: w.dirs.outbox, sentDir: w.dirs.sent, errorDir: w.dirs.error,
+    stableMs: 50, rescanMs: 60_000, ...over,
   };
   return new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox }, stateDir: w.dirs.state });
 }
