@@ -18,5 +18,6 @@ export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
 export function loggerFor(loaded: LoadedConfig): Logger & { flush(): void } {
   const logger = createLogger(loaded.config.log.level, wantsPretty(loaded.config.log.pretty));
   if (loaded.envKeys.length) logger.info({ keys: loaded.envKeys }, 'config keys set from the environment');
+  for (const w of loaded.warnings) logger.warn({ config: loaded.file }, w);
   return logger;
 }

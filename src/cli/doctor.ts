@@ -124,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     process.stdout.write(`✓ config ${loaded.file}\n`);
+    for (const w of loaded.warnings) process.stdout.write(`! ${w}\n`);
     let failed = 0;
     for (const c of doctorChecks(loaded.config)) {
       let r: CheckResult;

@@ -9,6 +9,7 @@ import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
 import { GridsyncError } from '../errors/index.js';
 import { findFolderConflict, folderRoles } from './folders.js';
+import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
 import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
 
 export class ConfigError extends GridsyncError {
@@ -31,16 +32,27 @@ export const DEFAULT_CONFIG_PATHS = ['config/gridsync.yaml', '/etc/gridsync/grid
 export const CREDENTIAL_API_KEY = 'gridsync-api-key';
 export const CREDENTIAL_PASSWORD = 'gridsync-password';
 
-export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string {
+/**
+ * The config file: `-c FILE`, else the first default that exists. A default relative to the working
+ * directory is skipped (with the reason in `skipped`) unless the invoking user or root owns it and
+ * nobody else can write it or its folders.
+ */
+export function findConfigFile(explicit: string | undefined, cwd = process.cwd(), skipped: string[] = []): string {
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new ConfigError(`config file ${explicit} does not exist`);
     return explicit;
   }
   for (const p of DEFAULT_CONFIG_PATHS) {
     const full = path.resolve(cwd, p);
-    if (fs.existsSync(full)) return full;
+    if (!fs.existsSync(full)) continue;
+    const problem = path.isAbsolute(p) ? undefined : implicitConfigProblem(full, cwd);
+    if (problem) {
+      skipped.push(`ignoring ${full} found in the working directory: ${problem} (pass -c ${full} to use it anyway)`);
+      continue;
+    }
+    return full;
   }
-  throw new ConfigError(`no config file: pass -c FILE, or create ${DEFAULT_CONFIG_PATHS.join(' or ')}`);
+  throw new ConfigError(`no config file: pass -c FILE, or create ${DEFAULT_CONFIG_PATHS.join(' or ')}${skipped.length ? `; ${skipped.join('; ')}` : ''}`);
 }
 
 const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
@@ -71,18 +83,61 @@ const ENV_ALIASES: Record<string, readonly string[]> = {
  * GRIDSYNC_API_BASE_URL → api.baseUrl, GRIDSYNC_MAILBOXES_0_INBOX_DIR → mailboxes[0].inbox.dir.
  * Returns the keys it set (for the log), never their values.
  */
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
+export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, unknown: string[] = []): string[] {
   const applied: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('GRIDSYNC_') || value === undefined) continue;
     const rest = name.slice('GRIDSYNC_'.length);
-    if (rest === 'CRASH_AT' || rest === 'LOG_PRETTY_FORCE') continue;
+    if (NOT_CONFIG_ENV.test(rest)) continue;
     const keyPath = ENV_ALIASES[rest] ? [...(ENV_ALIASES[rest] as string[])] : resolveEnvPath(raw, rest, '');
-    if (!keyPath) continue;
+    if (!keyPath) {
+      const near = nearestEnvName(rest);
+      unknown.push(`${name} is not a gridsync setting and is ignored${near ? ` (did you mean ${near}?)` : ''}`);
+      continue;
+    }
     setPath(raw, keyPath, name === 'GRIDSYNC_SCHEDULE_CRON' ? value.split(';').map((s) => s.trim()) : value);
     applied.push(keyPath.join('.'));
   }
   return applied;
+}
+
+/** GRIDSYNC_ variables that are not config keys: crash tests, the pretty-log switch, debug stacks, test harness knobs. */
+const NOT_CONFIG_ENV = /^(CRASH_AT|LOG_PRETTY_FORCE|DEBUG|SOAK_\w*|MEM_TEST_\w*|TEST_\w*)$/;
+
+/** Every env name a config key has (mailbox keys with the index of the misspelt name). */
+function envNames(index: string): string[] {
+  const names = [...Object.keys(ENV_ALIASES), 'DEBUG'];
+  const walk = (section: string, prefix: string): void => {
+    for (const key of KNOWN_KEYS[section] ?? []) {
+      const sub = section ? `${section}.${key}` : key;
+      const name = `${prefix}${upperSnake(key)}`;
+      if (key === 'mailboxes') walk('mailboxes[]', `${name}_${index}_`);
+      else if (KNOWN_KEYS[sub]) walk(sub, `${name}_`);
+      else names.push(name);
+    }
+  };
+  walk('', '');
+  return names;
+}
+
+function nearestEnvName(rest: string): string | undefined {
+  const index = /^MAILBOXES_(\d+)_/.exec(rest)?.[1] ?? '0';
+  let best: { name: string; d: number } | undefined;
+  for (const name of envNames(index)) {
+    const d = editDistance(rest, name);
+    if (!best || d < best.d) best = { name, d };
+  }
+  return best && best.d <= Math.max(2, Math.floor(rest.length / 5)) ? `GRIDSYNC_${best.name}` : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
 }
 
 function resolveEnvPath(node: unknown, rest: string, section: string): (string | number)[] | undefined {
@@ -146,6 +201,8 @@ export interface LoadedConfig {
   readonly envKeys: string[];
   /** Resolved gids per mailbox index (inbox.group). */
   readonly gids: (number | undefined)[];
+  /** Things an operator should fix that do not stop gridsync (logged at warn, shown by doctor). */
+  readonly warnings: string[];
 }
 
 /**
@@ -155,7 +212,15 @@ export interface LoadedConfig {
  */
 export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): LoadedConfig {
   const obj = (raw && typeof raw === 'object' && !Array.isArray(raw) ? structuredClone(raw) : {}) as Record<string, unknown>;
-  const envKeys = applyEnvOverrides(obj, env);
+  const warnings: string[] = [];
+  const envKeys = applyEnvOverrides(obj, env, warnings);
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+    throw new ConfigError(
+      'NODE_TLS_REJECT_UNAUTHORIZED=0 is set: it turns off certificate checks for every connection, so anyone on the path could take the API key. gridsync refuses to start with it; for a private CA give its certificate in NODE_EXTRA_CA_CERTS=/path/ca.pem instead',
+      'NODE_TLS_REJECT_UNAUTHORIZED',
+    );
+  }
+  const secretInFile = (typeof (obj.api as Record<string, unknown> | undefined)?.apiKey === 'string' && !envKeys.includes('api.apiKey')) || (typeof (obj.api as Record<string, unknown> | undefined)?.password === 'string' && !envKeys.includes('api.password'));
   const parsed = ConfigSchema.safeParse(obj);
   if (!parsed.success) {
     const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatPath(i.path)}: ${i.message}`);
@@ -175,16 +240,31 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   const credentials = env.CREDENTIALS_DIRECTORY;
-  // A key file beats a key written in the config (the Docker image's default config has a demo
-  // key; GRIDSYNC_API_KEY_FILE must replace it) — unless the key itself came from the environment.
-  if (api.apiKeyFile && !envKeys.includes('api.apiKey')) api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
-  if (!api.apiKey && !api.login && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_API_KEY))) {
-    api.apiKey = readSecretFile(path.join(credentials, CREDENTIAL_API_KEY), `systemd credential ${CREDENTIAL_API_KEY}`);
+  const credential = (name: string): string | undefined => (credentials && fs.existsSync(path.join(credentials, name)) ? path.join(credentials, name) : undefined);
+  // First match wins: the environment; a systemd credential (under systemd it is how the unit hands
+  // the key to a service user that cannot read the root-only file — apiKeyFile usually names that
+  // very file, so trying it first failed with EACCES); the key file (it also replaces a key written
+  // in the config: the Docker image's default config has a demo key); the key in the config.
+  const keyCredential = credential(CREDENTIAL_API_KEY);
+  if (!envKeys.includes('api.apiKey') && !api.login) {
+    if (keyCredential) api.apiKey = readSecretFile(keyCredential, `systemd credential ${CREDENTIAL_API_KEY}`);
+    else if (api.apiKeyFile) {
+      api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
+      const w = secretFileWarning(abs(api.apiKeyFile), 'api.apiKeyFile');
+      if (w) warnings.push(w);
+    }
   }
-  if (api.login && api.passwordFile && !envKeys.includes('api.password')) api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
-  if (api.login && !api.password && credentials && fs.existsSync(path.join(credentials, CREDENTIAL_PASSWORD))) {
-    api.password = readSecretFile(path.join(credentials, CREDENTIAL_PASSWORD), `systemd credential ${CREDENTIAL_PASSWORD}`);
+  const passwordCredential = credential(CREDENTIAL_PASSWORD);
+  if (api.login && !envKeys.includes('api.password')) {
+    if (passwordCredential) api.password = readSecretFile(passwordCredential, `systemd credential ${CREDENTIAL_PASSWORD}`);
+    else if (api.passwordFile) {
+      api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
+      const w = secretFileWarning(abs(api.passwordFile), 'api.passwordFile');
+      if (w) warnings.push(w);
+    }
   }
+  if (secretInFile && source !== '' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));
+  else if (fs.existsSync(source)) warnings.push(...configFileWarnings(source, false));
   if (!api.apiKey && !(api.login && api.password)) {
     throw new ConfigError(`config ${source}: api.apiKey: no credentials — set api.apiKey (or GRIDSYNC_API_KEY), api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`, 'api.apiKey');
   }
@@ -223,7 +303,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       throw new ConfigError(`config ${source}: schedule.timezone: expected an IANA time zone such as Europe/Berlin, got ${JSON.stringify(config.schedule.timezone)}`, 'schedule.timezone');
     }
   }
-  return { config, file: source, envKeys, gids };
+  return { config, file: source, envKeys, gids, warnings };
 }
 
 function formatPath(p: readonly PropertyKey[]): string {
@@ -232,8 +312,9 @@ function formatPath(p: readonly PropertyKey[]): string {
 }
 
 /** Finds, reads and validates the config file. */
-export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
-  const file = findConfigFile(explicit);
+export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
+  const skipped: string[] = [];
+  const file = findConfigFile(explicit, cwd, skipped);
   let raw: unknown;
   try {
     raw = YAML.parse(fs.readFileSync(file, 'utf8'));
@@ -243,5 +324,7 @@ export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.e
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(`config ${file}: expected a YAML mapping with api, stateDir and mailboxes at the top level`);
   }
-  return parseConfig(raw, file, env, path.dirname(path.resolve(file)));
+  const loaded = parseConfig(raw, file, env, path.dirname(path.resolve(file)));
+  loaded.warnings.unshift(...skipped);
+  return loaded;
 }
