@@ -1,7 +1,19 @@
 /** The client of the REST v2 interface: everything other folders may import from `src/api`. */
 export { GridClient, gridsyncVersion } from './client.js';
-export type { GridAuth, GridClientOptions, ClientLogger, CallOptions, DownloadOptions, DownloadResultInfo, UploadOptions, UploadCallOptions } from './client.js';
+export type { GridAuth, GridClientOptions, ClientLogger, ListRow } from './client.js';
+export type {
+  CallOptions,
+  DownloadOptions,
+  DownloadResultInfo,
+  MailboxTransport,
+  OutboxQuery,
+  ParcelSummary,
+  SessionContext,
+  UploadCallOptions,
+  UploadOptions,
+} from './transport.js';
 export * from './errors.js';
+export { mayHaveReachedService } from './retry.js';
 export { ALL_ENDPOINTS, catalog, endpointByName, matchEndpoint } from './catalog/index.js';
 export type { EndpointDef } from './catalog/index.js';
 export * as wire from './wire.js';

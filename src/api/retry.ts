@@ -1,9 +1,9 @@
 /**
- * The retry rules of SPEC.md "Errors" as small pure functions: what to retry, how long to wait.
+ * The retry rules of the service as small pure functions: what to retry, how long to wait.
  * 429/500/503 and network errors are retried with exponential backoff and full jitter, honouring
  * Retry-After; 400/401/403/404 never. A request that is not idempotent (an upload) is retried only
  * when it provably did not reach the service: otherwise its outcome is unknown and the caller
- * reconciles (DESIGN.md "Outbound pipeline").
+ * reconciles (see mayHaveReachedService).
  */
 import { GridApiError, GridTransportError } from './errors.js';
 
@@ -43,19 +43,25 @@ export function retryDelay(attempt: number, random: number, policy: BackoffPolic
 
 export type RetryDecision = 'retry' | 'fail' | 'outcome-unknown';
 
+/**
+ * The one rule for "did this failed request reach the service?": false only when it provably did
+ * not act on it — a 429 (refused before acting) or no connection made at all. Everything else,
+ * including an error after the body went out or an unreadable 2xx, may have reached it. A request
+ * that is not idempotent is sent again blindly only when this is false; otherwise the caller
+ * reconciles first.
+ */
+export function mayHaveReachedService(err: unknown): boolean {
+  if (err instanceof GridApiError && err.httpStatus === 429) return false;
+  if (err instanceof GridTransportError && err.notSent) return false;
+  return true;
+}
+
 /** What to do after a failed attempt. */
 export function decideRetry(err: unknown, idempotent: boolean): RetryDecision {
-  if (err instanceof GridApiError) {
-    if (!err.retryable) return 'fail';
-    // 429: the service refused the request without acting on it, so even an upload may repeat.
-    if (idempotent || err.httpStatus === 429) return 'retry';
-    return 'outcome-unknown';
-  }
-  if (err instanceof GridTransportError) {
-    if (idempotent || err.notSent) return 'retry';
-    return 'outcome-unknown';
-  }
-  return 'fail';
+  if (err instanceof GridApiError && !err.retryable) return 'fail';
+  if (!(err instanceof GridApiError) && !(err instanceof GridTransportError)) return 'fail';
+  if (idempotent || !mayHaveReachedService(err)) return 'retry';
+  return 'outcome-unknown';
 }
 
 /** System and undici codes that prove the request never left (no connection was made). */

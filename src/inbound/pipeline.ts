@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
-import { catalog, ContentIntegrityError, GridApiError, GridError, type GridClient } from '../api/index.js';
+import { ContentIntegrityError, GridApiError, GridError, type MailboxTransport } from '../api/index.js';
 import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, sameFilesystem } from '../files/durable.js';
 import { renderTemplate, resolveInside, sanitizeFileName, uniqueVariant } from '../files/naming.js';
 import type { Journal } from '../journal/db.js';
@@ -46,7 +46,7 @@ export interface InboundMailbox {
 }
 
 export interface InboundPipelineOptions {
-  readonly client: GridClient;
+  readonly client: MailboxTransport;
   readonly journal: Journal;
   readonly mailbox: InboundMailbox;
   readonly stateDir: string;
@@ -116,14 +116,14 @@ export class InboundPipeline {
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
-    const pending = await this.options.client.call(catalog.parcels.pendingInboxList, { mailboxId: this.mailboxId }, opts);
+    const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
     const listings: Promise<boolean>[] = [];
     for (const p of pending) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
         listings.push(this.journal.recordListed(this.mailboxId, {
           parcelId: p.parcelId,
-          fileName: p.fileName ?? null,
+          fileName: p.fileName,
           ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
           ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
           ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
@@ -141,7 +141,7 @@ export class InboundPipeline {
 
   /** A confirmed parcel listed again: list lag (ignore), or reset on the service (deliver again). */
   private async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
-    const info = await this.options.client.call(catalog.parcels.get, { parcelId: row.parcel_id }, { signal });
+    const info = await this.options.client.parcel(row.parcel_id, { signal });
     if (info.status !== 'InBoxReady') return false;
     if (this.inbox.redelivery === 'ignore') {
       this.logger.warn({ parcelId: row.parcel_id }, 'parcel was reset on the service after we confirmed it; ignored (redelivery: ignore)');
@@ -339,10 +339,10 @@ export class InboundPipeline {
   /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */
   private async confirm(row: InboundRow, signal?: AbortSignal): Promise<void> {
     try {
-      await this.options.client.call(catalog.parcels.confirm, { parcelId: row.parcel_id }, { signal });
+      await this.options.client.confirmParcel(row.parcel_id, { signal });
     } catch (err) {
       if (!(err instanceof GridApiError) || err.retryable) throw err;
-      const info = await this.options.client.call(catalog.parcels.get, { parcelId: row.parcel_id }, { signal });
+      const info = await this.options.client.parcel(row.parcel_id, { signal });
       if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
       crashPoint('in.confirm-answered');
       await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'already-transferred');

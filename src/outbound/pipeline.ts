@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import PQueue from 'p-queue';
-import { catalog, GridApiError, GridTransportError, UploadOutcomeUnknownError, type GridClient } from '../api/index.js';
+import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { ensureDirDurable, exists, fsyncDir, fsyncFile, sameFilesystem } from '../files/durable.js';
 import { renderTemplate, resolveInside, sanitizeFileName, uniqueVariant } from '../files/naming.js';
 import type { Journal } from '../journal/db.js';
@@ -54,7 +54,7 @@ export interface OutboundMailbox {
 }
 
 export interface OutboundPipelineOptions {
-  readonly client: GridClient;
+  readonly client: MailboxTransport;
   readonly journal: Journal;
   readonly mailbox: OutboundMailbox;
   readonly stateDir: string;
@@ -454,7 +454,7 @@ export class OutboundPipeline {
     // Back to `claimed` (a plain resend is safe) only when the request provably never reached the
     // service: a 429, or no connection at all. Anything else — an unreadable answer, an error
     // after the request went out — keeps `uploading`, so the next pass reconciles first.
-    const notSent = (err instanceof GridApiError && err.httpStatus === 429) || (err instanceof GridTransportError && err.notSent);
+    const notSent = !mayHaveReachedService(err);
     if (row.state === 'uploading') {
       if (!notSent) {
         this.journal.noteError(id, reason);
@@ -479,9 +479,7 @@ export class OutboundPipeline {
   /** A parcel with our file name and byte count created since the attempt started, not yet adopted. */
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
     const since = (row.attempt_started_at ?? row.created_at) - (this.cfg.reconcileSlackMs ?? 10 * 60_000);
-    const request = { mailboxId: this.mailboxId, beginDate: new Date(since).toISOString(), recordsPerPage: 500 };
-    for await (const p of this.options.client.paginate(catalog.parcels.outboxList, request)) {
-      const parcel = p as { parcelId: number; fileName?: string | null; bytes?: number };
+    for await (const parcel of this.options.client.outboxParcels({ mailboxId: this.mailboxId, since: new Date(since).toISOString() })) {
       if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.journal.isAdopted(parcel.parcelId)) return parcel.parcelId;
     }
     return undefined;

@@ -19,7 +19,7 @@ describe('pagination', () => {
   it('bare-array lists: pages until one is shorter than recordsPerPage', async () => {
     s.script(envelope([parcel(1), parcel(2)]), envelope([parcel(3), parcel(4)]), envelope([parcel(5)]));
     const ids: number[] = [];
-    for await (const p of client.paginate(catalog.parcels.outboxList, { recordsPerPage: 2 })) ids.push((p as { parcelId: number }).parcelId);
+    for await (const p of client.paginate(catalog.parcels.outboxList, { recordsPerPage: 2 })) ids.push(p.parcelId);
     expect(ids).toEqual([1, 2, 3, 4, 5]);
     expect(s.requests.map((r) => JSON.parse(r.body).pageNo)).toEqual([1, 2, 3]);
   });
@@ -28,7 +28,7 @@ describe('pagination', () => {
     const page = (n: number, nets: number[]) => envelope({ totalRecords: 3, pageNo: n, recordsPerPage: 2, networks: nets.map((id) => ({ networkId: id, uniqueId: `N${id}`, companyName: 'x', status: 'Active' })) });
     s.script(page(1, [1, 2]), page(2, [3]));
     const ids: number[] = [];
-    for await (const n of client.paginate(catalog.networks.list, { recordsPerPage: 2 })) ids.push((n as { networkId: number }).networkId);
+    for await (const n of client.paginate(catalog.networks.list, { recordsPerPage: 2 })) ids.push(n.networkId);
     expect(ids).toEqual([1, 2, 3]);
     expect(s.requests).toHaveLength(2);
   });

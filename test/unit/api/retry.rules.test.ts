@@ -9,7 +9,7 @@ import {
   isPermanent,
   isTransient,
 } from '../../../src/api/errors.js';
-import { DEFAULT_BACKOFF, decideRetry, parseRetryAfter, provablyNotSent, retryDelay, type BackoffPolicy } from '../../../src/api/retry.js';
+import { DEFAULT_BACKOFF, decideRetry, mayHaveReachedService, parseRetryAfter, provablyNotSent, retryDelay, type BackoffPolicy } from '../../../src/api/retry.js';
 
 const NOW = Date.parse('2024-05-01T12:00:00Z');
 const apiError = (status: number): GridApiError => new GridApiError('parcels.download', status, null, 'boom');
@@ -119,6 +119,22 @@ describe('decideRetry', () => {
 
   it('fails on a response schema error', () => {
     expect(decideRetry(new GridResponseError('parcels.list', 200, 'data', 'bad'), true)).toBe('fail');
+  });
+});
+
+describe('mayHaveReachedService', () => {
+  it('is false only for a 429 and for a connection never made', () => {
+    expect(mayHaveReachedService(new GridApiError('parcels.upload', 429, 'RateLimitExceeded', 'slow down'))).toBe(false);
+    expect(mayHaveReachedService(new GridTransportError('parcels.upload', 'ECONNREFUSED', 'refused', true))).toBe(false);
+  });
+
+  it('is true for every answer or failure after the request may have gone out', () => {
+    expect(mayHaveReachedService(new GridApiError('parcels.upload', 500, 'InternalError', 'boom'))).toBe(true);
+    expect(mayHaveReachedService(new GridApiError('parcels.upload', 503, null, 'down'))).toBe(true);
+    expect(mayHaveReachedService(new GridApiError('parcels.upload', 400, 'InvalidParameter', 'bad'))).toBe(true);
+    expect(mayHaveReachedService(new GridTransportError('parcels.upload', 'ECONNRESET', 'reset', false))).toBe(true);
+    expect(mayHaveReachedService(new GridResponseError('parcels.upload', 200, '(body)', 'not JSON'))).toBe(true);
+    expect(mayHaveReachedService(new Error('local failure'))).toBe(true);
   });
 });
 
