@@ -17,7 +17,7 @@ import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions 
 import type { CallOptions, DownloadOptions, MailboxTransport, OutboxQuery, ParcelSummary, SessionContext, UploadCallOptions } from './transport.js';
 import type { LoginResult, ParcelIDInfo } from './wire.js';
 
-export { gridsyncVersion } from './http.js';
+export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';
 
 export interface ClientLogger {

@@ -3,9 +3,9 @@
  * rules, and the mapping of network failures to GridTransportError. Knows nothing of envelopes,
  * sessions or retries.
  */
-import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
+import { gridsyncVersion } from '../version.js';
 import { GridConfigError, GridError, GridTransportError } from './errors.js';
 import { provablyNotSent } from './retry.js';
 
@@ -24,13 +24,6 @@ export interface HttpTimeouts {
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-let cachedVersion: string | undefined;
-
-/** gridsync's version from package.json, read on first use (no I/O at import time). */
-export function gridsyncVersion(): string {
-  cachedVersion ??= (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-  return cachedVersion;
-}
 
 export class HttpChannel {
   private readonly pool: Pool;

@@ -4,7 +4,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GridsyncError } from '../errors/index.js';
-import { gridsyncVersion } from '../api/client.js';
+import { gridsyncVersion } from '../version.js';
 
 export class UsageError extends GridsyncError {
   readonly code = 'CLI_USAGE';

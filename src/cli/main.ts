@@ -9,7 +9,7 @@
  * above the baseline; at 4 MB it stays under ~50 MB with no measurable throughput cost
  * (test/integration/api/client.memory.test.ts measures it).
  */
-import { gridsyncVersion } from '../api/client.js';
+import { gridsyncVersion } from '../version.js';
 import { describeForOperator, exitCodeFor } from './exit-codes.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
