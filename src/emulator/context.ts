@@ -35,6 +35,8 @@ export interface EmulatorSettings {
   readonly acknowledgeDelayMs: number;
   /** Gaps between callback delivery attempts (API-NOTES §9: 1 s, 5 s, 25 s). */
   readonly callbackRetryDelaysMs: readonly number[];
+  /** The SOAP endpoint (src/emulator/soap/): session idle timeout, open sessions per user, a parcel id offset to test ids beyond 2^53, most parcels per ParcelInBox answer. */
+  readonly soap?: { readonly sessionTimeoutS?: number; readonly maxSessionsPerUser?: number; readonly parcelIdOffset?: string; readonly inboxCap?: number };
 }
 
 export interface World {

@@ -17,6 +17,7 @@ import { ERROR_STATUS, type ErrorCode } from '../api/wire.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
 import { FaultInjector, type FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
+import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
 import type { ParcelRow, UserRow } from './store.js';
 
@@ -45,6 +46,7 @@ interface RouteStore {
 
 export class EmulatorServer {
   readonly faults: FaultInjector;
+  private readonly soap: SoapEndpoint;
   private readonly server: http.Server;
   private readonly router = FindMyWay({ ignoreTrailingSlash: true });
   private readonly log: RequestRecord[] = [];
@@ -55,6 +57,7 @@ export class EmulatorServer {
     private readonly options: { readonly admin: boolean; readonly rateLimit?: RateLimit },
   ) {
     this.faults = new FaultInjector(world.now);
+    this.soap = new SoapEndpoint(world, this.faults, { admin: options.admin });
     for (const r of allRoutes()) {
       const path = r.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         name === 'showInactive' ? ':showInactive(^(true|false)$)' : NUMERIC_PARAM.test(name) ? `:${name}(^-?\\d+$)` : `:${name}`,
@@ -92,6 +95,7 @@ export class EmulatorServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     try {
+      if (this.soap.owns(url.pathname)) return await this.soap.handle(req, res, url);
       if (url.pathname.startsWith('/_emulator/')) {
         if (!this.options.admin) throw new EmulatorError(404, 'ObjectNotFound', 'admin routes are disabled');
         await this.admin(req, res, url);
