@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { catalog, GridClient } from '../api/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { checkWritable, sameFilesystem } from '../files/durable.js';
+import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
 import { parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Journal, OutboundJournal } from '../journal/index.js';
+import { requeueFromError } from '../outbound/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 
@@ -34,11 +35,7 @@ export async function main(argv: string[]): Promise<number> {
     const rows = new OutboundJournal(journal);
     try {
       for (const t of targets) {
-        const original = JSON.parse(readIfExists(`${t.file}.error.json`) ?? '{}') as { file?: string };
-        let dest = path.join(t.outbox, original.file && !original.file.includes('/') ? original.file : path.basename(t.file));
-        if (fs.existsSync(dest)) dest = path.join(t.outbox, `requeued-${Date.now()}-${path.basename(dest)}`);
-        fs.renameSync(t.file, dest);
-        fs.rmSync(`${t.file}.error.json`, { force: true });
+        const dest = await requeueFromError(t.file, t.outbox);
         for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
         process.stdout.write(`requeued ${t.file} → ${dest}\n`);
       }
@@ -47,12 +44,4 @@ export async function main(argv: string[]): Promise<number> {
     }
     return missing.length ? 1 : 0;
   });
-}
-
-function readIfExists(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
 }

@@ -4,7 +4,7 @@
  * (GRIDSYNC_…) and YAML parse alike.
  */
 import { z } from 'zod';
-import { TEMPLATE_VARIABLES } from '../files/naming.js';
+import { TEMPLATE_VARIABLES } from '../files/index.js';
 import { DEFAULTS } from './defaults.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { resolveInside, uniqueVariant } from './naming.js';
 
 /** A filesystem step that failed, with the path an operator needs. */
 export class FileOperationError extends GridsyncError {
@@ -47,17 +48,6 @@ export async function fsyncDir(dirPath: string): Promise<void> {
   } finally {
     await handle?.close();
   }
-}
-
-/** rename(2) then fsync of the destination directory (and of the source's, when it differs). */
-export async function renameDurable(from: string, to: string): Promise<void> {
-  try {
-    await fsp.rename(from, to);
-  } catch (err) {
-    throw wrap('rename', `${from} -> ${to}`, err);
-  }
-  await fsyncDir(path.dirname(to));
-  if (path.dirname(from) !== path.dirname(to)) await fsyncDir(path.dirname(from));
 }
 
 /** mkdir -p, fsyncing each directory created so the new entries survive a power cut. */
@@ -125,4 +115,31 @@ export async function checkWritable(dirPath: string): Promise<void> {
 export async function freeBytes(dirPath: string): Promise<number> {
   const s = await fsp.statfs(dirPath);
   return s.bavail * s.bsize;
+}
+
+/** rename, or copy + fsync + unlink across filesystems (sentDir or errorDir on another disk). */
+export async function moveDurable(from: string, to: string): Promise<void> {
+  await ensureDirDurable(path.dirname(to));
+  try {
+    await fsp.rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw wrap('rename', `${from} -> ${to}`, err);
+    await fsp.copyFile(from, to);
+    await fsyncFile(to);
+    await fsp.rm(from, { force: true });
+  }
+  await fsyncDir(path.dirname(to));
+}
+
+/**
+ * A name under `dir` not taken by a file or by an error report (`<name>.error.json`): `rel`
+ * itself, else its unique variant tagged with `tag`.
+ */
+export async function freeName(dir: string, rel: string, tag: string): Promise<string> {
+  let candidate = resolveInside(dir, rel);
+  if (!(await exists(candidate)) && !(await exists(`${candidate}.error.json`))) return candidate;
+  for (let n = 1; ; n++) {
+    candidate = resolveInside(dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)));
+    if (!(await exists(candidate)) && !(await exists(`${candidate}.error.json`))) return candidate;
+  }
 }

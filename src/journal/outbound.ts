@@ -79,11 +79,6 @@ export class OutboundJournal {
       .all(mailboxId, outboxDir, ...states) as OutboundRow[];
   }
 
-  /** The journal row that already owns a source path (a claim in flight), if any. */
-  activeClaimOf(sourcePath: string): OutboundRow | undefined {
-    return this.journal.statement("SELECT * FROM outbound_files WHERE source_path = ? AND state = 'claiming'").get(sourcePath) as OutboundRow | undefined;
-  }
-
   /** Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check. */
   duplicateOf(id: number, sha256: string, sinceMs: number): OutboundRow | undefined {
     return this.journal

@@ -1,0 +1,150 @@
+/**
+ * Where an outbound file ends: sentDir (or deleted) once the service has it, or errorDir with a
+ * `<name>.error.json` report beside it. `gridsync requeue` reverses the second with the same
+ * report type.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureDirDurable, exists, freeName, fsyncDir, fsyncFile, moveDurable, renderTemplate, sanitizeFileName } from '../files/index.js';
+import { crashPoint } from '../journal/crash-points.js';
+import type { ErrorDecision, OutboundRow } from '../journal/outbound.js';
+import type { OutboxContext } from './types.js';
+
+const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
+
+/** The `<name>.error.json` written beside a file in errorDir: why it was not sent, and how to retry. */
+export interface ErrorReport {
+  /** The file's name in the outbox. */
+  readonly file: string;
+  readonly reason: string;
+  readonly errorCode: string | null;
+  readonly httpStatus: number | null;
+  readonly attempts: number;
+  readonly bytes: number | null;
+  readonly sha256: string | null;
+  readonly claimedAt: string;
+  readonly failedAt: string;
+  readonly mailboxId: number;
+  readonly journalId: number;
+  /** The command that puts the file back into the outbox. */
+  readonly requeue: string;
+}
+
+export const ERROR_REPORT_SUFFIX = '.error.json';
+
+/** The report beside `file`, or undefined when there is none or it is not one of ours. */
+export function readErrorReport(file: string): Partial<ErrorReport> | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`${file}${ERROR_REPORT_SUFFIX}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const r = parsed as Record<string, unknown>;
+    // Only the fields requeue acts on are checked; the rest is for the operator.
+    return { ...r, file: typeof r.file === 'string' ? r.file : undefined } as Partial<ErrorReport>;
+  } catch {
+    return undefined;
+  }
+}
+
+export class Disposal {
+  constructor(private readonly ctx: OutboxContext) {}
+
+  /** uploaded → archived: move to sentDir (or delete), journalled after the rename. */
+  async archive(row: OutboundRow): Promise<void> {
+    const { cfg, journal } = this.ctx;
+    const processing = row.processing_path as string;
+    let finalPath: string | null = row.final_path;
+    try {
+      if (await exists(processing)) {
+        if (cfg.archive === 'delete' || !cfg.sentDir) {
+          await fs.promises.rm(processing, { force: true });
+          finalPath = null;
+        } else {
+          const rel = renderTemplate(
+            cfg.sentTemplate,
+            {
+              fileName: sanitizeFileName(row.file_name, `file-${row.id}`),
+              parcelId: row.parcel_id,
+              date: new Date(this.ctx.now()).toISOString().slice(0, 10),
+              mailboxId: this.ctx.mailboxId,
+            },
+            `file-${row.id}`,
+          );
+          finalPath = await freeName(cfg.sentDir, rel, String(row.parcel_id));
+          await moveDurable(processing, finalPath);
+        }
+        crashPoint('out.archive-renamed');
+        await fsyncDir(path.dirname(processing));
+      }
+      await journal.markArchived(row.id, finalPath);
+      this.ctx.tally('archived');
+      this.ctx.tally('bytes', row.bytes ?? 0);
+      crashPoint('out.archived');
+    } catch (err) {
+      journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
+      this.ctx.tally('deferred');
+      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      this.ctx.logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot archive yet; will retry');
+    }
+  }
+
+  /** → erroring (reason journalled) → file and `<name>.error.json` in errorDir → in_error. */
+  async toError(row: OutboundRow, d: ErrorDecision): Promise<void> {
+    const { cfg, journal } = this.ctx;
+    if (row.state !== 'erroring') await journal.markErroring(row.id, d);
+    const processing = row.processing_path as string;
+    let finalPath: string | null = null;
+    try {
+      await ensureDirDurable(cfg.errorDir);
+      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(row.source_path)) ? row.source_path : null;
+      const name = sanitizeFileName(row.file_name, `file-${row.id}`);
+      finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
+      const current = journal.get(row.id) as OutboundRow;
+      const report: ErrorReport = {
+        file: row.file_name,
+        reason: d.reason,
+        errorCode: d.errorCode ?? null,
+        httpStatus: d.httpStatus ?? null,
+        attempts: current.attempts,
+        bytes: current.bytes,
+        sha256: current.sha256,
+        claimedAt: new Date(current.created_at).toISOString(),
+        failedAt: new Date(this.ctx.now()).toISOString(),
+        mailboxId: this.ctx.mailboxId,
+        journalId: row.id,
+        requeue: `gridsync requeue ${finalPath}`,
+      };
+      const reportPath = `${finalPath}${ERROR_REPORT_SUFFIX}`;
+      await fs.promises.writeFile(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+      await fsyncFile(reportPath);
+      if (source) await moveDurable(source, finalPath);
+      await fsyncDir(cfg.errorDir);
+      await journal.markInError(row.id, source ? finalPath : null);
+      this.ctx.logger.error({ file: row.file_name, reason: d.reason, errorCode: d.errorCode ?? undefined, httpStatus: d.httpStatus ?? undefined, errorFile: finalPath }, 'file moved to the error folder');
+    } catch (err) {
+      journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
+      this.ctx.logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot move the file to the error folder yet; will retry');
+    }
+  }
+}
+
+/**
+ * Moves `file` from an errorDir back into `outboxDir` under its original name (or a fresh
+ * `requeued-…` name when that is taken), durably, and removes its report. Returns the new path.
+ */
+export async function requeueFromError(file: string, outboxDir: string, now: () => number = Date.now): Promise<string> {
+  const original = readErrorReport(file)?.file;
+  const base = original && !original.includes('/') && original !== '.' && original !== '..' ? original : path.basename(file);
+  let dest = path.join(outboxDir, base);
+  if (await exists(dest)) dest = path.join(outboxDir, `requeued-${now()}-${base}`);
+  await moveDurable(file, dest);
+  await fsyncDir(path.dirname(file));
+  await fs.promises.rm(`${file}${ERROR_REPORT_SUFFIX}`, { force: true });
+  await fsyncDir(path.dirname(file));
+  return dest;
+}

@@ -1,0 +1,178 @@
+/**
+ * Sending one claimed file exactly once: the checks before sending, the upload, and the
+ * reconciliation of an upload whose outcome is unknown. What happens after a failed attempt is
+ * one pure policy, `decideResend`.
+ */
+import fs from 'node:fs';
+import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { crashPoint } from '../journal/crash-points.js';
+import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/outbound.js';
+import { validateEnvelope } from './checks.js';
+import type { Disposal } from './disposal.js';
+import type { OutboxContext } from './types.js';
+
+/** Files above this size are checked at their first ISA/UNB and last IEA/UNZ only. */
+const FULL_VALIDATION_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * After a failed upload attempt:
+ * - `reject`: the service answered that it will not take the file — errorDir;
+ * - `resend`: the request provably never reached the service (a 429, no connection) — back to
+ *   `claimed`, a plain resend is safe;
+ * - `reconcile`: it may have reached the service — stay `uploading`; the next pass looks for the
+ *   parcel in the outbox list before any resend (a resend here is how a duplicate happens);
+ * - `give-up`: answered retryable failures used up the attempts — errorDir;
+ * - `retry`: try again later (a service that is down is not the file's fault: only answered
+ *   errors count towards the attempts).
+ * Whether the request reached the service is the client's rule (`mayHaveReachedService`), not
+ * re-derived here.
+ */
+export type ResendDecision = 'reject' | 'resend' | 'reconcile' | 'give-up' | 'retry';
+
+export function decideResend(err: unknown, state: OutboundState, attempts: number, maxAttempts: number): ResendDecision {
+  if (err instanceof UploadOutcomeUnknownError) return 'reconcile';
+  if (err instanceof GridApiError && !err.retryable) return 'reject';
+  const neverReached = !mayHaveReachedService(err);
+  if (state === 'uploading' && !neverReached) return 'reconcile';
+  if (err instanceof GridApiError && attempts >= maxAttempts) return 'give-up';
+  return neverReached && state === 'uploading' ? 'resend' : 'retry';
+}
+
+export class Sender {
+  constructor(
+    private readonly ctx: OutboxContext,
+    private readonly client: MailboxTransport,
+    private readonly disposal: Disposal,
+  ) {}
+
+  /** Optional checks before sending: empty, size, envelope, duplicate content. */
+  async check(row: OutboundRow): Promise<ErrorDecision | undefined> {
+    const { cfg, journal } = this.ctx;
+    const bytes = row.bytes ?? 0;
+    if (bytes === 0) return { reason: 'empty file' };
+    if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes) return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}` };
+    if (cfg.validateEnvelope) {
+      const verdict = validateEnvelope(await readForValidation(row.processing_path as string, bytes));
+      if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}` };
+    }
+    if (cfg.duplicates === 'reject' && row.sha256) {
+      const dup = journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
+      if (dup) return { reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}` };
+    }
+    return undefined;
+  }
+
+  /**
+   * claimed/uploading → uploaded. A row found in `uploading` may have reached the service before a
+   * crash or an ambiguous failure: reconcile with the outbox list before sending again.
+   * Returns true when the row is now uploaded.
+   */
+  async upload(row: OutboundRow): Promise<boolean> {
+    const { cfg, journal, logger } = this.ctx;
+    try {
+      if (row.state === 'uploading') {
+        let found: number | undefined;
+        try {
+          found = await this.reconcile(row);
+        } catch (err) {
+          // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
+          // next pass — never fall through to a send (that is how a duplicate would happen).
+          journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
+          this.ctx.tally('deferred');
+          logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
+          return false;
+        }
+        if (found !== undefined) {
+          await journal.markUploaded(row.id, found, 'reconciled');
+          logger.warn({ file: row.file_name, parcelId: found }, 'upload outcome was unknown; found the parcel on the service and adopted it (no second send)');
+          this.ctx.tally('uploaded');
+          return true;
+        }
+        if (row.attempts >= cfg.maxAttempts) {
+          await this.disposal.toError(row, { reason: `gave up after ${row.attempts} attempts: ${row.last_error ?? 'unknown error'}`, errorCode: row.error_code, httpStatus: row.http_status });
+          this.ctx.tally('failed');
+          return false;
+        }
+      }
+      const attemptStart = this.ctx.now();
+      await journal.markUploading(row.id, attemptStart);
+      crashPoint('out.uploading');
+      const { parcelId } = await this.client.uploadParcel(
+        row.processing_path as string,
+        {
+          fileName: row.file_name,
+          mailboxId: this.ctx.mailboxId,
+          ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
+          ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
+        },
+        { onBodySent: () => crashPoint('out.request-sent') },
+      );
+      crashPoint('out.response-received');
+      await journal.markUploaded(row.id, parcelId, 'uploaded');
+      this.ctx.tally('uploaded');
+      crashPoint('out.uploaded');
+      return true;
+    } catch (err) {
+      return this.uploadFailed(row.id, err);
+    }
+  }
+
+  private async uploadFailed(id: number, err: unknown): Promise<false> {
+    const { cfg, journal, logger } = this.ctx;
+    const row = journal.get(id) as OutboundRow;
+    const reason = (err as Error).message;
+    const api = err instanceof GridApiError ? err : undefined;
+    switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
+      case 'reject':
+        this.ctx.tally('failed');
+        await this.disposal.toError(row, { reason: `rejected by the service: ${api?.serviceMessage || reason}`, errorCode: api?.errorCode, httpStatus: api?.httpStatus });
+        return false;
+      case 'reconcile':
+        journal.noteError(id, reason);
+        this.ctx.tally('deferred');
+        logger.warn({ file: row.file_name, err: reason }, 'upload outcome unknown; will reconcile with the outbox list before any resend');
+        return false;
+      case 'give-up':
+        if (row.state === 'uploading') await journal.markNotSent(id, reason);
+        this.ctx.tally('failed');
+        await this.disposal.toError(journal.get(id) as OutboundRow, { reason: `gave up after ${row.attempts} attempts: ${reason}`, errorCode: api?.errorCode, httpStatus: api?.httpStatus });
+        return false;
+      case 'resend':
+        await journal.markNotSent(id, reason);
+        break;
+      case 'retry':
+        break;
+    }
+    this.ctx.tally('deferred');
+    logger.warn({ file: row.file_name, err: reason, transport: err instanceof GridTransportError }, 'upload failed; will retry');
+    return false;
+  }
+
+  /** A parcel with our file name and byte count created since the attempt started, not yet adopted. */
+  private async reconcile(row: OutboundRow): Promise<number | undefined> {
+    const since = (row.attempt_started_at ?? row.created_at) - (this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs);
+    for await (const parcel of this.client.outboxParcels({ mailboxId: this.ctx.mailboxId, since: new Date(since).toISOString() })) {
+      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId)) return parcel.parcelId;
+    }
+    return undefined;
+  }
+}
+
+/** The text the envelope check reads: the whole file, or its head and tail when large. */
+async function readForValidation(file: string, bytes: number): Promise<string> {
+  if (bytes <= FULL_VALIDATION_LIMIT) return fs.promises.readFile(file, 'latin1');
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const tail = Buffer.alloc(64 * 1024);
+    await fh.read(head, 0, head.length, 0);
+    await fh.read(tail, 0, tail.length, bytes - tail.length);
+    const h = head.toString('latin1');
+    const seg = h.startsWith('ISA') ? (h[105] ?? '~') : "'";
+    // Keep whole segments: the first interchange's header and the last one's trailer.
+    return h.slice(0, h.indexOf(seg, 200) + 1) + tail.toString('latin1').slice(tail.toString('latin1').lastIndexOf(h.startsWith('ISA') ? `${seg}IEA` : `${seg}UNZ`) + 1);
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,63 @@
+/** What the outbound modules share: the outbox's configuration, the cycle counters, the context. */
+import type { Logger } from '../log.js';
+import type { OutboundJournal } from '../journal/outbound.js';
+
+export interface OutboxConfig {
+  readonly dir: string;
+  readonly sentDir?: string;
+  readonly archive: 'move' | 'delete';
+  /** Name in sentDir: `{fileName}`, `{parcelId}`, `{date}`, `{mailboxId}`. */
+  readonly sentTemplate: string;
+  readonly errorDir: string;
+  readonly stableMs: number;
+  readonly readiness: 'stable' | 'marker';
+  readonly markerSuffix: string;
+  readonly ignore: readonly string[];
+  readonly usePolling: boolean;
+  readonly rescanMs: number;
+  readonly concurrency: number;
+  readonly maxAttempts: number;
+  readonly gridIdFrom?: number;
+  readonly gridIdTo?: number;
+  readonly validateEnvelope: boolean;
+  readonly maxBytes?: number;
+  readonly duplicates: 'reject' | 'allow';
+  readonly duplicateWindowMs: number;
+  /** Where claimed files wait; must be on the outbox's filesystem. Default `<stateDir>/processing`. */
+  readonly processingDir?: string;
+  /** Reconciliation looks this far before the attempt's start (service clock skew). Default 10 min. */
+  readonly reconcileSlackMs?: number;
+}
+
+export interface OutboundMailbox {
+  readonly mailboxId: number;
+  readonly name: string;
+  readonly outbox: OutboxConfig;
+}
+
+export interface OutboundCycleResult {
+  claimed: number;
+  uploaded: number;
+  archived: number;
+  rejected: number;
+  failed: number;
+  deferred: number;
+  /** Bytes of the files archived. */
+  bytes: number;
+}
+
+export function emptyResult(): OutboundCycleResult {
+  return { claimed: 0, uploaded: 0, archived: 0, rejected: 0, failed: 0, deferred: 0, bytes: 0 };
+}
+
+/** One outbox as the scanner, the sender and the disposal see it. */
+export interface OutboxContext {
+  readonly journal: OutboundJournal;
+  readonly cfg: OutboxConfig;
+  readonly mailboxId: number;
+  readonly processingDir: string;
+  readonly logger: Logger;
+  readonly now: () => number;
+  /** Adds to the counters of the current cycle. */
+  tally(key: keyof OutboundCycleResult, n?: number): void;
+}
