@@ -36,6 +36,8 @@ export const DEFAULTS = {
     concurrency: 4,
     maxAttempts: 10,
     validateEnvelope: true,
+    /** With validateEnvelope: also the GS/GE, ST/SE, UNG/UNE, UNH/UNT trailers and the IEA01/UNZ01 counts. */
+    envelopeCounts: true,
     duplicates: 'reject',
     duplicateWindowMs: 7 * DAY,
     /** Reconciliation of an unknown upload outcome looks this far before the attempt (service clock skew). */

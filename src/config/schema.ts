@@ -66,6 +66,7 @@ export const OutboxSchema = z
     gridIdFrom: int(1).optional(),
     gridIdTo: int(1).optional(),
     validateEnvelope: bool.default(DEFAULTS.outbox.validateEnvelope),
+    envelopeCounts: bool.default(DEFAULTS.outbox.envelopeCounts),
     maxBytes: int(1).optional(),
     duplicates: z.enum(['reject', 'allow']).default(DEFAULTS.outbox.duplicates),
     duplicateWindowMs: Duration.default(DEFAULTS.outbox.duplicateWindowMs),

@@ -1,8 +1,16 @@
 /**
- * Decisions about outbox files, as pure functions: which names to ignore, when a file is ready,
- * and whether its content is a complete interchange (the classic ERP failure is a truncated
- * export: an X12 ISA without its IEA, an EDIFACT UNB without its UNZ).
+ * Decisions about outbox files: which names to ignore, when a file is ready, and whether its
+ * content is a complete interchange (the classic ERP failure is a truncated export: an X12 ISA
+ * without its IEA, an EDIFACT UNB without its UNZ).
  */
+import fs from 'node:fs';
+import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '../edi/index.js';
+
+export type { EnvelopeVerdict };
+export type EnvelopeCheckOptions = CheckOptions;
+
+/** Read size of the streamed envelope check. */
+const READ_CHUNK = 1024 * 1024;
 
 /** `*.tmp`, `~*`, `.*` … → a matcher of file names (`*` any run, `?` one character). */
 export function ignoreMatcher(patterns: readonly string[]): (name: string) => boolean {
@@ -44,92 +52,16 @@ export class StabilityTracker {
   }
 }
 
-export type EnvelopeVerdict = { readonly ok: true; readonly standard: 'X12' | 'EDIFACT' } | { readonly ok: false; readonly reason: string };
-
 /**
- * A complete interchange: X12 — every `ISA` is 106 characters with consistent separators and is
- * closed by an `IEA` carrying the same control number; EDIFACT — `[UNA]UNB … UNZ` with the same
- * control reference. Leading whitespace and a trailing newline are tolerated.
+ * The envelope check (see src/edi): every interchange complete, with matching non-empty control
+ * references; with `counts`, also every group and set trailer present with the right counts and
+ * references, and IEA01/UNZ01 equal to the groups or messages read.
  */
-export function validateEnvelope(text: string): EnvelopeVerdict {
-  const t = text.replace(/^\s+/, '');
-  if (t.startsWith('ISA')) return validateX12(t);
-  if (t.startsWith('UNA') || t.startsWith('UNB')) return validateEdifact(t);
-  return { ok: false, reason: 'not an X12 (ISA) or EDIFACT (UNA/UNB) interchange' };
+export function validateEnvelope(content: string | Buffer, opts: EnvelopeCheckOptions): EnvelopeVerdict {
+  return checkEnvelope(content, opts);
 }
 
-function validateX12(t: string): EnvelopeVerdict {
-  if (t.length < 106) return { ok: false, reason: `ISA segment truncated: ${t.length} characters, 106 needed` };
-  const el = t[3] as string;
-  const seg = t[105] as string;
-  const sub = t[104] as string;
-  if (/[A-Za-z0-9 ]/.test(el) || /[A-Za-z0-9 ]/.test(seg) || el === seg || sub === el || sub === seg) {
-    return { ok: false, reason: 'ISA separators are inconsistent (element, sub-element, segment terminator)' };
-  }
-  const segments = t.split(seg).map((s) => s.replace(/^[\r\n]+/, '')).filter((s) => s.trim() !== '');
-  let open: string | null = null;
-  let count = 0;
-  for (const s of segments) {
-    const f = s.split(el);
-    if (f[0] === 'ISA') {
-      if (open !== null) return { ok: false, reason: `ISA ${open} is not closed by an IEA before the next ISA` };
-      if (s.length !== 105) return { ok: false, reason: `ISA segment is ${s.length + 1} characters, 106 expected` };
-      if (f.length !== 17) return { ok: false, reason: `ISA has ${f.length - 1} elements, 16 expected` };
-      open = (f[13] ?? '').trim();
-      count++;
-    } else if (f[0] === 'IEA') {
-      if (open === null) return { ok: false, reason: 'IEA without an ISA' };
-      if ((f[2] ?? '').trim() !== open) return { ok: false, reason: `IEA control number ${(f[2] ?? '').trim()} does not match ISA ${open}` };
-      open = null;
-    } else if (open === null) {
-      return { ok: false, reason: `segment ${f[0] ?? ''} outside an interchange` };
-    }
-  }
-  if (open !== null) return { ok: false, reason: `ISA ${open} is not closed by an IEA: truncated interchange` };
-  return count > 0 ? { ok: true, standard: 'X12' } : { ok: false, reason: 'no ISA segment' };
-}
-
-function validateEdifact(t: string): EnvelopeVerdict {
-  let el = '+';
-  let rel = '?';
-  let seg = "'";
-  let body = t;
-  if (t.startsWith('UNA')) {
-    if (t.length < 9) return { ok: false, reason: 'UNA segment truncated' };
-    el = t[4] as string;
-    rel = t[6] as string;
-    seg = t[8] as string;
-    body = t.slice(9);
-  }
-  const segments: string[] = [];
-  let cur = '';
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] as string;
-    if (c === rel && i + 1 < body.length) {
-      cur += c + (body[i + 1] as string);
-      i++;
-    } else if (c === seg) {
-      segments.push(cur.replace(/^[\r\n]+/, ''));
-      cur = '';
-    } else cur += c;
-  }
-  if (cur.trim() !== '') return { ok: false, reason: 'the last segment is not terminated: truncated interchange' };
-  let open: string | null = null;
-  let count = 0;
-  for (const s of segments) {
-    const f = s.split(el);
-    if (f[0] === 'UNB') {
-      if (open !== null) return { ok: false, reason: `UNB ${open} is not closed by a UNZ before the next UNB` };
-      open = f[5] ?? '';
-      count++;
-    } else if (f[0] === 'UNZ') {
-      if (open === null) return { ok: false, reason: 'UNZ without a UNB' };
-      if ((f[2] ?? '') !== open) return { ok: false, reason: `UNZ control reference ${f[2] ?? ''} does not match UNB ${open}` };
-      open = null;
-    } else if (open === null && s.trim() !== '') {
-      return { ok: false, reason: `segment ${f[0] ?? ''} outside an interchange` };
-    }
-  }
-  if (open !== null) return { ok: false, reason: `UNB ${open} is not closed by a UNZ: truncated interchange` };
-  return count > 0 ? { ok: true, standard: 'EDIFACT' } : { ok: false, reason: 'no UNB segment' };
+/** The same check streamed over a file: one pass, one chunk in memory, stops at the first problem. */
+export async function validateEnvelopeFile(file: string, opts: EnvelopeCheckOptions): Promise<EnvelopeVerdict> {
+  return checkEnvelopeStream(fs.createReadStream(file, { highWaterMark: READ_CHUNK }), opts);
 }

@@ -1,6 +1,6 @@
 export { OutboundPipeline } from './pipeline.js';
 export type { OutboundPipelineOptions } from './pipeline.js';
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
-export { validateEnvelope, ignoreMatcher, StabilityTracker } from './checks.js';
+export { validateEnvelope, validateEnvelopeFile, ignoreMatcher, StabilityTracker } from './checks.js';
 export { decideResend, type ResendDecision } from './sender.js';
 export { readErrorReport, requeueFromError, type ErrorReport } from './disposal.js';

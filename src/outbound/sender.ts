@@ -3,17 +3,13 @@
  * reconciliation of an upload whose outcome is unknown. What happens after a failed attempt is
  * one pure policy, `decideResend`.
  */
-import fs from 'node:fs';
 import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { crashPoint } from '../journal/crash-points.js';
 import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/outbound.js';
-import { validateEnvelope } from './checks.js';
+import { validateEnvelopeFile } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
-
-/** Files above this size are checked at their first ISA/UNB and last IEA/UNZ only. */
-const FULL_VALIDATION_LIMIT = 16 * 1024 * 1024;
 
 /**
  * After a failed upload attempt:
@@ -53,7 +49,7 @@ export class Sender {
     if (bytes === 0) return { reason: 'empty file' };
     if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes) return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}` };
     if (cfg.validateEnvelope) {
-      const verdict = validateEnvelope(await readForValidation(row.processing_path as string, bytes));
+      const verdict = await validateEnvelopeFile(row.processing_path as string, { counts: cfg.envelopeCounts });
       if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}` };
     }
     if (cfg.duplicates === 'reject' && row.sha256) {
@@ -156,23 +152,5 @@ export class Sender {
       if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId)) return parcel.parcelId;
     }
     return undefined;
-  }
-}
-
-/** The text the envelope check reads: the whole file, or its head and tail when large. */
-async function readForValidation(file: string, bytes: number): Promise<string> {
-  if (bytes <= FULL_VALIDATION_LIMIT) return fs.promises.readFile(file, 'latin1');
-  const fh = await fs.promises.open(file, 'r');
-  try {
-    const head = Buffer.alloc(64 * 1024);
-    const tail = Buffer.alloc(64 * 1024);
-    await fh.read(head, 0, head.length, 0);
-    await fh.read(tail, 0, tail.length, bytes - tail.length);
-    const h = head.toString('latin1');
-    const seg = h.startsWith('ISA') ? (h[105] ?? '~') : "'";
-    // Keep whole segments: the first interchange's header and the last one's trailer.
-    return h.slice(0, h.indexOf(seg, 200) + 1) + tail.toString('latin1').slice(tail.toString('latin1').lastIndexOf(h.startsWith('ISA') ? `${seg}IEA` : `${seg}UNZ`) + 1);
-  } finally {
-    await fh.close();
   }
 }

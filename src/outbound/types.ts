@@ -20,6 +20,8 @@ export interface OutboxConfig {
   readonly gridIdFrom?: number;
   readonly gridIdTo?: number;
   readonly validateEnvelope: boolean;
+  /** With validateEnvelope: also the group/set trailers' counts and references. */
+  readonly envelopeCounts: boolean;
   readonly maxBytes?: number;
   readonly duplicates: 'reject' | 'allow';
   readonly duplicateWindowMs: number;
