@@ -17,3 +17,6 @@ export { mayHaveReachedService } from './retry.js';
 export { ALL_ENDPOINTS, catalog, endpointByName, matchEndpoint } from './catalog/index.js';
 export type { EndpointDef } from './catalog/index.js';
 export * as wire from './wire.js';
+export { SoapClient, soapUrl } from './soap/client.js';
+export type { SoapClientOptions } from './soap/client.js';
+export { SoapFaultError } from './soap/errors.js';

@@ -198,7 +198,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   let textSize = 0;
   let streaming: XmlNode | undefined;
   let failure: Error | undefined;
-  const pending: string[] = [];
+  const pending: [string, string][] = [];
 
   parser.on('error', (err) => {
     failure ??= new SoapXmlError(err.message, '(xml)');
@@ -220,7 +220,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
     const node = stack[stack.length - 1];
     if (!node) return;
     if (node === streaming) {
-      pending.push(text);
+      pending.push([text, node.name]);
       return;
     }
     textSize += text.length;
@@ -229,7 +229,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   });
   parser.on('cdata', (text) => {
     const node = stack[stack.length - 1];
-    if (node === streaming) pending.push(text);
+    if (node && node === streaming) pending.push([text, node.name]);
     else if (node) node.text += text;
   });
   parser.on('closetag', () => {
@@ -239,13 +239,10 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
 
   const flush = async (): Promise<void> => {
     if (streaming && internals.text.length > 0) {
-      pending.push(internals.text);
+      pending.push([internals.text, streaming.name]);
       internals.text = '';
     }
-    while (pending.length > 0) {
-      const text = pending.shift() as string;
-      await options.onStream?.(text, streaming?.name ?? '');
-    }
+    for (const [text, element] of pending.splice(0)) await options.onStream?.(text, element);
   };
 
   const decoder = new TextDecoder('utf-8');
