@@ -1,8 +1,17 @@
-/** `gridsync doctor`: checks config, folders, filesystems, journal lock, service and credentials, one line each. */
+/**
+ * `gridsync doctor`: checks config, folders (owner, mode, writable, filesystems), the journal, the
+ * http port, the service, the credentials and every mailbox, one line each. Bounded in time: a
+ * service that accepts connections and never answers costs at most DOCTOR_SERVICE_BUDGET_MS, and
+ * while it waits doctor says what for.
+ */
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import { catalog, GridClient } from '../api/index.js';
+import { catalog, GridApiError, GridClient } from '../api/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
+import { redactUrl } from '../config/redact.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
 import { parseCommand, runCommand } from './args.js';
@@ -10,24 +19,48 @@ import { CONFIG_OPTION } from './common.js';
 
 const USAGE = `usage: gridsync doctor [-c FILE]
 
-Checks the config, the folders (exist, writable, same filesystem where renames must be atomic), the
-journal, the service (reachable) and the credentials (valid), one line each (✓ pass, ! note,
+Checks the config and its secret files, the folders (owner, mode, writable, same filesystem where
+renames must be atomic), the journal, the http port, the service (reachable within ${DOCTOR_SERVICE_BUDGET_MS / 1000} s), the
+credentials and every configured mailbox (reachable with the key), one line each (✓ pass, ! note,
 ✗ fail). Changes nothing. Exit 0 when nothing fails, 2 when a check fails — the same problems make
 \`gridsync run\` exit 2.`;
 
 export type CheckResult = { level: 'ok' | 'note' | 'fail'; detail?: string };
 interface Check {
   readonly name: string;
+  /** What the check waits for, shown while it runs (network checks). */
+  readonly waitsFor?: () => string | undefined;
   run(): Promise<CheckResult>;
 }
 
 const ok = (detail?: string): CheckResult => ({ level: 'ok', ...(detail ? { detail } : {}) });
+const note = (detail: string): CheckResult => ({ level: 'note', detail });
 const fail = (detail: string): CheckResult => ({ level: 'fail', detail });
 
 function nearestExisting(p: string): string {
   let cur = path.resolve(p);
   while (!fs.existsSync(cur) && path.dirname(cur) !== cur) cur = path.dirname(cur);
   return cur;
+}
+
+const names = (file: string): Map<number, string> => {
+  const m = new Map<number, string>();
+  try {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name && id !== undefined) m.set(Number(id), name);
+    }
+  } catch {
+    // No /etc/passwd (a minimal container): numeric ids.
+  }
+  return m;
+};
+const users = names('/etc/passwd');
+const groups = names('/etc/group');
+
+/** `gridsync:edi 2770` — who owns a folder and its mode, as an operator would check with ls -ld. */
+export function ownerAndMode(st: fs.Stats): string {
+  return `${users.get(st.uid) ?? st.uid}:${groups.get(st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
 }
 
 /** A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates it). */
@@ -37,11 +70,16 @@ function folderCheck(label: string, dir: string): Check {
     run: async () => {
       if (fs.existsSync(dir)) {
         await checkWritable(dir);
-        return ok();
+        const st = fs.statSync(dir);
+        const who = ownerAndMode(st);
+        if (st.mode & 0o002 && !(st.mode & 0o1000)) return note(`${who}: writable by every user — anyone can drop or replace files here; chmod o-w (share with the ERP through a group)`);
+        const me = process.geteuid?.();
+        if (me !== undefined && me !== 0 && st.uid !== me) return ok(`${who} (writable through the group)`);
+        return ok(who);
       }
       const parent = nearestExisting(dir);
       await checkWritable(parent);
-      return { level: 'note', detail: `does not exist yet; created at start-up (${parent} is writable)` };
+      return note(`does not exist yet; created at start-up (${parent} is writable)`);
     },
   };
 }
@@ -50,8 +88,128 @@ function sameFsCheck(label: string, a: string, b: string, why: string): Check {
   return { name: label, run: async () => ((await sameFilesystem(a, b)) ? ok() : fail(`different filesystems: ${why}`)) };
 }
 
-export function doctorChecks(cfg: Config): Check[] {
+/** Is the journal held by a running gridsync (then a taken http port is most likely that one)? */
+function journalHolder(stateDir: string): number | undefined | false {
+  const file = path.join(stateDir, 'journal.sqlite');
+  if (!fs.existsSync(file)) return false;
+  try {
+    Journal.open(file).close();
+    return false;
+  } catch (err) {
+    if (err instanceof JournalLockedError) return err.holderPid ?? undefined;
+    return false;
+  }
+}
+
+function httpPortCheck(cfg: Config): Check {
+  const { host, port } = cfg.http;
+  return {
+    name: `http port ${host}:${port}`,
+    run: () =>
+      new Promise<CheckResult>((resolve) => {
+        const server = net.createServer();
+        server.once('error', (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EADDRINUSE') {
+            const holder = journalHolder(cfg.stateDir);
+            if (holder !== false) resolve(note(`in use — by the running gridsync (pid ${holder ?? '?'}), presumably`));
+            else resolve(fail(`in use by another program (see: ss -ltnp 'sport = :${port}'); choose another http.port`));
+          } else if (err.code === 'EACCES') resolve(fail(`not allowed to listen on port ${port} (below 1024 needs privileges); choose a port above 1023`));
+          else if (err.code === 'EADDRNOTAVAIL') resolve(fail(`${host} is not an address of this host (http.host)`));
+          else resolve(fail(`cannot listen: ${err.message}`));
+        });
+        server.listen(port, host, () => server.close(() => resolve(ok('free'))));
+      }),
+  };
+}
+
+/** Runs `fn` with an abort after `ms`; the error says how long it waited for what. */
+async function bounded<T>(ms: number, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      reject(new Error(`no answer within ${Math.round(ms / 1000)} s while waiting for ${what} (the service accepts connections but does not respond?)`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([fn(ac.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
+  const shown = redactUrl(cfg.api.baseUrl);
+  const clean = (msg: string): string => msg.split(cfg.api.baseUrl).join(shown).replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
+  let client: GridClient | undefined;
+  let budgetEnd = 0;
+  let me: { mailboxId: number } | undefined;
+  let gaveUp: string | undefined;
+  const remaining = (): number => Math.max(0, budgetEnd - Date.now());
+  const call = async <T>(what: string, fn: (c: GridClient, signal: AbortSignal) => Promise<T>): Promise<T> => {
+    if (!client) {
+      budgetEnd = Date.now() + DOCTOR_SERVICE_BUDGET_MS;
+      client = new GridClient({
+        baseUrl: cfg.api.baseUrl,
+        auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
+        allowInsecureHttp: cfg.api.allowInsecureHttp,
+        timeouts: { connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS), headersMs: DOCTOR_CALL_TIMEOUT_MS, bodyMs: DOCTOR_CALL_TIMEOUT_MS },
+        maxAttempts: 1,
+      });
+    }
+    const c = client;
+    return bounded(Math.min(DOCTOR_CALL_TIMEOUT_MS, remaining()), `${shown} (${what})`, (signal) => fn(c, signal));
+  };
+  const guarded = (name: string, waitsFor: string, body: () => Promise<CheckResult>): Check => ({
+    name,
+    waitsFor: () => (gaveUp ? undefined : waitsFor),
+    run: async () => {
+      if (gaveUp) return fail(`not checked: ${gaveUp}`);
+      try {
+        return await body();
+      } catch (err) {
+        const msg = clean((err as Error).message);
+        if (!(err instanceof GridApiError)) gaveUp = 'the service did not answer above';
+        return fail(msg);
+      }
+    },
+  });
+  const checks: Check[] = [
+    guarded(`service ${shown}`, `${shown}: GET /v2/version`, async () => {
+      const v = await call('GET /v2/version', (c, signal) => c.call(catalog.auth.version, {}, { signal }));
+      return ok(`answers, version ${v.version}`);
+    }),
+    guarded('credentials', `${shown}: GET /v2/users/me`, async () => {
+      const u = await call('GET /v2/users/me', (c, signal) => c.call(catalog.users.me, {}, { signal }));
+      me = u;
+      return ok(`user ${u.login} (mailbox ${u.mailboxId}, ${u.authLevel})`);
+    }),
+  ];
+  cfg.mailboxes.forEach((m, i) => {
+    if (m.mailboxId === undefined) return;
+    const id = m.mailboxId;
+    checks.push(
+      guarded(`mailboxes[${i}] ${m.name ?? id}: mailbox ${id} reachable with the key`, `${shown}: GET /v2/mailboxes/${id}`, async () => {
+        if (me && me.mailboxId === id) return ok('the key user\'s own mailbox');
+        try {
+          await call(`GET /v2/mailboxes/${id}`, (c, signal) => c.call(catalog.mailboxes.get, { mailboxId: id }, { signal }));
+          return ok();
+        } catch (err) {
+          if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
+            return fail(`the key cannot reach mailbox ${id} (${err.errorCode ?? err.httpStatus}); run and once would refuse to start — check mailboxId or the key`);
+          }
+          throw err;
+        }
+      }),
+    );
+  });
+  return { checks, close: async () => client?.close() };
+}
+
+export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
   const checks: Check[] = [folderCheck('stateDir', cfg.stateDir)];
+  let close = async (): Promise<void> => undefined;
   for (const m of cfg.mailboxes) {
     const label = m.name ?? '';
     if (m.inbox) {
@@ -71,44 +229,27 @@ export function doctorChecks(cfg: Config): Check[] {
   checks.push({
     name: `journal ${journalFile}`,
     run: async () => {
-      if (!fs.existsSync(journalFile)) return { level: 'note', detail: 'not created yet (the first run creates it)' };
+      if (!fs.existsSync(journalFile)) return note('not created yet (the first run creates it)');
       try {
         const j = Journal.open(journalFile, { readonly: true });
         j.close();
         Journal.open(journalFile).close();
-        return ok();
+        return ok(ownerAndMode(fs.statSync(journalFile)));
       } catch (err) {
-        if (err instanceof JournalLockedError) return { level: 'note', detail: `in use by a running gridsync (pid ${err.holderPid ?? '?'}) — fine if that is the daemon` };
+        if (err instanceof JournalLockedError) return note(`in use by a running gridsync (pid ${err.holderPid ?? '?'}) — fine if that is the daemon`);
         return fail((err as Error).message);
       }
     },
   });
+  if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
   if (cfg.api.baseUrl === 'embedded') {
     checks.push({ name: 'service', run: async () => ok('embedded emulator (started in-process by run and once)') });
   } else {
-    checks.push({
-      name: `service ${cfg.api.baseUrl} and credentials`,
-      run: async () => {
-        const client = new GridClient({
-          baseUrl: cfg.api.baseUrl,
-          auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
-          allowInsecureHttp: cfg.api.allowInsecureHttp,
-          timeouts: cfg.api.timeouts,
-          maxAttempts: 1,
-        });
-        try {
-          const v = await client.call(catalog.auth.version, {});
-          const me = await client.call(catalog.users.me, {});
-          return ok(`version ${v.version}, user ${me.login} (mailbox ${me.mailboxId}, ${me.authLevel})`);
-        } catch (err) {
-          return fail((err as Error).message);
-        } finally {
-          await client.close();
-        }
-      },
-    });
+    const service = serviceChecks(cfg);
+    checks.push(...service.checks);
+    close = service.close;
   }
-  return checks;
+  return { checks, close };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -125,18 +266,26 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stdout.write(`✓ config ${loaded.file}\n`);
     for (const w of loaded.warnings) process.stdout.write(`! ${w}\n`);
+    const tty = process.stderr.isTTY === true;
     let failed = 0;
-    for (const c of doctorChecks(loaded.config)) {
+    const { checks, close } = doctorChecks(loaded.config);
+    for (const c of checks) {
+      // Say what we wait for before any network wait: on a terminal as a line that the result
+      // replaces, otherwise as its own line on stderr.
+      const waitsFor = c.waitsFor?.();
+      if (waitsFor) process.stderr.write(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
       let r: CheckResult;
       try {
         r = await c.run();
       } catch (err) {
         r = fail((err as Error).message);
       }
+      if (waitsFor && tty) process.stderr.write('\r\x1b[K');
       if (r.level === 'fail') failed++;
       const mark = { ok: '✓', note: '!', fail: '✗' }[r.level];
       process.stdout.write(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
     }
+    await close();
     return failed === 0 ? 0 : 2;
   });
 }

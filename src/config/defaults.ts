@@ -61,3 +61,8 @@ export const DEFAULTS = {
 
 /** Consecutive cycles with work left over and nothing delivered before a direction counts as stuck. */
 export const STUCK_AFTER_CYCLES = 3;
+
+/** `gridsync doctor` waits at most this long for one answer of the service… */
+export const DOCTOR_CALL_TIMEOUT_MS = 8_000;
+/** …and this long for all its service checks together, whatever the service does. */
+export const DOCTOR_SERVICE_BUDGET_MS = 12_000;

@@ -28,6 +28,7 @@ export type StartupCode =
   | 'STARTUP_CONFIG'
   | 'STARTUP_FOLDERS'
   | 'STARTUP_CREDENTIALS_REJECTED'
+  | 'STARTUP_MAILBOX_UNREACHABLE'
   | 'STARTUP_UNREACHABLE'
   | 'STARTUP_STOPPED';
 
@@ -159,6 +160,7 @@ export class Daemon {
     }
     this.cleanups.push({ name: 'client', fn: () => this.client.close() });
     const me = await this.connect(waitForService);
+    await this.checkMailboxes(me);
     for (const [i, m] of cfg.mailboxes.entries()) {
       const mailboxId = m.mailboxId ?? me;
       const name = m.name ?? `mb${mailboxId}`;
@@ -176,6 +178,28 @@ export class Daemon {
         throw new StartupError('STARTUP_FOLDERS', `mailboxes[${i}] (${name}): ${(err as Error).message}`, { cause: err });
       }
       this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 }, outboundAtCycle: { archived: 0, failed: 0, rejected: 0, deferred: 0 } });
+    }
+  }
+
+  /**
+   * Every configured mailbox other than the key's own must be reachable with the key: otherwise
+   * `once` died on the first list call and `run` sent every outbound file to errorDir.
+   */
+  private async checkMailboxes(me: number): Promise<void> {
+    for (const [i, m] of this.config.mailboxes.entries()) {
+      if (m.mailboxId === undefined || m.mailboxId === me) continue;
+      try {
+        await this.client.call(catalog.mailboxes.get, { mailboxId: m.mailboxId }, { signal: this.abort.signal });
+      } catch (err) {
+        if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
+          throw new StartupError(
+            'STARTUP_MAILBOX_UNREACHABLE',
+            `mailboxes[${i}].mailboxId: the API key (user of mailbox ${me}) cannot reach mailbox ${m.mailboxId}: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}; check the id, or use the key of a user with access to that mailbox`,
+          );
+        }
+        // Anything else (the service wobbling) is not a verdict on the id: the cycles will tell.
+        this.logger.warn({ mailboxId: m.mailboxId, err: (err as Error).message }, 'could not check access to the mailbox at start-up');
+      }
     }
   }
 

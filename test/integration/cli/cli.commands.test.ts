@@ -166,6 +166,7 @@ describe('status and doctor', () => {
     edit(w, (c) => (c.api = { baseUrl: 'http://127.0.0.1:9', apiKey: 'k', timeouts: { connectMs: '1s' } }));
     const r = runCli(['doctor', '-c', w.configFile]);
     expect(r.status).toBe(2);
-    expect(r.stdout).toMatch(/✗ service http:\/\/127\.0\.0\.1:9 and credentials: /);
+    expect(r.stdout).toMatch(/✗ service http:\/\/127\.0\.0\.1:9: /);
+    expect(r.stdout).toMatch(/✗ credentials: not checked/);
   });
 });
