@@ -79,6 +79,8 @@ export interface FunctionalGroup {
   readonly explicit: boolean;
   readonly sets: TransactionSet[];
   setCount: number;
+  /** The number of sets GE01 / UNE 0060 declares (NaN when not a number, undefined without trailer). */
+  declaredSets: number | undefined;
   complete: boolean;
   readonly problems: Problem[];
 }
@@ -309,9 +311,9 @@ export class EnvelopeReader {
     this.problem('envelope', 'OUTSIDE_INTERCHANGE', s, `segment ${s.tag || '(no tag)'} is outside an interchange (${where})`, 0);
   }
 
-  private openGroup(g: Omit<FunctionalGroup, 'sets' | 'setCount' | 'complete' | 'problems'>): void {
+  private openGroup(g: Omit<FunctionalGroup, 'sets' | 'setCount' | 'declaredSets' | 'complete' | 'problems'>): void {
     const ix = this.ix as Interchange;
-    this.group = { ...g, sets: [], setCount: 0, complete: false, problems: [] };
+    this.group = { ...g, sets: [], setCount: 0, declaredSets: undefined, complete: false, problems: [] };
     if (g.explicit) ix.groupCount++;
     if (this.detail) ix.groups.push(this.group);
   }
@@ -383,6 +385,7 @@ export class EnvelopeReader {
         this.missingTrailers(s, 'the GE', true, false);
         const g = this.group;
         if (!g?.explicit) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'GE without a GS');
+        g.declaredSets = count(f[1]);
         if (count(f[1]) !== g.setCount) this.problem('counts', 'GROUP_COUNT_MISMATCH', s, `GE01 ${q(f[1])} does not match the ${g.setCount} transaction sets of GS ${g.control}`, undefined, g);
         if (el(2) !== g.control) this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `GE02 ${q(f[2])} does not match GS06 ${q(g.control)}`, undefined, g);
         g.complete = true;
@@ -455,6 +458,7 @@ export class EnvelopeReader {
         this.missingTrailers(s, 'the UNE', true, false);
         const g = this.group;
         if (!g?.explicit) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'UNE without a UNG');
+        g.declaredSets = count(f[1]);
         if (count(f[1]) !== g.setCount) this.problem('counts', 'GROUP_COUNT_MISMATCH', s, `UNE 0060 ${q(f[1])} does not match the ${g.setCount} messages of UNG ${g.control}`, undefined, g);
         if (el(2) !== g.control) this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `UNE 0048 ${q(f[2])} does not match UNG 0048 ${q(g.control)}`, undefined, g);
         g.complete = true;

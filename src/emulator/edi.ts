@@ -1,8 +1,10 @@
 /**
- * Just enough X12 and EDIFACT for the emulator: who sent an interchange to whom (routing when an
- * upload names no grid IDs), the interchanges inside a parcel, and the demo partner's answer (a 997
- * functional acknowledgment for X12, a CONTRL for EDIFACT).
+ * What the emulator needs of X12 and EDIFACT, read with the same src/edi reader as the outbound
+ * check: who sent an interchange to whom (routing when an upload names no grid IDs), the
+ * interchanges inside a parcel, and the demo partner's answer to each — a 997 functional
+ * acknowledgment (X12) or a CONTRL (EDIFACT) that says what was received and what was wrong.
  */
+import { EnvelopeReader, splitElements, type FunctionalGroup, type Interchange as Envelope, type ProblemCode, type Separators, type TransactionSet } from '../edi/index.js';
 
 export interface Party {
   readonly qualifier: string;
@@ -14,96 +16,49 @@ export interface Interchange {
   readonly sender: Party;
   readonly receiver: Party;
   readonly controlNumber: string;
-  /** The ISA segment (X12) or the UNB segment (EDIFACT), as sent. */
+  /** The ISA segment (X12, 106 characters with its terminator) or the UNB segment (EDIFACT), as sent. */
   readonly header: string;
   /** First transaction set type (ST01 / UNH message type), when present. */
   readonly documentType: string | null;
-  /** GS01 and GS06 of the first functional group (X12), for the 997. */
+  /** GS01 and GS06 of the first functional group (X12). */
   readonly group?: { readonly functionalId: string; readonly controlNumber: string };
+  /** Groups, sets, counts and problems, as read. */
+  readonly envelope: Envelope;
 }
 
-const ISA_LENGTH = 106;
-
-function parseIsa(text: string, at: number): { interchange: Interchange; end: number } | undefined {
-  const isa = text.slice(at, at + ISA_LENGTH);
-  if (isa.length < ISA_LENGTH || !isa.startsWith('ISA')) return undefined;
-  const el = isa[3] as string;
-  const seg = isa[105] as string;
-  const f = isa.slice(0, 105).split(el);
-  if (f.length !== 17) return undefined;
-  const control = (f[13] ?? '').trim();
-  const iea = text.indexOf(`${seg}IEA${el}`, at);
-  const end = iea === -1 ? -1 : text.indexOf(seg, iea + 1);
-  let documentType: string | null = null;
-  let group: Interchange['group'];
-  const body = text.slice(at + ISA_LENGTH, iea === -1 ? undefined : iea + 1);
-  for (const s of body.split(seg)) {
-    const parts = s.replace(/^\s+/, '').split(el);
-    if (parts[0] === 'GS' && !group) group = { functionalId: parts[1] ?? '', controlNumber: parts[6] ?? '' };
-    if (parts[0] === 'ST' && documentType === null) documentType = parts[1] ?? null;
-  }
-  return {
-    interchange: {
-      standard: 'X12',
-      sender: { qualifier: (f[5] ?? '').trim(), id: (f[6] ?? '').trim() },
-      receiver: { qualifier: (f[7] ?? '').trim(), id: (f[8] ?? '').trim() },
-      controlNumber: control,
-      header: isa,
-      documentType,
-      ...(group ? { group } : {}),
-    },
-    end: end === -1 ? text.length : end + 1,
-  };
+/** Whether content starts like an interchange (after a byte-order mark and whitespace). */
+export function startsLikeEdi(head: Buffer): boolean {
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d)) i++;
+  const tag = head.toString('latin1', i, i + 3);
+  return tag === 'ISA' || tag === 'UNA' || tag === 'UNB';
 }
 
-function parseUnb(text: string, at: number): { interchange: Interchange; end: number } | undefined {
-  let comp = ':';
-  let el = '+';
-  let seg = "'";
-  let start = at;
-  if (text.startsWith('UNA', at)) {
-    comp = text[at + 3] ?? ':';
-    el = text[at + 4] ?? '+';
-    seg = text[at + 8] ?? "'";
-    start = at + 9;
-  }
-  while (start < text.length && /\s/.test(text[start] as string)) start++;
-  if (!text.startsWith(`UNB${el}`, start)) return undefined;
-  const unbEnd = text.indexOf(seg, start);
-  if (unbEnd === -1) return undefined;
-  const unb = text.slice(start, unbEnd);
-  const f = unb.split(el);
-  const [senderId = '', senderQual = ''] = (f[2] ?? '').split(comp);
-  const [receiverId = '', receiverQual = ''] = (f[3] ?? '').split(comp);
-  const unh = text.indexOf(`UNH${el}`, unbEnd);
-  const documentType = unh === -1 ? null : ((text.slice(unh, text.indexOf(seg, unh)).split(el)[2] ?? '').split(comp)[0] ?? null);
-  const unz = text.indexOf(`UNZ${el}`, unbEnd);
-  const end = unz === -1 ? text.length : text.indexOf(seg, unz) + 1 || text.length;
-  return {
-    interchange: {
-      standard: 'EDIFACT',
-      sender: { qualifier: senderQual, id: senderId },
-      receiver: { qualifier: receiverQual, id: receiverId },
-      controlNumber: f[5] ?? '',
-      header: unb,
-      documentType,
-    },
-    end,
-  };
-}
-
-/** Every interchange in a parcel (X12 ISA…IEA, EDIFACT [UNA]UNB…UNZ); empty for other content. */
-export function parseInterchanges(text: string): Interchange[] {
+/**
+ * Every interchange in a parcel, complete or not (the last one of a head-only buffer is read as
+ * far as it goes); reading stops at data that is not X12/EDIFACT. Text is taken as latin1.
+ */
+export function parseInterchanges(content: string | Buffer): Interchange[] {
   const out: Interchange[] = [];
-  let at = 0;
-  while (at < text.length) {
-    while (at < text.length && /\s/.test(text[at] as string)) at++;
-    const found = text.startsWith('ISA', at) ? parseIsa(text, at) : text.startsWith('UNA', at) || text.startsWith('UNB', at) ? parseUnb(text, at) : undefined;
-    if (!found) break;
-    out.push(found.interchange);
-    at = found.end;
-  }
+  const reader = new EnvelopeReader({ detail: true, onInterchange: (ix) => out.push(view(ix)) });
+  reader.push(content);
+  reader.end();
   return out;
+}
+
+function view(ix: Envelope): Interchange {
+  const first = ix.groups.find((g) => g.explicit);
+  const firstSet = ix.groups.flatMap((g) => g.sets)[0];
+  return {
+    standard: ix.standard,
+    sender: { qualifier: ix.sender.qualifier, id: ix.sender.id },
+    receiver: { qualifier: ix.receiver.qualifier, id: ix.receiver.id },
+    controlNumber: ix.control,
+    header: ix.header,
+    documentType: firstSet ? firstSet.id : null,
+    ...(ix.standard === 'X12' && first ? { group: { functionalId: first.functionalId, controlNumber: first.control } } : {}),
+    envelope: ix,
+  };
 }
 
 const pad = (s: string, n: number): string => s.padEnd(n, ' ').slice(0, n);
@@ -113,31 +68,125 @@ function ediDate(now: Date): { yymmdd: string; ccyymmdd: string; hhmm: string } 
   return { yymmdd: iso.slice(2, 4) + iso.slice(5, 7) + iso.slice(8, 10), ccyymmdd: iso.slice(0, 4) + iso.slice(5, 7) + iso.slice(8, 10), hhmm: iso.slice(11, 13) + iso.slice(14, 16) };
 }
 
-/** The demo partner's answer to one interchange: a 997 (X12) or CONTRL (EDIFACT) back to the sender. */
-export function acknowledgment(ix: Interchange, control: number, now: Date): { fileName: string; content: string } {
-  const d = ediDate(now);
-  const ctrl9 = String(control % 1_000_000_000).padStart(9, '0');
-  if (ix.standard === 'X12') {
-    const isa = `ISA*00*${pad('', 10)}*00*${pad('', 10)}*${pad(ix.receiver.qualifier, 2)}*${pad(ix.receiver.id, 15)}*${pad(ix.sender.qualifier, 2)}*${pad(ix.sender.id, 15)}*${d.yymmdd}*${d.hhmm}*U*00401*${ctrl9}*0*P*>~`;
-    const g = ix.group ?? { functionalId: 'IN', controlNumber: ix.controlNumber };
-    const body = [
-      `GS*FA*${ix.receiver.id}*${ix.sender.id}*${d.ccyymmdd}*${d.hhmm}*${control}*X*004010`,
-      'ST*997*0001',
-      `AK1*${g.functionalId}*${g.controlNumber}`,
-      'AK9*A*1*1*1',
-      'SE*4*0001',
-      `GE*1*${control}`,
-      `IEA*1*${ctrl9}`,
-    ];
-    return { fileName: `997_${ix.controlNumber}.x12`, content: `${isa}${body.join('~')}~` };
+const codesOf = (problems: readonly { code: ProblemCode }[], table: Partial<Record<ProblemCode, string>>): string[] => [
+  ...new Set(problems.map((p) => table[p.code]).filter((c): c is string => c !== undefined)),
+];
+
+/** AK502…: why a transaction set is rejected. */
+const SET_CODES: Partial<Record<ProblemCode, string>> = { SET_TRAILER_MISSING: '2', SET_CONTROL_MISMATCH: '3', SET_COUNT_MISMATCH: '4' };
+/** AK905…: why a functional group is rejected. */
+const GROUP_CODES: Partial<Record<ProblemCode, string>> = { GROUP_TRAILER_MISSING: '3', GROUP_CONTROL_MISMATCH: '4', GROUP_COUNT_MISMATCH: '5' };
+/** CONTRL 0085: syntax errors at interchange (UCI) and message (UCM) level. */
+const EDIFACT_CODES: Partial<Record<ProblemCode, string>> = {
+  INTERCHANGE_COUNT_MISMATCH: '29',
+  SET_COUNT_MISMATCH: '29',
+  SET_CONTROL_MISMATCH: '28',
+  SET_TRAILER_MISSING: '13',
+  GROUP_COUNT_MISMATCH: '29',
+  GROUP_CONTROL_MISMATCH: '28',
+  GROUP_TRAILER_MISSING: '13',
+};
+
+/** Acknowledgments are never acknowledged: two auto-answering partners would answer each other forever. */
+const isAcknowledgmentSet = (s: TransactionSet): boolean => s.id === '997' || s.id === '999' || s.id === 'CONTRL';
+
+function acknowledgedGroups(ix: Envelope): FunctionalGroup[] {
+  return ix.groups.filter((g) => g.explicit && g.functionalId !== 'FA' && !(g.sets.length > 0 && g.sets.every(isAcknowledgmentSet)));
+}
+
+/**
+ * The demo partner's answer to one interchange: a 997 (X12) or CONTRL (EDIFACT) back to the
+ * sender; undefined when there is nothing to answer — an incomplete interchange, or one that only
+ * carries acknowledgments (997, 999, TA1, CONTRL). `nextControl` hands out control numbers.
+ */
+export function acknowledgment(ix: Interchange, nextControl: () => number, now: Date): { fileName: string; content: string } | undefined {
+  const env = ix.envelope;
+  if (!env.complete) return undefined;
+  if (env.standard === 'X12') {
+    const content = ack997(env, nextControl, now);
+    return content === undefined ? undefined : { fileName: `997_${env.control}.x12`, content };
   }
-  const segs = [
-    "UNA:+.? '",
-    `UNB+UNOC:3+${ix.receiver.id}:${ix.receiver.qualifier}+${ix.sender.id}:${ix.sender.qualifier}+${d.yymmdd}:${d.hhmm}+${control}`,
-    'UNH+1+CONTRL:D:3:UN',
-    `UCI+${ix.controlNumber}+${ix.sender.id}:${ix.sender.qualifier}+${ix.receiver.id}:${ix.receiver.qualifier}+7`,
-    'UNT+3+1',
-    `UNZ+1+${control}`,
+  const content = contrl(env, nextControl, now);
+  return content === undefined ? undefined : { fileName: `CONTRL_${env.control}.edi`, content };
+}
+
+/** One interchange back, one FA group per version (and application pair) received, one 997 per group. */
+function ack997(ix: Envelope, nextControl: () => number, now: Date): string | undefined {
+  const groups = acknowledgedGroups(ix);
+  if (groups.length === 0) return undefined;
+  const d = ediDate(now);
+  const control = nextControl();
+  const ctrl9 = String(control % 1_000_000_000).padStart(9, '0');
+  // Our separators: * > ~ ; ISA11 echoes the sender's repetition separator when it does not clash.
+  const rep = ix.syntaxId.length === 1 && !'*>~'.includes(ix.syntaxId) ? ix.syntaxId : 'U';
+  const version = /^\d{5}$/.test(ix.version) ? ix.version : '00401';
+  const test = ix.testIndicator === '' ? 'P' : ix.testIndicator.slice(0, 1);
+  const segs: string[] = [
+    `ISA*00*${pad('', 10)}*00*${pad('', 10)}*${pad(ix.receiver.qualifier, 2)}*${pad(ix.receiver.id, 15)}*${pad(ix.sender.qualifier, 2)}*${pad(ix.sender.id, 15)}*${d.yymmdd}*${d.hhmm}*${rep}*${version}*${ctrl9}*0*${test}*>`,
   ];
-  return { fileName: `CONTRL_${ix.controlNumber}.edi`, content: `${segs[0]}${segs.slice(1).join("'")}'` };
+  const buckets = new Map<string, FunctionalGroup[]>();
+  for (const g of groups) {
+    const key = `${g.version}\u0000${g.sender}\u0000${g.receiver}`;
+    buckets.set(key, [...(buckets.get(key) ?? []), g]);
+  }
+  for (const bucket of buckets.values()) {
+    const first = bucket[0] as FunctionalGroup;
+    const gsControl = nextControl();
+    segs.push(`GS*FA*${first.receiver}*${first.sender}*${d.ccyymmdd}*${d.hhmm}*${gsControl}*X*${first.version}`);
+    bucket.forEach((g, i) => {
+      const st = String(i + 1).padStart(4, '0');
+      const body = [`ST*997*${st}`, `AK1*${g.functionalId}*${g.control}`];
+      let accepted = 0;
+      for (const set of g.sets) {
+        const codes = codesOf(set.problems, SET_CODES);
+        if (codes.length === 0) accepted++;
+        body.push(`AK2*${set.id}*${set.control}`, codes.length === 0 ? 'AK5*A' : `AK5*R*${codes.slice(0, 5).join('*')}`);
+      }
+      const groupCodes = codesOf(g.problems, GROUP_CODES);
+      const received = g.sets.length;
+      const status = groupCodes.length > 0 ? 'R' : accepted === received ? 'A' : accepted === 0 ? 'R' : 'P';
+      const declared = g.declaredSets !== undefined && Number.isFinite(g.declaredSets) ? g.declaredSets : received;
+      body.push(`AK9*${status}*${declared}*${received}*${accepted}${groupCodes.length > 0 ? `*${groupCodes.slice(0, 5).join('*')}` : ''}`);
+      body.push(`SE*${body.length + 1}*${st}`);
+      segs.push(...body);
+    });
+    segs.push(`GE*${bucket.length}*${gsControl}`);
+  }
+  segs.push(`IEA*${buckets.size}*${ctrl9}`);
+  return `${segs.join('~')}~`;
+}
+
+/** A composite as sent, re-written with the default EDIFACT separators of our answer. */
+function recompose(raw: string, seps: Separators): string {
+  return splitElements(raw, seps.component, seps.release)
+    .map((c) => (seps.release ? c.replace(new RegExp(`\\${seps.release}(.)`, 'g'), '$1') : c).replace(/[?+:']/g, '?$&'))
+    .join(':');
+}
+
+function contrl(ix: Envelope, nextControl: () => number, now: Date): string | undefined {
+  const messages = ix.groups.flatMap((g) => g.sets);
+  if (messages.length > 0 && messages.every(isAcknowledgmentSet)) return undefined;
+  const d = ediDate(now);
+  const control = nextControl();
+  const syntax = /^\d$/.test(ix.version) ? Number(ix.version) : 3;
+  const v4 = syntax >= 4;
+  // The answer uses the sender's syntax identifier (character repertoire): UNOA…UNOY, IATA's IATB…
+  const syntaxId = /^[A-Z]{4}$/.test(ix.syntaxId) ? ix.syntaxId : 'UNOC';
+  const sender = recompose(ix.sender.raw, ix.separators);
+  const receiver = recompose(ix.receiver.raw, ix.separators);
+  const test = ix.testIndicator === '' ? '' : `++++++${ix.testIndicator.replace(/[?+:']/g, '')}`;
+  const uciCodes = codesOf(ix.problems, EDIFACT_CODES);
+  const body = [
+    `UNH+1+CONTRL:${v4 ? '4:1' : 'D:3'}:UN`,
+    `UCI+${recompose(ix.control, ix.separators)}+${sender}+${receiver}+${uciCodes.length > 0 ? `4+${uciCodes[0]}` : '7'}`,
+  ];
+  for (const g of ix.groups) {
+    for (const m of g.sets) {
+      const codes = codesOf([...m.problems, ...g.problems], EDIFACT_CODES);
+      body.push(`UCM+${recompose(m.control, ix.separators)}+${recompose(m.identifier, ix.separators)}+${codes.length > 0 ? `4+${codes[0]}` : '7'}`);
+    }
+  }
+  body.push(`UNT+${body.length + 1}+1`);
+  const segs = [`UNB+${syntaxId}:${syntax}+${receiver}+${sender}+${v4 ? d.ccyymmdd : d.yymmdd}:${d.hhmm}+${control}${test}`, ...body, `UNZ+1+${control}`];
+  return `UNA:+.? '${segs.join("'")}'`;
 }

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/base64.js';
 import { JsonStreamError, readJsonStreaming } from '../api/json-stream.js';
 import { fireParcelEvent } from './callbacks.js';
-import { acknowledgment, parseInterchanges, type Interchange, type Party } from './edi.js';
+import { acknowledgment, parseInterchanges, startsLikeEdi, type Interchange, type Party } from './edi.js';
 import { EmulatorError, invalidParameter, iso, type World } from './context.js';
 import type { FaultPlan } from './faults.js';
 import type { ParcelRow } from './store.js';
@@ -173,9 +173,8 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
 }
 
 function scanInterchanges(world: World, content: StoredContent): Interchange[] {
-  const head = content.head.toString('latin1', 0, 3);
-  if (content.bytes > INTERCHANGE_SCAN_LIMIT || !['ISA', 'UNA', 'UNB'].includes(head)) return [];
-  return parseInterchanges(fs.readFileSync(world.store.contentPath(content.name), 'latin1'));
+  if (content.bytes > INTERCHANGE_SCAN_LIMIT || !startsLikeEdi(content.head)) return [];
+  return parseInterchanges(fs.readFileSync(world.store.contentPath(content.name)));
 }
 
 /** The demo partner picks the parcel up (confirms it) and answers each interchange. */
@@ -184,7 +183,8 @@ function acknowledge(world: World, inParcelId: number, interchanges: Interchange
   if (!p || p.status !== 'InBoxReady') return;
   confirmParcel(world, p);
   for (const ix of interchanges) {
-    const ack = acknowledgment(ix, world.store.nextId('control', 1), new Date(world.now()));
+    const ack = acknowledgment(ix, () => world.store.nextId('control', 1), new Date(world.now()));
+    if (!ack) continue;
     const content = storeBuffer(world, Buffer.from(ack.content, 'latin1'));
     try {
       deliver(world, { fromMailbox: p.mailbox_id, fileName: ack.fileName, content, gridIdFrom: ownGrid, gridIdTo: senderGrid });

@@ -30,19 +30,19 @@ describe('emulator EDI envelopes', () => {
 
   it('answers X12 with a valid 997 going back to the sender: 106-char ISA, AK1 naming the group', () => {
     const ix = parseInterchanges(x12(77))[0]!;
-    const ack = acknowledgment(ix, 900, new Date('2026-11-22T12:34:00Z'));
+    const ack = acknowledgment(ix, () => 900, new Date('2026-11-22T12:34:00Z'))!;
     expect(ack.fileName).toBe('997_000000077.x12');
     expect(ack.content.indexOf('~GS')).toBe(105);
     const back = parseInterchanges(ack.content)[0]!;
     expect(back).toMatchObject({ sender: { id: 'DEMOPARTNER' }, receiver: { id: 'GRIDSYNC' }, documentType: '997' });
     const segs = ack.content.split('~').map((s) => s.split('*')[0]);
-    expect(segs).toEqual(['ISA', 'GS', 'ST', 'AK1', 'AK9', 'SE', 'GE', 'IEA', '']);
-    expect(ack.content).toContain('AK1*IN*77~');
+    expect(segs).toEqual(['ISA', 'GS', 'ST', 'AK1', 'AK2', 'AK5', 'AK9', 'SE', 'GE', 'IEA', '']);
+    expect(ack.content).toContain('AK1*IN*77~AK2*810*0001~AK5*A~AK9*A*1*1*1~SE*6*0001~');
   });
 
   it('answers EDIFACT with a CONTRL going back to the sender', () => {
     const ix = parseInterchanges(edifact(5))[0]!;
-    const ack = acknowledgment(ix, 901, new Date('2026-11-22T12:34:00Z'));
+    const ack = acknowledgment(ix, () => 901, new Date('2026-11-22T12:34:00Z'))!;
     expect(ack.fileName).toBe('CONTRL_5.edi');
     expect(parseInterchanges(ack.content)[0]).toMatchObject({ standard: 'EDIFACT', sender: { id: 'DEMOPARTNER' }, receiver: { id: 'GRIDSYNC' } });
   });
