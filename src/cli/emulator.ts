@@ -1,4 +1,5 @@
 /** `gridsync emulator`: the local service as a process. */
+import fs from 'node:fs';
 import { startEmulator } from '../emulator/index.js';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 
@@ -27,6 +28,7 @@ export async function main(argv: string[]): Promise<number> {
     const v = args.values;
     const port = Number(v.port ?? '8080');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: not a port number: ${v.port ?? ''}`);
+    if (v.seed !== undefined && !fs.existsSync(v.seed)) throw new UsageError(`--seed ${v.seed}: no such file (a YAML fixture: networks, mailboxes, users, grid IDs)`);
     const emu = await startEmulator({
       host: v.host ?? '127.0.0.1',
       port,

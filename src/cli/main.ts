@@ -53,6 +53,14 @@ async function dispatch(argv: string[]): Promise<number> {
   return mod.main(rest);
 }
 
+// A reader that goes away (`gridsync call --list | head`) is not an error of ours: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 dispatch(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

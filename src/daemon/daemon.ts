@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
 import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
+import { isGridsyncError } from '../errors/index.js';
 import { DaemonMetrics } from './metrics.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
 import { SystemdNotifier } from './notify.js';
@@ -125,10 +126,12 @@ export class Daemon {
 
   private async init(waitForService: boolean): Promise<void> {
     const cfg = this.config;
+    const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
     try {
-      this.journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'));
+      this.journal = Journal.open(journalFile);
     } catch (err) {
-      throw new StartupError('STARTUP_JOURNAL', (err as Error).message, { cause: err });
+      if (isGridsyncError(err)) throw err; // the lock: its own code and message
+      throw new StartupError('STARTUP_JOURNAL', journalAdvice(journalFile, err), { cause: err });
     }
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
@@ -518,6 +521,20 @@ async function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The journal could not be opened: the path, what it means and what to do. */
+export function journalAdvice(file: string, err: unknown): string {
+  const code = (err as { code?: string }).code ?? '';
+  const msg = (err as Error).message;
+  const uid = process.geteuid?.() ?? '?';
+  if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg)) {
+    return `journal ${file} is damaged (${msg}): stop gridsync, move the file aside (mv ${file} ${file}.damaged), then restore the last backup or start with an empty journal — see "When the journal is damaged" in docs/operations.md`;
+  }
+  if (/CANTOPEN|READONLY|PERM|AUTH/.test(code) || /unable to open|readonly|read-only/.test(msg)) {
+    return `journal ${file} cannot be opened for writing (${msg}): stateDir ${path.dirname(file)} must exist and be writable by the user gridsync runs as (uid ${uid}), on a local read-write filesystem`;
+  }
+  return `journal ${file}: ${msg}`;
 }
 
 function describeStuck(s: StuckDirection): string {

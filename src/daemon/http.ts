@@ -2,6 +2,29 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { GridsyncError } from '../errors/index.js';
+
+/** The health endpoint cannot listen: which address, why, and what to change. */
+export class HealthPortError extends GridsyncError {
+  readonly code = 'STARTUP_HTTP_PORT';
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    cause: NodeJS.ErrnoException,
+  ) {
+    super(
+      cause.code === 'EADDRINUSE'
+        ? `http.port ${port} on ${host} is already in use — another gridsync still running, or another program (ss -ltnp 'sport = :${port}' shows which); stop it or choose another http.port`
+        : cause.code === 'EACCES'
+          ? `http.port ${port}: not allowed to listen on it (ports below 1024 need privileges); choose a port above 1023`
+          : cause.code === 'EADDRNOTAVAIL'
+            ? `http.host ${host} is not an address of this machine`
+            : `http.host ${host}, http.port ${port}: cannot listen: ${cause.message}`,
+      { cause },
+    );
+  }
+}
 
 export interface HealthServer {
   readonly url: string;
@@ -36,7 +59,11 @@ export async function startHealthServer(host: string, port: number, sources: Hea
     send(404, '{"error":"not found"}');
   });
   server.listen(port, host);
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    throw new HealthPortError(host, port, err as NodeJS.ErrnoException);
+  }
   const a = server.address() as AddressInfo;
   return {
     url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`,
