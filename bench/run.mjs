@@ -20,7 +20,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dist = (p) => pathToFileURL(path.join(repoRoot, 'dist', p)).href;
+// `--against DIR` (another checkout, built): its gridsync is measured too, interleaved in the same
+// run, for before/after comparisons that machine noise cannot fake. Children get it as GRIDSYNC_DIST.
+const distRoot = process.env.GRIDSYNC_DIST ?? path.join(repoRoot, 'dist');
+const dist = (p) => pathToFileURL(path.join(distRoot, p)).href;
 const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const MAILBOX = 1001;
 const PARTNER = 1002;
@@ -95,7 +98,7 @@ function meter() {
   return (items) => {
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
-    return { cpuMsPerItem: (cpu.user + cpu.system) / 1000 / Math.max(1, items), elu: elu.utilization };
+    return { cpuMsPerItem: (cpu.user + cpu.system) / 1000 / Math.max(1, items), systemCpuMsPerItem: cpu.system / 1000 / Math.max(1, items), elu: elu.utilization };
   };
 }
 
@@ -469,9 +472,11 @@ async function writeEncodedBody(file, bodyFile, opts) {
 
 // ---------------------------------------------------------------- parent
 
-function runChild(name, params) {
+function runChild(name, params, distDir) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = distDir ? { ...process.env, GRIDSYNC_DIST: distDir } : process.env;
+    const profile = process.env.BENCH_PROFILE_DIR && name.endsWith('-gridsync') ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const proc = spawn(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     proc.stdout.on('data', (d) => (out += d));
     proc.once('exit', (code) => {
@@ -529,12 +534,16 @@ async function main() {
     process.exit(0);
   }
   if (args.includes('--help')) {
-    console.log('usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator]');
+    console.log('usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]');
+    console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
+    console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
     return;
   }
   const quick = args.includes('--quick');
   const runsArg = args.indexOf('--runs');
   const runs = runsArg >= 0 ? Number(args[runsArg + 1]) : 3;
+  const againstArg = args.indexOf('--against');
+  const against = againstArg >= 0 ? path.resolve(args[againstArg + 1], 'dist') : undefined;
   const onlyArg = args.indexOf('--only');
   const only = onlyArg >= 0 ? new Set(args[onlyArg + 1].split(',')) : null;
   const want = (k) => !only || only.has(k);
@@ -545,7 +554,8 @@ async function main() {
     idleSeconds: quick ? 15 : 60,
     journalRows: quick ? 200_000 : 1_000_000,
   };
-  const concurrencies = [1, 8];
+  const cArg = args.indexOf('--concurrency');
+  const concurrencies = cArg >= 0 ? args[cArg + 1].split(',').map(Number) : [1, 8];
   const rows = [];
   const bursts = [];
   /** One burst row: items/s, CPU per item on both sides, event-loop use, ratios to the baselines. */
@@ -579,19 +589,20 @@ async function main() {
     ].filter(Boolean);
     for (const d of directions) {
       const emu = await startEmulatorProcess();
-      const measure = async (name, p) => {
+      const measure = async (name, p, distDir) => {
         await d.prepare(emu.url);
         const e0 = processCpuSeconds(emu.proc.pid);
-        const r = await runChild(name, { url: emu.url, n: size.burst, size: 5 * 1024, ...p });
+        const r = await runChild(name, { url: emu.url, n: size.burst, size: 5 * 1024, ...p }, distDir);
         return { ...r, emulatorCpuMsPerItem: ((processCpuSeconds(emu.proc.pid) - e0) * 1000) / Math.max(1, r.items) };
       };
       const res = { naive: [] };
-      for (const c of concurrencies) res[`ideal${c}`] = [], res[`gridsync${c}`] = [];
+      for (const c of concurrencies) res[`ideal${c}`] = [], res[`gridsync${c}`] = [], res[`against${c}`] = [];
       for (let i = 0; i < runs; i++) {
         res.naive.push(await measure(d.naive, {}));
         for (const c of concurrencies) {
           res[`ideal${c}`].push(await measure(d.ideal, { concurrency: c }));
           res[`gridsync${c}`].push(await measure(d.gridsync, { concurrency: c }));
+          if (against) res[`against${c}`].push(await measure(d.gridsync, { concurrency: c }, against));
         }
       }
       const naive = stat(res.naive, 'perSecond').median;
@@ -599,6 +610,7 @@ async function main() {
       for (const c of concurrencies) {
         const ideal = stat(res[`ideal${c}`], 'perSecond').median;
         burstRow(`${d.dir} ideal client, c${c}`, res[`ideal${c}`], null, naive);
+        if (against) burstRow(`${d.dir} gridsync of ${path.basename(path.dirname(against))}/, c${c}`, res[`against${c}`], ideal, naive);
         burstRow(`${d.dir} gridsync, c${c}`, res[`gridsync${c}`], ideal, naive, { direction: d.dir, concurrency: c });
       }
       await emu.close();

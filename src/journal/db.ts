@@ -1,9 +1,16 @@
 /**
  * Opening the journal: pragmas on every open, migrations, the single-daemon lock, the event trail.
  *
- * Durability: WAL + synchronous=FULL, so a committed transition survives power loss. The pragmas
- * are set on every open because a reopened WAL database does not keep synchronous=FULL
- * (../shared/STACK.md). The journal must live on a local disk, never on a network share.
+ * Durability: WAL, and no commit reports success before the WAL is fsynced, so a committed
+ * transition survives power loss. SQLite itself runs with synchronous=NORMAL (a commit writes its
+ * WAL frames, no fsync); the journal fsyncs the WAL file itself: `transaction()` at once, on the
+ * calling thread (what synchronous=FULL did), and `commit()` on libuv's thread pool, so the event
+ * loop keeps working while the disk flushes, and every commit made while one fsync runs shares the
+ * next. An fsync of the file covers every frame written before it started, whichever descriptor
+ * wrote them; the WAL keeps its inode while a connection is open (SQLite deletes it only when the
+ * last one closes). Checkpoints still fsync the WAL before copying it into the database, and the
+ * database after. The pragmas are set on every open because a reopened WAL database does not keep
+ * its synchronous setting. The journal must live on a local disk, never on a network share.
  *
  * The lock: one daemon per state directory. A second SQLite file (`<journal>.lock`) is held in an
  * open EXCLUSIVE transaction for the daemon's lifetime. SQLite's POSIX locks die with the process,
@@ -60,12 +67,19 @@ interface Pending {
   readonly reject: (e: unknown) => void;
 }
 
+
 export class Journal {
   private closed = false;
   private readonly insertEvent: Database.Statement;
   private pending: Pending[] = [];
   private flushScheduled = false;
   private readonly statements = new Map<string, Database.Statement>();
+  /** Descriptor of the WAL file, fsynced to make commits durable; undefined when read-only. */
+  private walFd: number | undefined;
+  /** An fsync of the WAL is running on the thread pool: commits wait for it to end. */
+  private syncing = false;
+  /** A failed WAL fsync: what reached the disk is unknown, so no later commit may report success. */
+  private syncError: unknown;
 
   private constructor(
     readonly db: Db,
@@ -90,6 +104,8 @@ export class Journal {
     try {
       const db = new Database(journalPath);
       db.pragma('journal_mode = WAL');
+      // FULL until the WAL exists and its directory entry is durable (SQLite fsyncs the directory
+      // of a WAL it creates on the first synced commit); NORMAL + our own fsync after that.
       db.pragma('synchronous = FULL');
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
@@ -98,6 +114,8 @@ export class Journal {
       // Prove now that the journal is writable (a file owned by another user opens read-only
       // without complaint), so the daemon fails at start-up instead of at its first transition.
       journal.setMeta('openedAt', new Date(now()).toISOString());
+      journal.walFd = fs.openSync(`${journalPath}-wal`, 'r');
+      db.pragma('synchronous = NORMAL');
       return journal;
     } catch (err) {
       lockDb?.close();
@@ -105,9 +123,14 @@ export class Journal {
     }
   }
 
-  /** Run `fn` in one IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks). */
+  /**
+   * Run `fn` in one IMMEDIATE transaction (takes the write lock up front: no upgrade deadlocks),
+   * durable when it returns: the WAL is fsynced on this thread. Pipelines use `commit()`.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    const value = this.db.transaction(fn).immediate();
+    if (this.walFd !== undefined) fs.fsyncSync(this.walFd);
+    return value;
   }
 
   /** A prepared statement, cached by its SQL (preparing was 7 % of a busy pipeline's CPU). */
@@ -121,30 +144,37 @@ export class Journal {
   }
 
   /**
-   * Group commit: runs `fn` in a transaction shared with every other `commit()` of the same event
-   * loop turn, and resolves once that transaction is durable. Each `fn` runs in its own savepoint,
-   * so one that throws (an illegal transition) rolls back alone. With synchronous=FULL a commit is
-   * an fsync that blocks the event loop (~1 ms here): sharing it is what lets eight parcels in
-   * flight cost one fsync instead of eight.
+   * Group commit: runs `fn` in a transaction shared with every other `commit()` waiting, and
+   * resolves once that transaction is durable. Each `fn` runs in its own savepoint, so one that
+   * throws (an illegal transition) rolls back alone.
+   *
+   * One transaction per WAL fsync: the transaction commits on the event loop without an fsync
+   * (WAL frames written to the page cache), then the WAL is fsynced on the thread pool while the
+   * loop goes on; commits asked for meanwhile wait, and all run in the next transaction as soon as
+   * that fsync returns. So the loop never waits for the disk, and a burst costs one transaction
+   * (its page writes, its locks) per fsync instead of one per transition. `fn` (and any read in
+   * this process) sees the new state before it is durable; nothing acts on a transition before
+   * its promise resolves.
    */
   commit<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.flushScheduled) {
+      if (!this.syncing && !this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
       }
     });
   }
 
-  private flush(): void {
+  private flush(syncNow = false): void {
     this.flushScheduled = false;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
     const results: { ok: boolean; value: unknown }[] = [];
     try {
-      this.transaction(() => {
+      if (this.syncError !== undefined) throw this.syncError;
+      this.db.transaction(() => {
         for (const p of batch) {
           try {
             results.push({ ok: true, value: this.db.transaction(p.fn)() });
@@ -152,17 +182,44 @@ export class Journal {
             results.push({ ok: false, value: err });
           }
         }
-      });
+      }).immediate();
     } catch (err) {
       // The commit itself failed (disk full, closed): nothing of this batch is durable.
       for (const p of batch) p.reject(err);
       return;
     }
-    batch.forEach((p, i) => {
-      const r = results[i] as { ok: boolean; value: unknown };
-      if (r.ok) p.resolve(r.value);
-      else p.reject(r.value);
+    const settle = (err: unknown): void =>
+      batch.forEach((p, i) => {
+        const r = results[i] as { ok: boolean; value: unknown };
+        if (err !== undefined) p.reject(err);
+        else if (r.ok) p.resolve(r.value);
+        else p.reject(r.value);
+      });
+    const fd = this.walFd;
+    if (fd === undefined || results.every((r) => !r.ok)) return settle(undefined); // nothing written
+    if (syncNow) {
+      try {
+        fs.fsyncSync(fd);
+      } catch (err) {
+        this.syncError ??= err;
+      }
+      return settle(this.syncError);
+    }
+    this.syncing = true;
+    fs.fsync(fd, (err) => {
+      this.syncing = false;
+      // After a failed fsync what reached the disk is unknown: no later commit may report success.
+      if (err) this.syncError ??= err;
+      settle(this.syncError);
+      if (this.closed) this.closeWal();
+      else if (this.pending.length > 0) this.flush();
     });
+  }
+
+  private closeWal(): void {
+    if (this.walFd === undefined || this.syncing) return;
+    fs.closeSync(this.walFd);
+    this.walFd = undefined;
   }
 
   /** Append to the audit trail; call inside the transition's transaction. */
@@ -199,8 +256,11 @@ export class Journal {
   /** Safe to call twice. */
   close(): void {
     if (this.closed) return;
-    if (this.pending.length > 0) this.flush();
     this.closed = true;
+    // Commits still waiting are written and made durable now; an fsync still running on the
+    // thread pool settles its own batch and closes the descriptor when it returns.
+    this.flush(true);
+    this.closeWal();
     this.db.close();
     if (this.lockDb) {
       this.lockDb.close();
