@@ -92,6 +92,8 @@ export const ConfigSchema = z
       .object({
         /** A URL (without /v2), or `embedded`: start the emulator in-process. */
         baseUrl: z.union([z.literal('embedded'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or "embedded"' })]),
+        /** The service interface: `rest` (v2, JSON) or `soap` (4.1; baseUrl is the host, or the full …/GridOS.asmx address). */
+        protocol: z.enum(['rest', 'soap']).default('rest'),
         apiKey: z.string().min(1).optional(),
         apiKeyFile: z.string().min(1).optional(),
         login: z.string().min(1).optional(),

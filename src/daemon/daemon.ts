@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { catalog, GridApiError, GridClient, GridConfigError } from '../api/index.js';
+import { GridApiError, GridClient, GridConfigError, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { GridsyncError } from '../errors/index.js';
 import { startEmulator } from '../emulator/index.js';
@@ -79,7 +79,7 @@ export class Daemon {
   private readonly logger: Logger;
   private readonly notifier: SystemdNotifier;
   private journal!: Journal;
-  private client!: GridClient;
+  private client!: MailboxTransport;
   private mailboxes: MailboxRuntime[] = [];
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private scheduler: CycleScheduler | undefined;
@@ -148,15 +148,15 @@ export class Daemon {
       this.logger.info({ url: emu.url, dataFile: cfg.emulator.dataFile ?? '(memory)' }, 'embedded emulator started');
     }
     try {
-      this.client = new GridClient({
-        baseUrl,
+      const transport = {
         auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
         maxAttempts: cfg.api.maxAttempts,
         connections: cfg.api.connections,
         timeouts: cfg.api.timeouts,
         allowInsecureHttp: cfg.api.allowInsecureHttp,
         logger: this.logger.child({ component: 'client' }),
-      });
+      };
+      this.client = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
     } catch (err) {
       if (err instanceof GridConfigError) throw new StartupError('STARTUP_CONFIG', `api.baseUrl: ${err.message}`);
       throw err;
@@ -210,12 +210,14 @@ export class Daemon {
   private async connect(waitForService: boolean): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const me = await this.client.call(catalog.users.me, {}, { signal: this.abort.signal });
+        const me = await this.client.sessionContext({ signal: this.abort.signal });
+        if (me.mailboxId === undefined) throw new StartupError('STARTUP_CREDENTIALS_REJECTED', 'the service did not say which mailbox the credentials belong to');
         this.metrics.up.set(1);
         this.connectFailures = 0;
         this.lastError = undefined;
         return me.mailboxId;
       } catch (err) {
+        if (err instanceof StartupError) throw err;
         if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
           throw new StartupError('STARTUP_CREDENTIALS_REJECTED', `credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
         }

@@ -16,6 +16,9 @@ import { emulatorParcels, listFiles } from '../helpers/world.js';
 const INBOUND_POINTS = ['in.downloaded', 'in.staged', 'in.renamed', 'in.placed', 'in.confirm-answered', 'in.confirmed'];
 const OUTBOUND_POINTS = ['out.claiming', 'out.claim-renamed', 'out.claimed', 'out.uploading', 'out.request-sent', 'out.response-received', 'out.uploaded', 'out.archive-renamed', 'out.archived'];
 const PER_RUN = 4;
+// The same suite over both service interfaces: the guarantees must not depend on the transport.
+const PROTOCOLS = ['rest', 'soap'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 let emu: Emulator;
@@ -29,16 +32,16 @@ beforeAll(async () => {
     // One mailbox pair per scenario, so scenarios run in parallel without seeing each other's parcels.
     seed: {
       networks: [{ networkId: 1, uniqueId: 'NET', companyName: 'Net' }],
-      mailboxes: Array.from({ length: 60 }, (_, i) => [
+      mailboxes: Array.from({ length: 100 }, (_, i) => [
         { mailboxId: 2000 + i, networkId: 1, uniqueId: `US${i}`, companyName: `Us ${i}` },
         { mailboxId: 3000 + i, networkId: 1, uniqueId: `THEM${i}`, companyName: `Them ${i}` },
       ]).flat(),
-      gridIds: Array.from({ length: 60 }, (_, i) => [
+      gridIds: Array.from({ length: 100 }, (_, i) => [
         { gridId: 20_000 + i, mailboxId: 2000 + i, qualifier: 'ZZ', id: `US${i}` },
         { gridId: 30_000 + i, mailboxId: 3000 + i, qualifier: 'ZZ', id: `THEM${i}` },
       ]).flat(),
-      interconnects: Array.from({ length: 60 }, (_, i) => ({ interconnectId: 7000 + i, gridIdFrom: 20_000 + i, gridIdTo: 30_000 + i })),
-      users: Array.from({ length: 60 }, (_, i) => ({ userId: 100 + i, login: `u${i}`, authLevel: 'MailboxAdmin' as const, networkId: 1, mailboxId: 2000 + i, apiKey: `key-${i}` })),
+      interconnects: Array.from({ length: 100 }, (_, i) => ({ interconnectId: 7000 + i, gridIdFrom: 20_000 + i, gridIdTo: 30_000 + i })),
+      users: Array.from({ length: 100 }, (_, i) => ({ userId: 100 + i, login: `u${i}`, authLevel: 'MailboxAdmin' as const, networkId: 1, mailboxId: 2000 + i, apiKey: `key-${i}` })),
     },
   });
 });
@@ -58,14 +61,14 @@ function once(config: string, crashAt?: string): Promise<{ code: number | null; 
   });
 }
 
-async function scenario(point: string, n: number): Promise<{ point: string; n: number; killed: boolean; runs: number }> {
+async function scenario(protocol: Protocol, point: string, n: number): Promise<{ point: string; n: number; killed: boolean; runs: number }> {
   const i = mailboxSeq++;
-  const dir = path.join(root, `${point}-${n}`);
+  const dir = path.join(root, `${protocol}-${point}-${n}`);
   const d = { inbox: path.join(dir, 'inbox'), outbox: path.join(dir, 'outbox'), sent: path.join(dir, 'sent'), error: path.join(dir, 'error'), state: path.join(dir, 'state') };
   for (const p of Object.values(d)) fs.mkdirSync(p, { recursive: true });
   const config = path.join(dir, 'gridsync.yaml');
   fs.writeFileSync(config, [
-    `api: { baseUrl: "${emu.url}", apiKey: key-${i}, maxAttempts: 1 }`,
+    `api: { baseUrl: "${emu.url}", protocol: ${protocol}, apiKey: key-${i}, maxAttempts: 1 }`,
     `stateDir: ${d.state}`,
     'log: { level: warn, pretty: false }',
     'mailboxes:',
@@ -112,14 +115,14 @@ async function scenario(point: string, n: number): Promise<{ point: string; n: n
   return { point, n, killed, runs };
 }
 
-describe('named crash points: SIGKILL at each, for n = 1, 2, 3, then recovery', () => {
+describe.each(PROTOCOLS)('named crash points over %s: SIGKILL at each, for n = 1, 2, 3, then recovery', (protocol) => {
   for (const [label, points] of [['inbound', INBOUND_POINTS], ['outbound', OUTBOUND_POINTS]] as const) {
     it(`${label}: nothing lost, nothing twice`, async () => {
       const jobs = points.flatMap((p) => [1, 2, 3].map((n) => [p, n] as const));
       const results: Awaited<ReturnType<typeof scenario>>[] = [];
-      for (let k = 0; k < jobs.length; k += 4) results.push(...(await Promise.all(jobs.slice(k, k + 4).map(([p, n]) => scenario(p, n)))));
+      for (let k = 0; k < jobs.length; k += 4) results.push(...(await Promise.all(jobs.slice(k, k + 4).map(([p, n]) => scenario(protocol, p, n)))));
       const kills = results.filter((r) => r.killed).length;
-      console.log(JSON.stringify({ suite: `crash-points-${label}`, scenarios: results.length, kills, lost: 0, duplicated: 0, notReached: results.filter((r) => !r.killed).map((r) => `${r.point}:${r.n}`) }));
+      console.log(JSON.stringify({ suite: `crash-points-${protocol}-${label}`, scenarios: results.length, kills, lost: 0, duplicated: 0, notReached: results.filter((r) => !r.killed).map((r) => `${r.point}:${r.n}`) }));
       // With PER_RUN items per direction every point is passed at least 3 times in one run.
       expect(kills).toBe(results.length);
     }, 300_000);
