@@ -10,7 +10,8 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { GridApiError, GridClient, GridConfigError, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
-import { GridsyncError } from '../errors/index.js';
+import { errorFields, GridsyncError } from '../errors/index.js';
+import { EventBus, type PipelineEvents } from '../events/index.js';
 import { startEmulator } from '../emulator/index.js';
 import { InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
 import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
@@ -49,9 +50,8 @@ interface MailboxRuntime {
   readonly mailboxId: number;
   readonly inbound?: InboundPipeline;
   readonly outbound?: OutboundPipeline;
-  outboundSeen: { archived: number; bytes: number; failed: number; rejected: number };
-  /** Outbound counters at the end of the previous cycle (continuous mode: progress between cycles). */
-  outboundAtCycle: { archived: number; failed: number; rejected: number; deferred: number };
+  /** Outbound work since the previous cycle, from the pipeline's events (in `continuous` mode it runs between cycles). */
+  outboundSinceCycle: OutboundCycleResult;
 }
 
 export interface CycleTotals {
@@ -73,6 +73,8 @@ const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms,
 
 export class Daemon {
   readonly metrics = new DaemonMetrics();
+  /** Progress of every pipeline (`inbound:*`, `outbound:*`); metrics and `once`'s display subscribe. */
+  readonly events: EventBus<PipelineEvents>;
   private readonly cleanups: { name: string; fn: () => Promise<void> | void; skipWhenForced?: true }[] = [];
   private forced = false;
   private readonly now: () => number;
@@ -97,6 +99,38 @@ export class Daemon {
     this.sleep = options.sleep ?? realSleep;
     this.logger = options.logger;
     this.notifier = new SystemdNotifier(this.logger);
+    this.events = new EventBus<PipelineEvents>((err, name) => this.logger.error({ event: name, ...errorFields(err) }, 'an event listener failed'));
+    this.subscribeMetrics();
+  }
+
+  private subscribeMetrics(): void {
+    const { events, metrics } = this;
+    for (const direction of ['in', 'out'] as const) {
+      const prefix = direction === 'in' ? 'inbound' : 'outbound';
+      events.on(direction === 'in' ? 'inbound:received' : 'outbound:sent', ({ mailbox, count, bytes }) => {
+        metrics.transfers.inc({ direction, mailbox }, count);
+        metrics.bytes.inc({ direction, mailbox }, bytes);
+      });
+      events.on(`${prefix}:failed`, ({ mailbox, count }) => metrics.failures.inc({ direction, mailbox, kind: 'failed' }, count));
+      events.on(`${prefix}:deferred`, ({ mailbox, count }) => metrics.deferred.inc({ direction, mailbox }, count));
+    }
+    events.on('outbound:rejected', ({ mailbox, count }) => metrics.failures.inc({ direction: 'out', mailbox, kind: 'rejected' }, count));
+    const since = (mailbox: string): OutboundCycleResult | undefined => this.mailboxes.find((m) => m.name === mailbox)?.outboundSinceCycle;
+    const count = (key: Exclude<keyof OutboundCycleResult, 'bytes'>) => (e: { mailbox: string; count: number }) => {
+      const r = since(e.mailbox);
+      if (r) r[key] += e.count;
+    };
+    events.on('outbound:claimed', count('claimed'));
+    events.on('outbound:uploaded', count('uploaded'));
+    events.on('outbound:rejected', count('rejected'));
+    events.on('outbound:failed', count('failed'));
+    events.on('outbound:deferred', count('deferred'));
+    events.on('outbound:sent', (e) => {
+      const r = since(e.mailbox);
+      if (!r) return;
+      r.archived += e.count;
+      r.bytes += e.bytes;
+    });
   }
 
   get config(): LoadedConfig['config'] {
@@ -169,7 +203,7 @@ export class Daemon {
       const name = m.name ?? `mb${mailboxId}`;
       const log = this.logger.child({ mailbox: name });
       const gid = this.options.loaded.gids[i];
-      const common = { client: this.client, journal: this.journal, stateDir: cfg.stateDir, logger: log, now: this.now };
+      const common = { client: this.client, journal: this.journal, stateDir: cfg.stateDir, logger: log, now: this.now, events: this.events };
       const inbound = m.inbox
         ? new InboundPipeline({ ...common, mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } } })
         : undefined;
@@ -180,7 +214,7 @@ export class Daemon {
       } catch (err) {
         throw new StartupError('STARTUP_FOLDERS', `mailboxes[${i}] (${name}): ${(err as Error).message}`, { cause: err });
       }
-      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSeen: { archived: 0, bytes: 0, failed: 0, rejected: 0 }, outboundAtCycle: { archived: 0, failed: 0, rejected: 0, deferred: 0 } });
+      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSinceCycle: emptyOutbound() });
     }
   }
 
@@ -272,7 +306,7 @@ export class Daemon {
     this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
       ready: () => this.readiness(),
       metrics: async () => {
-        this.syncOutboundMetrics();
+        for (const m of this.mailboxes) if (m.outbound) this.metrics.queueDepth.set({ mailbox: m.name }, m.outbound.queueDepth);
         return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
       },
     });
@@ -298,9 +332,6 @@ export class Daemon {
       }
     }
     const timers = this.options.timers ?? realTimers;
-    const metricsTimer = setInterval(() => this.syncOutboundMetrics(), 5000);
-    metricsTimer.unref();
-    this.cleanups.push({ name: 'metrics timer', fn: () => clearInterval(metricsTimer) });
     this.prune();
     const pruneTimer = setInterval(() => this.prune(), 86_400_000);
     pruneTimer.unref();
@@ -340,17 +371,16 @@ export class Daemon {
           const r = await m.inbound.runCycle({ signal: this.abort.signal });
           end();
           add(totals.inbound, r);
-          this.metrics.transfers.inc({ direction: 'in', mailbox: m.name }, r.confirmed);
-          this.metrics.bytes.inc({ direction: 'in', mailbox: m.name }, r.bytes);
-          this.metrics.failures.inc({ direction: 'in', mailbox: m.name, kind: 'failed' }, r.failed);
           this.observe(m.name, 'in', { deferred: r.deferred, progressed: r.confirmed + r.failed, ...(m.inbound.lastDeferReason ? { reason: m.inbound.lastDeferReason } : {}) });
         }
-        if (m.outbound && this.config.schedule.outbound === 'windows') {
-          const r = await m.outbound.runCycle({ signal: this.abort.signal });
+        if (m.outbound) {
+          // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
+          // cycles. Either way the events since the last cycle say what was done.
+          if (this.config.schedule.outbound === 'windows') await m.outbound.runCycle({ signal: this.abort.signal });
+          const r = m.outboundSinceCycle;
+          m.outboundSinceCycle = emptyOutbound();
           add(totals.outbound, r);
           this.observe(m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
-        } else if (m.outbound) {
-          this.observe(m.name, 'out', this.outboundSinceLastCycle(m));
         }
       }
       this.recordCycle(totals);
@@ -381,7 +411,6 @@ export class Daemon {
 
   /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
   private observe(mailbox: string, direction: Direction, o: { deferred: number; progressed: number; reason?: string }): void {
-    this.metrics.deferred.inc({ direction, mailbox }, o.deferred);
     const t = this.watch.observe(mailbox, direction, o);
     this.metrics.stuckCycles.set({ direction, mailbox }, this.watch.cycles(mailbox, direction));
     this.metrics.stuck.set({ direction, mailbox }, this.watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0);
@@ -390,17 +419,6 @@ export class Daemon {
     } else if (t?.kind === 'recovered') {
       this.logger.info({ mailbox, direction, afterCycles: t.state.cycles }, 'deliveries moving again');
     }
-  }
-
-  /** Continuous outbound runs between cycles: what its counters did since the previous cycle. */
-  private outboundSinceLastCycle(m: MailboxRuntime): { deferred: number; progressed: number } {
-    const c = (m.outbound as OutboundPipeline).counters;
-    const at = m.outboundAtCycle;
-    const delta = (now: number, before: number): number => (now >= before ? now - before : now);
-    const progressed = delta(c.archived, at.archived) + delta(c.rejected, at.rejected) + delta(c.failed, at.failed);
-    const deferred = delta(c.deferred, at.deferred);
-    m.outboundAtCycle = { archived: c.archived, failed: c.failed, rejected: c.rejected, deferred: c.deferred };
-    return { deferred, progressed };
   }
 
   /** Why items were left for later, per mailbox and direction that has any (once's exit reasons). */
@@ -424,22 +442,6 @@ export class Daemon {
       this.journal.setMeta('lastCycle', JSON.stringify({ at: new Date(this.now()).toISOString(), ...totals }));
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'cannot record the cycle in the journal');
-    }
-  }
-
-  private syncOutboundMetrics(): void {
-    for (const m of this.mailboxes) {
-      if (!m.outbound) continue;
-      const c = m.outbound.counters;
-      const seen = m.outboundSeen;
-      // runCycle/recover reset the pipeline's counters: a drop means a new count started.
-      const delta = (now: number, before: number): number => (now >= before ? now - before : now);
-      this.metrics.transfers.inc({ direction: 'out', mailbox: m.name }, delta(c.archived, seen.archived));
-      this.metrics.bytes.inc({ direction: 'out', mailbox: m.name }, delta(c.bytes, seen.bytes));
-      this.metrics.failures.inc({ direction: 'out', mailbox: m.name, kind: 'failed' }, delta(c.failed, seen.failed));
-      this.metrics.failures.inc({ direction: 'out', mailbox: m.name, kind: 'rejected' }, delta(c.rejected, seen.rejected));
-      m.outboundSeen = { archived: c.archived, bytes: c.bytes, failed: c.failed, rejected: c.rejected };
-      this.metrics.queueDepth.set({ mailbox: m.name }, m.outbound.queueDepth);
     }
   }
 

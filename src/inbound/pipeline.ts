@@ -15,6 +15,7 @@ import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, renderTemplat
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { EventBus, type PipelineEvents } from '../events/index.js';
 import { GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/inbound.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -51,6 +52,8 @@ export interface InboundPipelineOptions {
   readonly stateDir: string;
   readonly logger?: Logger;
   readonly now?: () => number;
+  /** Where the pipeline reports progress (`inbound:*`); the daemon shares one bus among mailboxes. */
+  readonly events?: EventBus<PipelineEvents>;
 }
 
 export interface InboundCycleResult {
@@ -65,7 +68,6 @@ export interface InboundCycleResult {
   bytes: number;
 }
 
-/** A condition that stops work on this parcel for now without counting a failed attempt. */
 /** A local condition (disk full, folder unwritable) stops this parcel for now; the service keeps it. */
 class DeferError extends GridsyncError {
   readonly code = 'INBOUND_DEFERRED';
@@ -84,14 +86,35 @@ export class InboundPipeline {
   private readonly inFlightPaths = new Set<string>();
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
+  private readonly events: EventBus<PipelineEvents>;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.journal = new InboundJournal(options.journal);
+    this.events = options.events ?? new EventBus<PipelineEvents>();
     this.mailboxId = options.mailbox.mailboxId;
     this.inbox = options.mailbox.inbox;
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
     this.now = options.now ?? Date.now;
     this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
+  }
+
+  /** Adds to the cycle's counters and tells the subscribers (`inbound:*` events). */
+  private tally(result: InboundCycleResult, key: Exclude<keyof InboundCycleResult, 'bytes'>, n = 1, detail: { bytes?: number; reason?: string } = {}): void {
+    if (n === 0) return;
+    result[key] += n;
+    const mailbox = this.options.mailbox.name;
+    switch (key) {
+      case 'confirmed':
+        result.bytes += detail.bytes ?? 0;
+        this.events.emit('inbound:received', { mailbox, count: n, bytes: detail.bytes ?? 0 });
+        return;
+      case 'failed':
+      case 'deferred':
+        this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
+        return;
+      default:
+        this.events.emit(`inbound:${key}`, { mailbox, count: n });
+    }
   }
 
   /** Start-up checks: folders exist and are writable, staging on the inbox's filesystem. */
@@ -129,10 +152,10 @@ export class InboundPipeline {
           ...(p.created !== undefined ? { created: p.created } : {}),
         }));
       } else if (row.state === 'confirmed') {
-        if (await this.isRedelivery(row, opts.signal)) result.redelivered++;
+        if (await this.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
       }
     }
-    result.listed += (await Promise.all(listings)).filter(Boolean).length;
+    this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     await this.processRows(rows, result, opts.signal);
     return result;
@@ -170,13 +193,12 @@ export class InboundPipeline {
       }
       if (row?.state === 'staged') {
         await this.place(row);
-        result.placed++;
+        this.tally(result, 'placed');
         row = this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'placed') {
         await this.confirm(row, signal);
-        result.confirmed++;
-        result.bytes += row.bytes ?? 0;
+        this.tally(result, 'confirmed', 1, { bytes: row.bytes ?? 0 });
         this.logger.info({ parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery }, 'parcel received');
       }
     } catch (err) {
@@ -185,7 +207,7 @@ export class InboundPipeline {
         await this.handleFailure(parcelId, err, result);
       } catch (journalErr) {
         // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
-        result.deferred++;
+        this.tally(result, 'deferred', 1, { reason: describe(journalErr) });
         this.logger.error({ parcelId, err: describe(err), journalErr: describe(journalErr) }, 'could not record a failed attempt in the journal');
       }
     }
@@ -198,23 +220,23 @@ export class InboundPipeline {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
-      result.deferred++;
+      this.tally(result, 'deferred', 1, { reason });
       this.logger.warn({ parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
       return;
     }
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
-      result.failed++;
+      this.tally(result, 'failed', 1, { reason });
       this.logger.error({ parcelId, err: reason }, 'parcel failed: the service no longer knows it');
       return;
     }
     const state = await this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
     if (state === 'failed') {
-      result.failed++;
+      this.tally(result, 'failed', 1, { reason });
       this.logger.error({ parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
     } else {
       this.lastDeferReason = reason;
-      result.deferred++;
+      this.tally(result, 'deferred', 1, { reason });
       this.logger.warn({ parcelId, err: reason }, 'download failed; will retry');
     }
   }

@@ -82,8 +82,7 @@ export class Disposal {
         await fsyncDir(path.dirname(processing));
       }
       await journal.markArchived(row.id, finalPath);
-      this.ctx.tally('archived');
-      this.ctx.tally('bytes', row.bytes ?? 0);
+      this.ctx.tally('archived', 1, { bytes: row.bytes ?? 0 });
       crashPoint('out.archived');
     } catch (err) {
       journal.noteError(row.id, `archive failed: ${(err as Error).message}`);

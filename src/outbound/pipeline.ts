@@ -11,6 +11,7 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { EventBus, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, sameFilesystem } from '../files/index.js';
 import type { Journal } from '../journal/db.js';
 import { OutboundJournal } from '../journal/outbound.js';
@@ -30,6 +31,29 @@ export interface OutboundPipelineOptions {
   readonly logger?: Logger;
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Where the pipeline reports progress (`outbound:*`); the daemon shares one bus among mailboxes. */
+  readonly events?: EventBus<PipelineEvents>;
+}
+
+const EVENT_OF = {
+  claimed: 'outbound:claimed',
+  uploaded: 'outbound:uploaded',
+  archived: 'outbound:sent',
+  rejected: 'outbound:rejected',
+  failed: 'outbound:failed',
+  deferred: 'outbound:deferred',
+} as const;
+
+function emitOutbound(
+  events: EventBus<PipelineEvents>,
+  mailbox: string,
+  key: keyof typeof EVENT_OF,
+  count: number,
+  detail: { bytes?: number; reason?: string },
+): void {
+  const name = EVENT_OF[key];
+  if (name === 'outbound:sent') events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0 });
+  else events.emit(name, { mailbox, count, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
 }
 
 export class OutboundPipeline {
@@ -44,10 +68,12 @@ export class OutboundPipeline {
   private readonly queue: PQueue;
   private readonly queued = new Set<number>();
   private result: OutboundCycleResult = emptyResult();
+  private readonly events: EventBus<PipelineEvents>;
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
     this.journal = new OutboundJournal(options.journal);
+    this.events = options.events ?? new EventBus<PipelineEvents>();
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     const mailboxId = options.mailbox.mailboxId;
@@ -58,8 +84,10 @@ export class OutboundPipeline {
       processingDir: this.cfg.processingDir ?? path.join(options.stateDir, 'processing'),
       logger: (options.logger ?? silentLogger).child({ mailboxId, direction: 'out', outbox: this.cfg.dir }),
       now: this.now,
-      tally: (key, n = 1) => {
+      tally: (key, n = 1, detail = {}) => {
         this.result[key] += n;
+        if (key === 'archived') this.result.bytes += detail.bytes ?? 0;
+        emitOutbound(this.events, options.mailbox.name, key, n, detail);
       },
     };
     this.disposal = new Disposal(this.ctx);
@@ -159,7 +187,7 @@ export class OutboundPipeline {
     if (row?.state === 'claimed') {
       const rejection = await this.sender.check(row);
       if (rejection) {
-        this.result.rejected++;
+        this.ctx.tally('rejected', 1, { reason: rejection.reason });
         await this.disposal.toError(row, rejection);
         return;
       }

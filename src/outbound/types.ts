@@ -60,6 +60,6 @@ export interface OutboxContext {
   readonly processingDir: string;
   readonly logger: Logger;
   readonly now: () => number;
-  /** Adds to the counters of the current cycle. */
-  tally(key: keyof OutboundCycleResult, n?: number): void;
+  /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
+  tally(key: Exclude<keyof OutboundCycleResult, 'bytes'>, n?: number, detail?: { bytes?: number; reason?: string }): void;
 }

@@ -1,0 +1,48 @@
+/**
+ * What the pipelines tell the rest of the daemon, as they go: one event per item that moved (or a
+ * batch, `count`), named `<direction>:<what happened>`. Metrics, the stuck-deliveries watch, the
+ * cycle record and the progress display of `once` subscribe; nothing polls the pipelines' counters.
+ */
+
+interface ItemsEvent {
+  /** The mailbox's name (`mailboxes[].name`, default `mb<id>`). */
+  readonly mailbox: string;
+  readonly count: number;
+}
+
+export interface DeliveredEvent extends ItemsEvent {
+  /** Bytes of the items delivered. */
+  readonly bytes: number;
+}
+
+export interface ProblemEvent extends ItemsEvent {
+  /** Why, in an operator's words, when known. */
+  readonly reason?: string;
+}
+
+export interface PipelineEvents {
+  /** New parcels seen in the pending list and journalled. */
+  'inbound:listed': ItemsEvent;
+  /** Parcels placed in the inbox (confirmation follows). */
+  'inbound:placed': ItemsEvent;
+  /** Parcels placed and confirmed: delivered. */
+  'inbound:received': DeliveredEvent;
+  /** Confirmed parcels reset on the service and taken again. */
+  'inbound:redelivered': ItemsEvent;
+  /** Parcels that failed for good (maxAttempts, permanent error); they stay on the service. */
+  'inbound:failed': ProblemEvent;
+  /** Parcels left for a later cycle (disk full, inbox unwritable, service errors). */
+  'inbound:deferred': ProblemEvent;
+  /** Files claimed from an outbox. */
+  'outbound:claimed': ItemsEvent;
+  /** Files whose upload the service accepted (archiving follows). */
+  'outbound:uploaded': ItemsEvent;
+  /** Files uploaded and archived: delivered. */
+  'outbound:sent': DeliveredEvent;
+  /** Files refused before upload (invalid interchange, empty, duplicate, …); in errorDir. */
+  'outbound:rejected': ProblemEvent;
+  /** Files that failed for good (permanent service error, attempts exhausted); in errorDir. */
+  'outbound:failed': ProblemEvent;
+  /** Files left for a later cycle. */
+  'outbound:deferred': ProblemEvent;
+}
