@@ -107,7 +107,11 @@ export class Tokenizer {
   private failed = false;
   private readonly maxSegment: number;
   private readonly envelopeOnly: boolean;
-  private skipped: { data: Buffer; start: number; end: number } | undefined;
+  // The last segment skipped under envelopeOnly, as plain fields: an object per segment would be
+  // garbage per segment.
+  private skippedData: Buffer | undefined;
+  private skippedStart = 0;
+  private skippedEnd = 0;
 
   constructor(
     private readonly sink: TokenizerSink,
@@ -142,12 +146,13 @@ export class Tokenizer {
 
   /** Tag of the last segment skipped under `envelopeOnly` (kept as a reference, cut only when asked). */
   lastSkippedTag(): string {
-    const k = this.skipped;
-    return k ? this.tagOf(k.data.toString('latin1', k.start, Math.min(k.end, k.start + 64))) : '';
+    const d = this.skippedData;
+    return d ? this.tagOf(d.toString('latin1', this.skippedStart, Math.min(this.skippedEnd, this.skippedStart + 64))) : '';
   }
 
   private tagOf(text: string): string {
     const cut = this.seps ? text.indexOf(this.seps.element) : -1;
+    if (cut > 0 && cut <= 3) return text.slice(0, cut);
     return (cut === -1 ? text : text.slice(0, cut)).trimEnd().slice(0, 16);
   }
 
@@ -229,7 +234,9 @@ export class Tokenizer {
       }
       if (this.envelopeOnly && !mayBeEnvelope(data, pos, end, this.element)) {
         this.index++;
-        this.skipped = { data, start: pos, end };
+        this.skippedData = data;
+        this.skippedStart = pos;
+        this.skippedEnd = end;
         (this.sink.skip as () => void)();
       } else this.emit(data.toString('latin1', pos, end), true);
       pos = end + 1;
