@@ -113,10 +113,13 @@ describe.skipIf(!present)('EDI corpus', () => {
     }
     const largest = sorted[0] as Entry;
     const file = path.join(corpusDir, 'files', largest.file);
-    const t0 = process.hrtime.bigint();
-    await validateEnvelopeFile(file, { counts: true });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    console.log(`EDI corpus, largest file ${largest.file} (${fs.statSync(file).size} bytes): streamed check ${ms.toFixed(1)} ms`);
+    // counts off reads the whole file (with counts on, this one stops at its first wrong SE)
+    const timed = async (counts: boolean): Promise<string> => {
+      const t0 = process.hrtime.bigint();
+      const v = await validateEnvelopeFile(file, { counts });
+      return `${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(1)} ms (${v.ok ? 'accepted' : 'rejected'})`;
+    };
+    console.log(`EDI corpus, largest file ${largest.file} (${fs.statSync(file).size} bytes): streamed check, envelope only ${await timed(false)}, with counts ${await timed(true)}`);
   });
 
   it('the demo partner answers every interchange of every intact file, and each answer matches its interchange', () => {
