@@ -176,6 +176,8 @@ export class Daemon {
         port: cfg.emulator.port,
         ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
         ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
+        // An emulator fault is logged and answered with a 500; it never ends the daemon.
+        onError: (err, context) => this.logger.error({ context, err: err instanceof Error ? err.message : String(err) }, 'embedded emulator error'),
       });
       this.cleanups.push({ name: 'emulator', fn: () => emu.close() });
       baseUrl = emu.url;

@@ -86,7 +86,7 @@ export function fireParcelEvent(world: World, mailboxId: number, parcel: Record<
       `INSERT INTO callback_events (callback_event_id, callback_id, event, mailbox_id, object_id, status, created, created_ms, payload)
        VALUES (?, ?, 'Parcel', ?, ?, 'Pending', ?, ?, ?)`,
     ).run(id, cb.callback_id, mailboxId, parcel.parcelId, iso(now), now, payload);
-    world.later(() => void attempt(world, id), 0);
+    world.later(() => attempt(world, id), 0);
   }
 }
 
@@ -104,5 +104,5 @@ async function attempt(world: World, eventId: number): Promise<void> {
   db.prepare('UPDATE callback_events SET attempts = ?, last_attempt = ?, http_status = ?, status = ?, delivered = ? WHERE callback_event_id = ?').run(
     attempts, iso(world.now()), r.status || null, status, ok ? iso(world.now()) : null, eventId,
   );
-  if (status === 'Pending') world.later(() => void attempt(world, eventId), delays[attempts - 1] ?? 0);
+  if (status === 'Pending') world.later(() => attempt(world, eventId), delays[attempts - 1] ?? 0);
 }

@@ -44,7 +44,7 @@ export interface World {
   readonly settings: EmulatorSettings;
   readonly now: () => number;
   /** Schedules work after the response (the demo partner's acknowledgments); tracked for close(). */
-  later(fn: () => void, delayMs: number): void;
+  later(fn: () => void | Promise<void>, delayMs: number): void;
 }
 
 export interface HandlerContext {
@@ -72,9 +72,9 @@ export const atLeast = (user: UserRow, level: AuthLevel): boolean => authRank(le
 
 /** Root, TechOps, NetOps see everything; network levels their network; the rest their mailbox. */
 export function canSeeMailbox(world: World, caller: UserRow, mailboxId: number): boolean {
-  if (atLeast(caller, 'NetOps')) return true;
   const mb = world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number } | undefined;
   if (!mb) return false;
+  if (atLeast(caller, 'NetOps')) return true;
   if (atLeast(caller, 'NetworkUser')) return mb.network_id === caller.network_id;
   return mailboxId === caller.mailbox_id;
 }

@@ -3,8 +3,8 @@
  * `baseUrl: embedded`); `gridsync emulator` runs it as a process.
  */
 import { EmulatorStore } from './store.js';
-import { applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
-import { EmulatorServer, type RateLimit, type RequestRecord } from './server.js';
+import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
+import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
 import type { FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
 import { storeBuffer } from './parcels.js';
@@ -12,6 +12,7 @@ import { storeBuffer } from './parcels.js';
 export type { SeedFixture } from './seed.js';
 export type { FaultConfigInput, FaultRule } from './faults.js';
 export type { RequestRecord } from './server.js';
+export { adminAccess } from './server.js';
 
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
@@ -24,8 +25,17 @@ export interface EmulatorOptions {
   readonly seed?: SeedFixture | string;
   /** API key of the seeded Root user. */
   readonly rootKey?: string;
-  /** The /_emulator routes. Default true. */
+  /** The /_emulator routes (from loopback only, unless remoteAdmin). Default true. */
   readonly admin?: boolean;
+  /**
+   * Listen on an address other than loopback. Required for such a `host`, together with a rootKey
+   * that is not the default one: the demo keys and the admin routes must not be exposed by accident.
+   */
+  readonly expose?: boolean;
+  /** Admin routes from other hosts too, with the Root key as X-API-Key (needs a non-default rootKey). */
+  readonly remoteAdmin?: boolean;
+  /** Unexpected errors of request handlers and background work; default: written to stderr. */
+  readonly onError?: (err: unknown, context: string) => void;
   readonly faults?: FaultConfigInput;
   readonly rateLimit?: RateLimit;
   readonly settings?: Partial<EmulatorSettings>;
@@ -58,8 +68,30 @@ const DEFAULT_SETTINGS: EmulatorSettings = {
   callbackRetryDelaysMs: [1000, 5000, 25_000],
 };
 
+/** A refused emulator configuration (exposure without the safeguards). */
+export class EmulatorConfigError extends Error {
+  readonly code = 'EMULATOR_CONFIG';
+}
+
+const reportToStderr = (err: unknown, context: string): void => {
+  process.stderr.write(`gridsync emulator: unexpected error in ${context}: ${err instanceof Error ? err.message : String(err)}\n`);
+};
+
+/** Exposure needs an explicit yes and a Root key nobody can read in the docs. */
+export function checkExposure(options: EmulatorOptions): void {
+  const host = options.host ?? '127.0.0.1';
+  const strongKey = options.rootKey !== undefined && options.rootKey !== DEFAULT_ROOT_KEY && options.rootKey.length >= 16;
+  if (!isLoopback(host) && host !== 'localhost') {
+    if (!options.expose) throw new EmulatorConfigError(`host ${host} is not loopback: exposing the emulator (with its demo keys) needs the explicit expose option (--expose)`);
+    if (!strongKey) throw new EmulatorConfigError(`host ${host} is not loopback: set a Root key of at least 16 characters that is not the default one`);
+  }
+  if (options.remoteAdmin && !strongKey) throw new EmulatorConfigError('remote admin routes need a Root key of at least 16 characters that is not the default one');
+}
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkExposure(options);
   const now = options.now ?? Date.now;
+  const onError = options.onError ?? reportToStderr;
   const store = new EmulatorStore(options.dataFile);
   const timers = new Set<NodeJS.Timeout>();
   const world: World = {
@@ -69,7 +101,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     later(fn, delayMs) {
       const t = setTimeout(() => {
         timers.delete(t);
-        if (store.db.open) fn();
+        if (!store.db.open) return;
+        // Background work (acknowledgments, callback deliveries) must never take the process down.
+        try {
+          const r = fn();
+          if (r instanceof Promise) r.catch((err: unknown) => onError(err, 'background task'));
+        } catch (err) {
+          onError(err, 'background task');
+        }
       }, delayMs);
       timers.add(t);
     },
@@ -85,7 +124,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store.close();
     throw err;
   }
-  const server = new EmulatorServer(world, { admin: options.admin ?? true, ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) });
+  const server = new EmulatorServer(world, {
+    admin: options.admin ?? true,
+    remoteAdmin: options.remoteAdmin ?? false,
+    onError,
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+  });
   if (options.faults) server.faults.set(options.faults);
   const url = await server.listen(options.host ?? '127.0.0.1', options.port ?? 0);
   let closing: Promise<void> | undefined;

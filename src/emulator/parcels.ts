@@ -40,6 +40,12 @@ export async function receiveContentBody(
   const name = `tmp-${randomUUID()}`;
   const file = world.store.contentPath(name);
   const out = fs.createWriteStream(file);
+  // A write still in flight when the request breaks off fails after destroy(): without a listener
+  // that 'error' event would be an uncaught exception and end the process.
+  let writeError: Error | undefined;
+  out.on('error', (err) => {
+    writeError ??= err;
+  });
   const decoder = new Base64Decoder();
   const hash = createHash('sha256');
   const head: Buffer[] = [];
@@ -52,7 +58,19 @@ export async function receiveContentBody(
       head.push(buf.subarray(0, HEAD_BYTES - headBytes));
       headBytes += Math.min(buf.length, HEAD_BYTES - headBytes);
     }
-    if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+    if (writeError) throw writeError;
+    if (!out.write(buf)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          out.off('drain', done);
+          out.off('close', done);
+          resolve();
+        };
+        out.on('drain', done);
+        out.on('close', done);
+      });
+      if (writeError) throw writeError;
+    }
   };
   try {
     const parsed = await readJsonStreaming(req, {
@@ -69,7 +87,13 @@ export async function receiveContentBody(
     }
     return { fields, content: { name, bytes: decoder.bytes, sha256: hash.digest('hex'), head: Buffer.concat(head) } };
   } catch (err) {
-    out.destroy();
+    // The stream opens its file asynchronously: removing it before the stream is closed could
+    // leave a file created after the removal.
+    await new Promise<void>((resolve) => {
+      if (out.closed) return resolve();
+      out.once('close', () => resolve());
+      out.destroy();
+    });
     fs.rmSync(file, { force: true });
     if (err instanceof InvalidBase64Error) throw invalidParameter(`content: ${err.message}`);
     if (err instanceof JsonStreamError) throw invalidParameter(`body: ${err.message}`);
@@ -127,8 +151,9 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
     toMailbox ??= to.mailbox_id;
   }
   if (toMailbox === undefined) throw invalidParameter('cannot route: no receiver');
-  const receiver = store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as { network_id: number } | undefined;
+  const receiver = store.db.prepare('SELECT network_id, status FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as { network_id: number; status: string } | undefined;
   if (!receiver) throw invalidParameter(`cannot route: mailbox ${toMailbox} does not exist`);
+  if (receiver.status === 'Terminated' || receiver.status === 'Suspended') throw invalidParameter(`cannot route: mailbox ${toMailbox} is ${receiver.status}`);
   const now = world.now();
   const interchanges = scanInterchanges(world, d.content);
   const insert = store.db.prepare(
@@ -160,16 +185,51 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
         );
       }
     }
-    return { outParcelId, inParcelId };
+    const copies = copyToCarbonCopies(world, inParcelId, toMailbox as number, d.fromMailbox);
+    return { outParcelId, inParcelId, copies };
   })();
   fireParcelEvent(world, toMailbox, parcelInfo(store.parcel(result.inParcelId) as ParcelRow));
+  for (const c of result.copies) fireParcelEvent(world, c.mailbox_id, parcelInfo(c));
   const mb = store.db.prepare('SELECT auto_ack FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as { auto_ack: number };
   if (mb.auto_ack && d.fromMailbox !== null && d.gridIdFrom !== null && d.gridIdTo !== null) {
     const from = d.gridIdFrom;
     const to = d.gridIdTo;
     world.later(() => acknowledge(world, result.inParcelId, interchanges, to, from), world.settings.acknowledgeDelayMs);
   }
-  return result;
+  return { outParcelId: result.outParcelId, inParcelId: result.inParcelId };
+}
+
+/**
+ * Active carbon-copy rules of the receiving mailbox (direction InBox or NoDir) and of the sending
+ * one (OutBox or NoDir) each get a copy of the delivered parcel as a new InBoxReady parcel in the
+ * rule's target mailbox, sharing the content file. Called inside the delivery's transaction.
+ */
+function copyToCarbonCopies(world: World, inParcelId: number, toMailbox: number, fromMailbox: number | null): ParcelRow[] {
+  const { store } = world;
+  const rules = store.db
+    .prepare(
+      `SELECT c.to_mailbox_id, m.network_id FROM carbon_copies c JOIN mailboxes m ON m.mailbox_id = c.to_mailbox_id
+         WHERE c.status = 'Active' AND m.status NOT IN ('Suspended', 'Terminated')
+           AND ((c.from_mailbox_id = ? AND c.direction IN ('InBox', 'NoDir')) OR (c.from_mailbox_id = ? AND c.direction IN ('OutBox', 'NoDir')))
+         ORDER BY c.cc_id`,
+    )
+    .all(toMailbox, fromMailbox ?? -1) as { to_mailbox_id: number; network_id: number }[];
+  if (rules.length === 0) return [];
+  const original = store.parcel(inParcelId) as ParcelRow;
+  const copies: ParcelRow[] = [];
+  for (const rule of rules) {
+    const id = store.nextId('parcel', 100_001);
+    store.db
+      .prepare(
+        `INSERT INTO parcels (parcel_id, mailbox_id, network_id, direction, status, file_name, bytes, sha256, grid_id_from, grid_id_to,
+           created, created_ms, modified, mailbag_control_id, content, peer_parcel_id, hidden_until)
+         VALUES (?, ?, ?, 'in', 'InBoxReady', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL)`,
+      )
+      .run(id, rule.to_mailbox_id, rule.network_id, original.file_name, original.bytes, original.sha256, original.grid_id_from, original.grid_id_to,
+        original.created, original.created_ms, original.modified, original.content);
+    copies.push(store.parcel(id) as ParcelRow);
+  }
+  return copies;
 }
 
 function scanInterchanges(world: World, content: StoredContent): Interchange[] {

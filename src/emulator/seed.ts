@@ -5,12 +5,22 @@
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { AuthLevel, EDIStandard, RoutingGroup, Status } from '../api/wire.js';
+import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '../api/wire.js';
 import type { EmulatorStore } from './store.js';
 
 export const SeedFixture = z
   .object({
-    networks: z.array(z.object({ networkId: z.number().int(), uniqueId: z.string(), companyName: z.string(), status: Status.default('Active') })),
+    networks: z.array(
+      z.object({
+        networkId: z.number().int(),
+        uniqueId: z.string(),
+        companyName: z.string(),
+        status: Status.default('Active'),
+        contacts: z
+          .array(z.object({ contactType: NetworkContactType, name: z.string().optional(), email: z.string().optional(), phone: z.string().optional() }))
+          .default([]),
+      }),
+    ),
     mailboxes: z.array(
       z.object({
         mailboxId: z.number().int(),
@@ -54,9 +64,22 @@ export const SeedFixture = z
 export type SeedFixture = z.input<typeof SeedFixture>;
 
 /** The default world: our mailbox 1001, a demo partner 1002 that acknowledges, users with known keys. */
-export function defaultSeed(rootKey = 'demo-key-root'): SeedFixture {
+/** The Root user's key of the default seed: fine on loopback, refused for an exposed emulator. */
+export const DEFAULT_ROOT_KEY = 'demo-key-root';
+
+export function defaultSeed(rootKey = DEFAULT_ROOT_KEY): SeedFixture {
   return {
-    networks: [{ networkId: 1, uniqueId: 'DEMONET', companyName: 'Demo Network' }],
+    networks: [
+      {
+        networkId: 1,
+        uniqueId: 'DEMONET',
+        companyName: 'Demo Network',
+        contacts: [
+          { contactType: 'Owner', name: 'Dana Owner', email: 'owner@net.example', phone: '+1 555 0100' },
+          { contactType: 'Errors', name: 'EDI Support', email: 'errors@net.example', phone: '+1 555 0101' },
+        ],
+      },
+    ],
     mailboxes: [
       { mailboxId: 1001, networkId: 1, uniqueId: 'OURCO', companyName: 'Our Company' },
       { mailboxId: 1002, networkId: 1, uniqueId: 'DEMOPARTNER', companyName: 'Demo Partner', autoAcknowledge: true },
@@ -91,6 +114,9 @@ export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: st
   db.transaction(() => {
     for (const n of seed.networks) {
       db.prepare('INSERT INTO networks VALUES (?, ?, ?, ?, ?, ?)').run(n.networkId, n.uniqueId, n.companyName, n.status, nowIso, nowIso);
+      for (const c of n.contacts) {
+        store.setSetting('network', n.networkId, `contact.${c.contactType}`, { name: c.name ?? null, email: c.email ?? null, phone: c.phone ?? null });
+      }
     }
     for (const m of seed.mailboxes) {
       db.prepare('INSERT INTO mailboxes VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(

@@ -44,6 +44,41 @@ interface RouteStore {
   readonly endpoint: EndpointDef;
 }
 
+export interface ServerOptions {
+  /** The /_emulator routes. */
+  readonly admin: boolean;
+  /**
+   * Admin routes for callers off this machine too; they must then send the Root user's key as
+   * X-API-Key. Off by default: from anywhere but loopback the admin routes answer 404.
+   */
+  readonly remoteAdmin?: boolean;
+  readonly rateLimit?: RateLimit;
+  /** Anything unexpected (a handler bug, a failed background task): reported here, never thrown. */
+  readonly onError: (err: unknown, context: string) => void;
+}
+
+/** Addresses of this machine: the admin routes answer them only, unless remoteAdmin. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/**
+ * Who may use the admin routes (inject, faults, request log): nobody when they are off; loopback
+ * callers when on; callers from other hosts only with remote admin enabled and the Root key.
+ */
+export function adminAccess(a: { admin: boolean; remoteAdmin: boolean; remoteAddress: string | undefined; rootKey: boolean }): 'allow' | 'hidden' | 'needs-root-key' {
+  if (!a.admin) return 'hidden';
+  if (isLoopback(a.remoteAddress)) return 'allow';
+  if (!a.remoteAdmin) return 'hidden';
+  return a.rootKey ? 'allow' : 'needs-root-key';
+}
+
+/** SQLite's own uniqueness checks are the last line behind the handlers' duplicate checks. */
+function isConstraintError(err: unknown): boolean {
+  return typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('SQLITE_CONSTRAINT');
+}
+
 export class EmulatorServer {
   readonly faults: FaultInjector;
   private readonly soap: SoapEndpoint;
@@ -54,7 +89,7 @@ export class EmulatorServer {
 
   constructor(
     private readonly world: World,
-    private readonly options: { readonly admin: boolean; readonly rateLimit?: RateLimit },
+    private readonly options: ServerOptions,
   ) {
     this.faults = new FaultInjector(world.now);
     this.soap = new SoapEndpoint(world, this.faults, { admin: options.admin });
@@ -65,8 +100,15 @@ export class EmulatorServer {
       const store: RouteStore = { endpoint: r.endpoint };
       this.router.on(r.method, path, () => undefined, store);
     }
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.options.onError(err, `${req.method ?? ''} ${req.url ?? ''}`);
+        res.destroy();
+      });
+    });
     this.server.keepAliveTimeout = 60_000;
+    // A malformed request line or headers, or a client gone mid-request: close that socket only.
+    this.server.on('clientError', (_err, socket) => socket.destroy());
   }
 
   async listen(host: string, port: number): Promise<string> {
@@ -97,7 +139,7 @@ export class EmulatorServer {
     try {
       if (this.soap.owns(url.pathname)) return await this.soap.handle(req, res, url);
       if (url.pathname.startsWith('/_emulator/')) {
-        if (!this.options.admin) throw new EmulatorError(404, 'ObjectNotFound', 'admin routes are disabled');
+        this.adminAllowed(req);
         await this.admin(req, res, url);
         return;
       }
@@ -132,7 +174,7 @@ export class EmulatorServer {
     // Validate first: a bad request to an endpoint the emulator does not implement still names its field.
     const input = endpoint.name === 'parcels.upload' ? {} : await this.input(req, url, endpoint, params);
     const handler = HANDLERS[endpoint.name];
-    if (!handler) throw invalidParameter(`not implemented by the emulator: ${endpoint.name}`);
+    if (!handler) throw new Error(`no handler for ${endpoint.name}`);
     const result: HandlerResult = await handler({ world: this.world, endpoint, input, caller, req, plan });
     if (plan.resetAfter) {
       this.record(req, 0, endpoint.name);
@@ -181,7 +223,14 @@ export class EmulatorServer {
     const { db } = this.world.store;
     const key = req.headers['x-api-key'];
     if (typeof key === 'string') {
-      const u = db.prepare("SELECT * FROM users WHERE api_key = ? AND status = 'Active'").get(key) as UserRow | undefined;
+      // The user's own key, or a key created with keys.create that is not deleted or expired.
+      const u = (db.prepare("SELECT * FROM users WHERE api_key = ? AND status = 'Active'").get(key) ??
+        db
+          .prepare(
+            `SELECT u.* FROM api_keys k JOIN users u ON u.user_id = k.user_id
+               WHERE k.key = ? AND k.revoked = 0 AND (k.expires_at IS NULL OR k.expires_at > ?) AND u.status = 'Active'`,
+          )
+          .get(key, this.world.now())) as UserRow | undefined;
       if (!u) throw new EmulatorError(401, 'InvalidAPIKey', 'X-API-Key is not recognized');
       return u;
     }
@@ -210,17 +259,24 @@ export class EmulatorServer {
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    if (res.headersSent) {
+    if (res.headersSent || !res.socket || res.socket.destroyed) {
       res.destroy();
       return;
     }
+    // An unread request body (too large, broken off, refused early): answer, then close the connection.
+    if (!req.complete) res.setHeader('connection', 'close');
     if (err instanceof EmulatorError) {
       const retryAfter = (err as EmulatorError & { retryAfter?: string }).retryAfter;
       this.reply(req, res, err.status, { success: false, data: null, errorCode: err.errorCode, message: err.message }, undefined, undefined, retryAfter);
       return;
     }
+    if (isConstraintError(err)) {
+      this.reply(req, res, 400, { success: false, data: null, errorCode: 'DuplicateObject', message: 'an object with the same key already exists' });
+      return;
+    }
+    this.options.onError(err, `${req.method ?? ''} ${req.url ?? ''}`);
     const status = ERROR_STATUS.InternalError;
-    this.reply(req, res, status, { success: false, data: null, errorCode: 'InternalError', message: (err as Error).message ?? 'internal error' });
+    this.reply(req, res, status, { success: false, data: null, errorCode: 'InternalError', message: 'internal error of the emulator' });
   }
 
   private reply(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, endpoint?: string, plan?: FaultPlan, retryAfter?: string): void {
@@ -239,6 +295,15 @@ export class EmulatorServer {
   }
 
   // ------------------------------------------------------------------ admin routes
+
+  private adminAllowed(req: IncomingMessage): void {
+    const key = req.headers['x-api-key'];
+    const rootKey =
+      typeof key === 'string' && this.world.store.db.prepare("SELECT 1 FROM users WHERE api_key = ? AND auth_level = 'Root' AND status = 'Active'").get(key) !== undefined;
+    const access = adminAccess({ admin: this.options.admin, remoteAdmin: this.options.remoteAdmin ?? false, remoteAddress: req.socket.remoteAddress, rootKey });
+    if (access === 'hidden') throw new EmulatorError(404, 'ObjectNotFound', 'admin routes are disabled');
+    if (access === 'needs-root-key') throw new EmulatorError(401, 'InvalidAPIKey', 'admin routes from another host need the Root user’s X-API-Key');
+  }
 
   private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const route = `${req.method ?? ''} ${url.pathname}`;

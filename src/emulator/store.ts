@@ -56,6 +56,31 @@ CREATE TABLE IF NOT EXISTS callback_events (
   created_ms INTEGER NOT NULL, delivered TEXT, http_status INTEGER, payload TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0, last_attempt TEXT);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS settings (
+  scope TEXT NOT NULL, scope_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, scope_id, key));
+CREATE TABLE IF NOT EXISTS comms (
+  comm_id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL, comm_type TEXT NOT NULL, identifier TEXT NOT NULL,
+  status TEXT NOT NULL, use_type TEXT NOT NULL, private_key_required INTEGER NOT NULL, created TEXT NOT NULL,
+  UNIQUE (comm_type, identifier));
+CREATE TABLE IF NOT EXISTS comm_pairs (
+  grid_id_from INTEGER NOT NULL, grid_id_to INTEGER NOT NULL, comm_id INTEGER NOT NULL,
+  PRIMARY KEY (grid_id_from, grid_id_to));
+CREATE TABLE IF NOT EXISTS certificates (
+  cert_key_id INTEGER PRIMARY KEY, comm_id INTEGER NOT NULL, kind TEXT NOT NULL, cert_type TEXT NOT NULL,
+  usage TEXT NOT NULL, begin_usage TEXT NOT NULL, expires TEXT, sha256 TEXT, status TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS carbon_copies (
+  cc_id INTEGER PRIMARY KEY, from_mailbox_id INTEGER NOT NULL, to_mailbox_id INTEGER NOT NULL,
+  status TEXT NOT NULL, direction TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS partner_notes (
+  note_id INTEGER PRIMARY KEY, interconnect_id INTEGER NOT NULL, text TEXT NOT NULL, user_id INTEGER NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+  key_id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, key TEXT NOT NULL UNIQUE, visibility TEXT NOT NULL,
+  created TEXT NOT NULL, expires_at INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS portals (
+  portal_id INTEGER PRIMARY KEY, mailbox_id INTEGER NOT NULL UNIQUE, url TEXT NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sms (
+  sms_id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, message TEXT NOT NULL, created TEXT NOT NULL);
 `;
 
 export interface ParcelRow {
@@ -157,8 +182,24 @@ export class EmulatorStore {
     return this.db.prepare('SELECT * FROM grid_ids WHERE grid_id = ?').get(gridId) as GridIdRow | undefined;
   }
 
+  /** By ISA qualifier and id, or by a VAN ID added to a grid ID. */
   gridIdByName(qualifier: string, id: string): GridIdRow | undefined {
-    return this.db.prepare('SELECT * FROM grid_ids WHERE qualifier = ? AND id = ?').get(qualifier, id) as GridIdRow | undefined;
+    const direct = this.db.prepare('SELECT * FROM grid_ids WHERE qualifier = ? AND id = ?').get(qualifier, id) as GridIdRow | undefined;
+    if (direct) return direct;
+    const alias = this.setting<number>('van', 0, `${qualifier}/${id}`);
+    return alias === undefined ? undefined : this.gridId(alias);
+  }
+
+  addVanAlias(qualifier: string, id: string, gridId: number): void {
+    this.setSetting('van', 0, `${qualifier}/${id}`, gridId);
+  }
+
+  vanAliases(gridId: number): { vanQualifier: string; vanId: string }[] {
+    const rows = this.db.prepare("SELECT key FROM settings WHERE scope = 'van' AND scope_id = 0 AND value = ? ORDER BY key").all(JSON.stringify(gridId)) as { key: string }[];
+    return rows.map((r) => {
+      const slash = r.key.indexOf('/');
+      return { vanQualifier: r.key.slice(0, slash), vanId: r.key.slice(slash + 1) };
+    });
   }
 
   activeInterconnect(a: number, b: number): boolean {
@@ -169,6 +210,23 @@ export class EmulatorStore {
         )
         .get(a, b, b, a) !== undefined
     );
+  }
+
+  /** A stored setting of a network, mailbox, grid ID, comm or user (profile fields, config, delimiters). */
+  setting<T>(scope: string, scopeId: number, key: string): T | undefined {
+    const row = this.db.prepare('SELECT value FROM settings WHERE scope = ? AND scope_id = ? AND key = ?').get(scope, scopeId, key) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  settings(scope: string, scopeId: number): Record<string, unknown> {
+    const rows = this.db.prepare('SELECT key, value FROM settings WHERE scope = ? AND scope_id = ? ORDER BY key').all(scope, scopeId) as { key: string; value: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+  }
+
+  setSetting(scope: string, scopeId: number, key: string, value: unknown): void {
+    this.db
+      .prepare('INSERT INTO settings (scope, scope_id, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, key) DO UPDATE SET value = excluded.value')
+      .run(scope, scopeId, key, JSON.stringify(value));
   }
 
   close(): void {

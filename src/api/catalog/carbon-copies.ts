@@ -27,6 +27,7 @@ export const carbonCopies = {
     response: CarbonCopy,
     idempotent: false,
     summary: 'Copy one mailbox’s traffic (in, out or both) to another.',
+    minLevel: 'NetworkAdmin',
   }),
   update: entry({
     name: 'carbonCopies.update',
@@ -35,6 +36,7 @@ export const carbonCopies = {
     request: z.object({ ccId, status: Status.optional(), direction: Direction.optional() }).loose(),
     response: CarbonCopy,
     summary: 'Change a carbon-copy rule.',
+    minLevel: 'NetworkAdmin',
   }),
   delete: entry({
     name: 'carbonCopies.delete',
@@ -43,6 +45,7 @@ export const carbonCopies = {
     request: z.object({ ccId }).loose(),
     response: z.literal(true),
     summary: 'Delete a carbon-copy rule.',
+    minLevel: 'NetworkAdmin',
   }),
   list: entry({
     name: 'carbonCopies.list',

@@ -26,6 +26,7 @@ export const certificates = {
     response: CommIDInfo,
     idempotent: false,
     summary: 'Add a private certificate (base64) to a channel.',
+    minLevel: 'MailboxAdmin',
   }),
   addPublic: entry({
     name: 'certificates.addPublic',
@@ -47,6 +48,7 @@ export const certificates = {
     response: CommIDInfo,
     idempotent: false,
     summary: 'Add a partner’s public certificate to a channel.',
+    minLevel: 'MailboxAdmin',
   }),
   create: entry({
     name: 'certificates.create',
@@ -65,6 +67,7 @@ export const certificates = {
     response: CommIDInfo,
     idempotent: false,
     summary: 'Create a certificate for a channel.',
+    minLevel: 'MailboxAdmin',
   }),
   renew: entry({
     name: 'certificates.renew',
@@ -74,6 +77,7 @@ export const certificates = {
     response: CommIDInfo,
     idempotent: false,
     summary: 'Renew a certificate (default 2 years).',
+    minLevel: 'MailboxAdmin',
   }),
   terminate: entry({
     name: 'certificates.terminate',
@@ -82,5 +86,6 @@ export const certificates = {
     request: z.object({ commId, certKeyId: IntId }).loose(),
     response: z.literal(true),
     summary: 'Terminate a certificate.',
+    minLevel: 'MailboxAdmin',
   }),
 };

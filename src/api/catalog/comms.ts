@@ -48,6 +48,7 @@ export const comms = {
     response: CommIDInfo,
     idempotent: false,
     summary: 'Create a channel for a mailbox.',
+    minLevel: 'MailboxAdmin',
   }),
   update: entry({
     name: 'comms.update',
@@ -56,6 +57,7 @@ export const comms = {
     request: z.object({ commId, identifier: z.string().optional(), status: Status.optional() }).loose(),
     response: CommIDInfo,
     summary: 'Change a channel’s identifier or status.',
+    minLevel: 'MailboxAdmin',
   }),
   updateConfig: entry({
     name: 'comms.updateConfig',
@@ -65,6 +67,7 @@ export const comms = {
     response: z.literal(true),
     shape: 'partial',
     summary: 'Set channel configuration values (keys not published).',
+    minLevel: 'MailboxAdmin',
   }),
   pair: entry({
     name: 'comms.pair',
@@ -81,5 +84,6 @@ export const comms = {
     request: pair.extend({ commId: IntId.optional() }).loose(),
     response: z.array(CommIDInfo),
     summary: 'Choose the channel used between two grid IDs.',
+    minLevel: 'MailboxAdmin',
   }),
 };

@@ -33,6 +33,7 @@ export const ids = {
     response: GridIDInfo,
     idempotent: false,
     summary: 'Create a grid ID (qualifier + id) in a mailbox; new grid IDs are Active.',
+    minLevel: 'MailboxAdmin',
   }),
   update: entry({
     name: 'ids.update',
@@ -41,6 +42,7 @@ export const ids = {
     request: gridIdBody.extend({ description: z.string().optional(), status: Status.optional(), ediStandard: EDIStandard.optional() }).loose(),
     response: GridIDInfo,
     summary: 'Update a grid ID’s description, status or EDI standard.',
+    minLevel: 'MailboxAdmin',
   }),
   delete: entry({
     name: 'ids.delete',
@@ -49,6 +51,7 @@ export const ids = {
     request: gridIdBody.loose(),
     response: z.literal(true),
     summary: 'Terminate a grid ID.',
+    minLevel: 'MailboxAdmin',
   }),
   find: entry({
     name: 'ids.find',
@@ -77,15 +80,17 @@ export const ids = {
     response: z.literal(true),
     shape: 'partial',
     summary: 'Set grid ID configuration values (keys not published).',
+    minLevel: 'MailboxAdmin',
   }),
   tpAddVan: entry({
     name: 'ids.tpAddVan',
     method: 'POST',
     path: '/v2/ids/tp-add-van',
-    request: gridIdBody.extend({ vanQualifier: z.string().min(1), vanId: z.string().min(1) }).loose(),
+    request: gridIdBody.extend({ vanQualifier: z.string().regex(/^[A-Za-z0-9]{1,4}$/, 'must be 1 to 4 letters or digits'), vanId: z.string().min(1).max(35) }).loose(),
     response: z.literal(true),
     idempotent: false,
     summary: 'Add a VAN identity to a trading partner.',
+    minLevel: 'MailboxAdmin',
   }),
   tpGetMailboxDefault: entry({
     name: 'ids.tpGetMailboxDefault',
@@ -102,15 +107,17 @@ export const ids = {
     aliases: [{ method: 'POST', path: '/v2/ids/{gridId}/move-tp' }],
     request: gridIdBody.extend({ newMailboxId: IntId }).loose(),
     response: GridIDInfo,
+    minLevel: 'NetworkAdmin',
     summary: 'Move a trading partner to another mailbox.',
   }),
   tpUpdateDataEmail: entry({
     name: 'ids.tpUpdateDataEmail',
     method: 'POST',
     path: '/v2/ids/tp-update-data-email',
-    request: gridIdBody.extend({ email: z.string().min(1), emailSystem: z.string().optional(), emailPayload: z.string().optional() }).loose(),
+    request: gridIdBody.extend({ email: z.string().min(3), emailSystem: z.enum(['smtp', 'x400']).optional(), emailPayload: z.enum(['Body', 'Attachment']).optional() }).loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s data e-mail.',
+    minLevel: 'MailboxAdmin',
   }),
   tpUpdateDescription: entry({
     name: 'ids.tpUpdateDescription',
@@ -119,6 +126,7 @@ export const ids = {
     request: gridIdBody.extend({ description: z.string().min(1) }).loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s description.',
+    minLevel: 'MailboxAdmin',
   }),
   tpX12Delimiters: entry({
     name: 'ids.tpX12Delimiters',
@@ -127,5 +135,6 @@ export const ids = {
     request: gridIdBody.extend({ elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s X12 delimiters (one character each).',
+    minLevel: 'MailboxAdmin',
   }),
 };

@@ -42,6 +42,7 @@ export const mailboxes = {
     path: '/v2/mailboxes/update',
     request: z.object({ mailboxId, companyName: z.string().optional() }).loose(),
     response: MailboxIDInfo,
+    minLevel: 'MailboxAdmin',
     summary: 'Rename a mailbox.',
   }),
   updateConfig: entry({
@@ -51,6 +52,7 @@ export const mailboxes = {
     request: z.object({ mailboxId, deleteOnDownload: z.boolean().optional(), inBoxTimeout: z.number().int().optional() }).loose(),
     response: z.null(),
     shape: 'partial',
+    minLevel: 'MailboxAdmin',
     summary: 'Set mailbox configuration values (deleteOnDownload, inBoxTimeout, …).',
   }),
   x12Delimiters: entry({
@@ -59,6 +61,7 @@ export const mailboxes = {
     path: '/v2/mailboxes/x12-delimiters',
     request: z.object({ mailboxId, elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
     response: z.null(),
+    minLevel: 'MailboxAdmin',
     summary: 'Set the mailbox’s X12 delimiters (one character each).',
   }),
   delete: entry({

@@ -23,6 +23,7 @@ export const partners = {
     response: InterconnectIDInfo,
     idempotent: false,
     summary: 'Interconnect two grid IDs.',
+    minLevel: 'MailboxAdmin',
   }),
   delete: entry({
     name: 'partners.delete',
@@ -31,6 +32,7 @@ export const partners = {
     request: z.object({ interconnectId }).loose(),
     response: z.literal(true),
     summary: 'Cancel an interconnect.',
+    minLevel: 'MailboxAdmin',
   }),
   count: entry({
     name: 'partners.count',

@@ -16,6 +16,7 @@ export const portals = {
     response: Portal,
     idempotent: false,
     summary: 'Create the web portal of a mailbox.',
+    minLevel: 'MailboxAdmin',
   }),
   byMailbox: entry({
     name: 'portals.byMailbox',

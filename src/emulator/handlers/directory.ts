@@ -1,72 +1,35 @@
 /**
- * Handlers of the directory groups the daemon and a developer touch: users (me, get, list,
- * by-name, key), networks, mailboxes, grid IDs, partners, status lists, the report list. The other
- * endpoints answer 400 "not implemented by the emulator" (see README, Emulator).
+ * Handlers of the read side of the directory: users (me, get, list, by-name, key), networks,
+ * mailboxes, grid IDs, partners, status lists, the report list. Writes live in one module per group.
  */
-import {
-  accessDenied,
-  atLeast,
-  canSeeMailbox,
-  canSeeNetwork,
-  duplicateObject,
-  invalidParameter,
-  iso,
-  levelOf,
-  objectNotFound,
-  resolveMailbox,
-  type Handler,
-  type HandlerContext,
-} from '../context.js';
+import { accessDenied, atLeast, canSeeMailbox, canSeeNetwork, duplicateObject, invalidParameter, iso, objectNotFound, resolveMailbox, type Handler, type HandlerContext } from '../context.js';
 import type { GridIdRow, UserRow } from '../store.js';
+import {
+  callerOf as caller,
+  gridInfo,
+  interconnectInfo,
+  mailboxInfo,
+  networkInfo,
+  paging,
+  userInfo,
+  visibleGrid as grid,
+  visibleInterconnect,
+  visibleMailbox,
+  visibleNetwork,
+  visibleUser as user,
+  type InterconnectRow,
+  type MailboxRow,
+  type NetworkRow,
+} from './common.js';
 
-interface NetworkRow { network_id: number; unique_id: string; company_name: string; status: string; created: string; modified: string }
-interface MailboxRow extends NetworkRow { mailbox_id: number }
-interface InterconnectRow { interconnect_id: number; grid_id_from: number; grid_id_to: number; status: string; created: string; modified: string }
-
-const caller = (ctx: HandlerContext): UserRow => ctx.caller as UserRow;
-
-const userInfo = (u: UserRow): Record<string, unknown> => ({
-  userId: u.user_id, login: u.login, email: u.email, firstName: u.first_name, lastName: u.last_name,
-  networkId: u.network_id, mailboxId: u.mailbox_id, authLevel: levelOf(u), status: u.status, created: u.created,
-});
-const networkInfo = (n: NetworkRow): Record<string, unknown> => ({
-  networkId: n.network_id, uniqueId: n.unique_id, companyName: n.company_name, status: n.status, created: n.created, modified: n.modified,
-});
-const mailboxInfo = (m: MailboxRow): Record<string, unknown> => ({
-  mailboxId: m.mailbox_id, networkId: m.network_id, uniqueId: m.unique_id, companyName: m.company_name, status: m.status, created: m.created, modified: m.modified,
-});
-const gridInfo = (g: GridIdRow): Record<string, unknown> => ({
-  gridId: g.grid_id, mailboxId: g.mailbox_id, networkId: g.network_id, qualifier: g.qualifier, id: g.id, description: g.description,
-  status: g.status, routingGroup: g.routing_group, ediStandard: g.edi_standard,
-});
-const interconnectInfo = (i: InterconnectRow): Record<string, unknown> => ({
-  interconnectId: i.interconnect_id, gridIdFrom: i.grid_id_from, gridIdTo: i.grid_id_to, status: i.status, created: i.created, modified: i.modified,
-});
-
-function paging(ctx: HandlerContext, dflt: number): { pageNo: number; limit: number; offset: number } {
-  const pageNo = (ctx.input.pageNo as number | undefined) ?? 1;
-  const limit = (ctx.input.recordsPerPage as number | undefined) ?? dflt;
-  return { pageNo, limit, offset: (pageNo - 1) * limit };
-}
-
-function visibleUser(ctx: HandlerContext, userId: number): UserRow {
-  const u = ctx.world.store.user(userId);
-  if (!u || !canSeeMailbox(ctx.world, caller(ctx), u.mailbox_id)) throw objectNotFound(`user ${userId} not found`);
-  return u;
-}
-
-function visibleGrid(ctx: HandlerContext, gridId: number): GridIdRow {
-  const g = ctx.world.store.gridId(gridId);
-  if (!g || !canSeeMailbox(ctx.world, caller(ctx), g.mailbox_id)) throw objectNotFound(`grid ID ${gridId} not found`);
-  return g;
-}
+const visibleUser = (ctx: HandlerContext, id: number): UserRow => user(ctx, id);
+const visibleGrid = (ctx: HandlerContext, id: number): GridIdRow => grid(ctx, id);
 
 const showStatus = (ctx: HandlerContext): [string, unknown[]] =>
   ctx.input.status === undefined ? ['', []] : [' AND status = ?', [ctx.input.status]];
 
 export const directoryHandlers: Record<string, Handler> = {
   'users.me': (ctx) => ({ data: userInfo(caller(ctx)) }),
-  'users.get': (ctx) => ({ data: userInfo(visibleUser(ctx, ctx.input.userId as number)) }),
   'users.list': (ctx) => {
     const { limit, offset } = paging(ctx, 25);
     const rows = (ctx.world.store.db.prepare('SELECT * FROM users ORDER BY user_id').all() as UserRow[])
@@ -85,11 +48,6 @@ export const directoryHandlers: Record<string, Handler> = {
     if (!u.api_key) throw objectNotFound(`user ${u.user_id} has no API key`);
     return { data: u.api_key };
   },
-  'networks.get': (ctx) => {
-    const n = ctx.world.store.db.prepare('SELECT * FROM networks WHERE network_id = ?').get(ctx.input.networkId) as NetworkRow | undefined;
-    if (!n || !canSeeNetwork(caller(ctx), n.network_id)) throw objectNotFound(`network ${String(ctx.input.networkId)} not found`);
-    return { data: networkInfo(n) };
-  },
   'networks.list': (ctx) => {
     const { pageNo, limit, offset } = paging(ctx, 25);
     const [st, args] = showStatus(ctx);
@@ -97,11 +55,6 @@ export const directoryHandlers: Record<string, Handler> = {
       .filter((n) => canSeeNetwork(caller(ctx), n.network_id))
       .filter((n) => !ctx.input.networkId || n.network_id === ctx.input.networkId);
     return { data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, networks: rows.slice(offset, offset + limit).map(networkInfo) } };
-  },
-  'mailboxes.get': (ctx) => {
-    const m = ctx.world.store.db.prepare('SELECT * FROM mailboxes WHERE mailbox_id = ?').get(ctx.input.mailboxId) as MailboxRow | undefined;
-    if (!m || !canSeeMailbox(ctx.world, caller(ctx), m.mailbox_id)) throw objectNotFound(`mailbox ${String(ctx.input.mailboxId)} not found`);
-    return { data: mailboxInfo(m) };
   },
   'mailboxes.list': (ctx) => {
     const { pageNo, limit, offset } = paging(ctx, 25);
@@ -111,7 +64,6 @@ export const directoryHandlers: Record<string, Handler> = {
       .filter((m) => !ctx.input.networkId || m.network_id === ctx.input.networkId);
     return { data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, mailboxes: rows.slice(offset, offset + limit).map(mailboxInfo) } };
   },
-  'ids.get': (ctx) => ({ data: gridInfo(visibleGrid(ctx, ctx.input.gridId as number)) }),
   'ids.find': (ctx) => {
     const g = ctx.world.store.gridIdByName(ctx.input.qualifier as string, ctx.input.id as string);
     return { data: g && canSeeMailbox(ctx.world, caller(ctx), g.mailbox_id) ? [gridInfo(g)] : [] };
@@ -136,12 +88,7 @@ export const directoryHandlers: Record<string, Handler> = {
     );
     return { data: gridInfo(store.gridId(gridId) as GridIdRow) };
   },
-  'partners.get': (ctx) => {
-    const i = ctx.world.store.db.prepare('SELECT * FROM interconnects WHERE interconnect_id = ?').get(ctx.input.interconnectId) as InterconnectRow | undefined;
-    if (!i) throw objectNotFound(`interconnect ${String(ctx.input.interconnectId)} not found`);
-    visibleGrid(ctx, i.grid_id_from);
-    return { data: interconnectInfo(i) };
-  },
+  'partners.get': (ctx) => ({ data: interconnectInfo(visibleInterconnect(ctx, ctx.input.interconnectId)) }),
   'partners.list': (ctx) => {
     const g = visibleGrid(ctx, ctx.input.gridId as number);
     const { limit, offset } = paging(ctx, 25);
@@ -175,11 +122,5 @@ export const directoryHandlers: Record<string, Handler> = {
         .map((code) => ({ code, description: code })),
       interchangeStatuses: ['Received', 'Delivered', 'Cancelled'].map((code) => ({ code, description: code })),
     },
-  }),
-  'reports.list': (ctx) => ({
-    data: [
-      { reportId: 1, name: 'Monthly traffic', description: 'Parcels sent and received per week', active: true },
-      { reportId: 2, name: 'Legacy daily', description: 'Retired', active: false },
-    ].filter((r) => r.active || ctx.input.showInactive === 'true'),
   }),
 };

@@ -12,13 +12,48 @@
  * `{ data, message? }` for the envelope or `{ stream }` to write the reply itself, and throws the
  * EmulatorError helpers (invalidParameter, objectNotFound, accessDenied, duplicateObject) for the
  * error envelope. Tenancy: use resolveMailbox / canSeeMailbox / canSeeNetwork so another tenant's
- * objects answer 404. Routing, validation, auth, faults and the request log are the server's job;
- * an entry without a handler answers 400 "not implemented by the emulator: <name>".
+ * objects answer 404 (helpers in handlers/common.ts). Routing, validation, auth, faults and the
+ * request log are the server's job. Every catalog entry has a handler (a test checks it).
  */
 import type { Handler } from '../context.js';
 import { authHandlers } from './auth.js';
 import { callbackHandlers } from './callbacks.js';
 import { directoryHandlers } from './directory.js';
 import { parcelHandlers } from './parcels.js';
+import { networkHandlers } from './networks.js';
+import { mailboxHandlers } from './mailboxes.js';
+import { idHandlers } from './ids.js';
+import { partnerHandlers } from './partners.js';
+import { userHandlers } from './users.js';
+import { keyHandlers } from './keys.js';
+import { commHandlers, certificateHandlers } from './comms.js';
+import { carbonCopyHandlers } from './carbon-copies.js';
+import { portalHandlers } from './portals.js';
+import { reportHandlers } from './reports.js';
 
-export const HANDLERS: Record<string, Handler> = { ...authHandlers, ...parcelHandlers, ...directoryHandlers, ...callbackHandlers };
+const GROUPS: readonly Record<string, Handler>[] = [
+  authHandlers,
+  parcelHandlers,
+  directoryHandlers,
+  callbackHandlers,
+  networkHandlers,
+  mailboxHandlers,
+  idHandlers,
+  partnerHandlers,
+  userHandlers,
+  keyHandlers,
+  commHandlers,
+  certificateHandlers,
+  carbonCopyHandlers,
+  portalHandlers,
+  reportHandlers,
+];
+
+/** Every catalog endpoint's handler; a name defined by two groups is a bug caught at start-up. */
+export const HANDLERS: Record<string, Handler> = {};
+for (const group of GROUPS) {
+  for (const [name, handler] of Object.entries(group)) {
+    if (HANDLERS[name]) throw new Error(`emulator: two handlers for ${name}`);
+    HANDLERS[name] = handler;
+  }
+}
