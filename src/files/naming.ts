@@ -41,6 +41,9 @@ export function sanitizeFileName(raw: string | null | undefined, fallback: strin
     const ext = path.extname(name);
     const keepExt = Buffer.byteLength(ext) <= MAX_EXT_BYTES ? ext : '';
     name = truncateBytes(name.slice(0, name.length - keepExt.length), MAX_NAME_BYTES - Buffer.byteLength(keepExt)) + keepExt;
+    // The cut may end on a space or dot, which Windows shares strip (two names would then collide).
+    name = name.replace(/[\s.]+$/, '');
+    if (name === '') return fallback;
   }
   return name;
 }
