@@ -228,7 +228,8 @@ export class Daemon {
     for (const [i, m] of this.config.mailboxes.entries()) {
       if (m.mailboxId === undefined || m.mailboxId === me) continue;
       try {
-        await this.client.call(catalog.mailboxes.get, { mailboxId: m.mailboxId }, { signal: this.abort.signal });
+        // Listing the mailbox's inbox is the check both interfaces offer (REST and SOAP answer 403/404 alike).
+        await this.client.pendingInbox(m.mailboxId, { signal: this.abort.signal });
       } catch (err) {
         if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
           throw new StartupError(
