@@ -12,6 +12,18 @@ export class UsageError extends GridsyncError {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Options every command takes: how much it says. */
+const OUTPUT_OPTIONS = { 'log-level': { type: 'string' }, quiet: { type: 'boolean', short: 'q' } } as const;
+const OUTPUT_USAGE = `
+  --log-level L    fatal, error, warn, info, debug, trace or silent (beats log.level and GRIDSYNC_LOG_LEVEL)
+  -q, --quiet      only warnings and errors: no progress, no summary, no success lines`;
+
+/** What the options of OUTPUT_OPTIONS asked for (set by parseCommand, read by the commands). */
+export const output: { quiet: boolean; logLevel: LogLevel | undefined } = { quiet: false, logLevel: undefined };
+
 export interface ParsedCommand<O extends Options> {
   readonly values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : O[K]['multiple'] extends true ? string[] : string };
   readonly positionals: string[];
@@ -24,12 +36,16 @@ export interface ParsedCommand<O extends Options> {
 export function parseCommand<O extends Options>(argv: string[], usage: string, options: O, allowPositionals = false): ParsedCommand<O> | undefined {
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, allowPositionals, strict: true });
+    parsed = parseArgs({ args: argv, options: { ...options, ...OUTPUT_OPTIONS, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, allowPositionals, strict: true });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${usage}`);
+    throw new UsageError(`${(err as Error).message}\n\n${usage}\n${OUTPUT_USAGE}`);
   }
+  const level = parsed.values['log-level'];
+  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level)) throw new UsageError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  output.quiet = parsed.values.quiet === true;
+  output.logLevel = level as LogLevel | undefined;
   if (parsed.values.help) {
-    process.stdout.write(`${usage}\n`);
+    process.stdout.write(`${usage}\n${OUTPUT_USAGE}\n`);
     return undefined;
   }
   if (parsed.values.version) {

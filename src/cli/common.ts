@@ -2,7 +2,9 @@
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/index.js';
 import { createLogger, wantsPretty } from '../daemon/index.js';
 import type { Logger } from '../log.js';
-import { UsageError } from './args.js';
+import { output, UsageError, type LogLevel } from './args.js';
+
+const LEVEL_ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 export const CONFIG_OPTION = { config: { type: 'string', short: 'c' } } as const;
 
@@ -15,8 +17,15 @@ export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
   }
 }
 
-export function loggerFor(loaded: LoadedConfig): Logger & { flush(): void } {
-  const logger = createLogger(loaded.config.log.level, wantsPretty(loaded.config.log.pretty));
+/**
+ * The logger at the level asked for: --log-level, else --quiet (warn), else `quietDefault` when the
+ * command shows its own progress (a terminal), else the config's log.level.
+ */
+export function loggerFor(loaded: LoadedConfig, quietDefault?: LogLevel): Logger & { flush(): void } {
+  const configured = loaded.config.log.level;
+  const calmer = (a: string, b: string): string => (LEVEL_ORDER.indexOf(a) >= LEVEL_ORDER.indexOf(b) ? a : b);
+  const level = output.logLevel ?? (output.quiet ? calmer(configured, 'warn') : quietDefault && !loaded.envKeys.includes('log.level') ? calmer(configured, quietDefault) : configured);
+  const logger = createLogger(level, wantsPretty(loaded.config.log.pretty));
   if (loaded.envKeys.length) logger.info({ keys: loaded.envKeys }, 'config keys set from the environment');
   for (const w of loaded.warnings) logger.warn({ config: loaded.file }, w);
   return logger;

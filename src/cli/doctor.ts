@@ -14,7 +14,7 @@ import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defa
 import { redactUrl } from '../config/redact.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
-import { parseCommand, runCommand } from './args.js';
+import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
 
 const USAGE = `usage: gridsync doctor [-c FILE]
@@ -264,7 +264,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`✗ config: ${err.message}\n`);
       return 2;
     }
-    process.stdout.write(`✓ config ${loaded.file}\n`);
+    if (!output.quiet) process.stdout.write(`✓ config ${loaded.file}\n`);
     for (const w of loaded.warnings) process.stdout.write(`! ${w}\n`);
     const tty = process.stderr.isTTY === true;
     let failed = 0;
@@ -282,6 +282,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (waitsFor && tty) process.stderr.write('\r\x1b[K');
       if (r.level === 'fail') failed++;
+      if (output.quiet && r.level === 'ok') continue;
       const mark = { ok: '✓', note: '!', fail: '✗' }[r.level];
       process.stdout.write(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
     }

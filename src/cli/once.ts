@@ -2,10 +2,14 @@
 import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
 import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
-import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { output, UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { ProgressView } from './progress.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 
-const USAGE = `usage: gridsync once [-c FILE]
+const USAGE = `usage: gridsync once [-c FILE] [--log-level L] [--quiet]
+
+On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
+summary table; elsewhere a progress log line at most every 10 s.
 
 Recovers what a previous run left unfinished, drains every inbox and outbox once, and exits:
   0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
@@ -19,7 +23,9 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(argv, USAGE, CONFIG_OPTION);
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
-    const logger = loggerFor(loaded);
+    const tty = process.stderr.isTTY === true && !output.quiet;
+    // On a terminal the progress lines replace the per-item info lines (--log-level brings them back).
+    const logger = loggerFor(loaded, tty ? 'warn' : undefined);
     const interrupted = new AbortController();
     void untilSignal().then((signal) => {
       interrupted.abort();
@@ -43,13 +49,19 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageError(err.message);
     }
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
-    const progress = process.stderr.isTTY ? (line: string) => process.stderr.write(`\r\x1b[K${line}`) : undefined;
+    const view = new ProgressView({
+      tty,
+      out: process.stderr,
+      log: (rows) => {
+        if (!output.quiet) logger.info({ progress: rows.map((r) => ({ mailbox: r.mailbox, direction: r.direction, done: r.done, total: r.total, bytes: r.bytes, failed: r.failed, deferred: r.deferred })) }, 'once: progress');
+      },
+    });
+    const ticker = setInterval(() => view.tick(daemon.progressRows()), tty ? 250 : 1000);
     try {
-      const t = await daemon.runOnce(progress);
-      if (progress) process.stderr.write('\r\x1b[K');
-      const summary = `inbound: ${t.inbound.confirmed} received, ${t.inbound.failed} failed, ${t.inbound.deferred} deferred · outbound: ${t.outbound.archived} sent, ${t.outbound.rejected} rejected, ${t.outbound.failed} failed, ${t.outbound.deferred} deferred`;
+      const t = await daemon.runOnce();
+      clearInterval(ticker);
+      view.finish(daemon.progressRows());
       logger.info({ inbound: t.inbound, outbound: t.outbound, interrupted: interrupted.signal.aborted }, 'once: cycle done');
-      if (process.stderr.isTTY) process.stderr.write(`${summary}\n`);
       // Items left over mean deliveries did not happen (an unwritable inbox, a full disk): a
       // scheduler running `once` must see it, not a 0.
       const leftOver = daemon.deferReasons(t);
@@ -59,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 || leftOver.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {
+      clearInterval(ticker);
       await daemon.close();
       logger.flush();
     }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Journal, OutboundJournal } from '../journal/index.js';
 import { requeueFromError } from '../outbound/index.js';
-import { parseCommand, runCommand, UsageError } from './args.js';
+import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] (FILE… | --all)
@@ -37,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const t of targets) {
         const dest = await requeueFromError(t.file, t.outbox);
         for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
-        process.stdout.write(`requeued ${t.file} → ${dest}\n`);
+        if (!output.quiet) process.stdout.write(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {
       journal.close();

@@ -3,8 +3,9 @@ import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+import { ProgressView } from './progress.js';
 
-const USAGE = `usage: gridsync run [-c FILE]
+const USAGE = `usage: gridsync run [-c FILE] [--log-level L] [--quiet]
 
 Runs until SIGTERM/SIGINT: polls the inboxes on schedule, watches the outboxes, serves /healthz,
 /readyz and /metrics when http.enabled. The first signal drains in-flight transfers (up to
@@ -35,7 +36,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     logger.info({ config: loaded.file, mailboxes: loaded.config.mailboxes.length, stateDir: loaded.config.stateDir }, 'gridsync started');
     await daemon.start();
+    // Progress as a log line at most every 10 s while something moves (journald, a terminal alike).
+    const view = new ProgressView({ tty: false, out: process.stderr, log: (rows) => logger.info({ progress: rows.map((r) => ({ mailbox: r.mailbox, direction: r.direction, done: r.done, total: r.total, bytes: r.bytes, failed: r.failed, deferred: r.deferred })) }, 'progress') });
+    const ticker = setInterval(() => view.tick(daemon.progressRows()), 1000);
+    ticker.unref();
     const sig = await stopped;
+    clearInterval(ticker);
     logger.info({ signal: sig }, 'stopping: finishing in-flight transfers');
     await daemon.close();
     logger.info({ forced: daemon.forcedStop }, 'gridsync stopped');

@@ -22,6 +22,7 @@ import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { DaemonMetrics } from './metrics.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
+import type { ProgressRow } from './progress-row.js';
 import { SystemdNotifier } from './notify.js';
 import { backoffDelay, CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 
@@ -91,6 +92,7 @@ export class Daemon {
   private lastError: string | undefined;
   private readonly abort = new AbortController();
   private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
+  private readonly directionStarted = new Map<string, number>();
   private http: HealthServer | undefined;
   private closed: Promise<void> | undefined;
 
@@ -283,24 +285,43 @@ export class Daemon {
   }
 
   /** `gridsync once`: recovery, then one full cycle of every mailbox, inbound and outbound. */
-  async runOnce(onProgress?: (line: string) => void): Promise<CycleTotals> {
+  async runOnce(): Promise<CycleTotals> {
     const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
     for (const m of this.mailboxes) {
       if (this.abort.signal.aborted) break;
       if (m.inbound) {
         add(totals.inbound, await m.inbound.recover());
-        onProgress?.(`${m.name}: inbound…`);
+        this.directionStarted.set(`${m.name}\0in`, this.now());
         add(totals.inbound, await m.inbound.runCycle({ signal: this.abort.signal }));
       }
       if (m.outbound) {
         add(totals.outbound, await m.outbound.recover());
-        onProgress?.(`${m.name}: outbound…`);
+        this.directionStarted.set(`${m.name}\0out`, this.now());
         add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
       }
-      onProgress?.(`${m.name}: done`);
     }
     this.recordCycle(totals);
     return totals;
+  }
+
+  /** Where each mailbox and direction stands (progress lines, summary table); started ones only. */
+  progressRows(): ProgressRow[] {
+    const rows: ProgressRow[] = [];
+    for (const m of this.mailboxes) {
+      const inStart = this.directionStarted.get(`${m.name}\0in`);
+      const p = m.inbound?.progress;
+      if (inStart !== undefined && p) {
+        const r = p.result;
+        rows.push({ mailbox: m.name, direction: 'in', done: r.confirmed + r.failed, total: Math.max(p.total, r.confirmed + r.failed), failed: r.failed, deferred: r.deferred, bytes: r.bytes, ...(p.totalBytes ? { totalBytes: p.totalBytes } : {}), startedAt: inStart });
+      }
+      const outStart = this.directionStarted.get(`${m.name}\0out`);
+      if (outStart !== undefined && m.outbound) {
+        const c = m.outbound.counters;
+        const done = c.archived + c.rejected + c.failed;
+        rows.push({ mailbox: m.name, direction: 'out', done, total: done + m.outbound.queueDepth, failed: c.failed + c.rejected, deferred: c.deferred, bytes: c.bytes, startedAt: outStart });
+      }
+    }
+    return rows;
   }
 
   private async startHttp(): Promise<void> {
@@ -333,6 +354,10 @@ export class Daemon {
         await m.outbound.start();
         this.cleanups.push({ name: `outbound ${m.name}`, fn: () => m.outbound?.stop(cfg.shutdownTimeout) });
       }
+    }
+    for (const m of this.mailboxes) {
+      if (m.inbound) this.directionStarted.set(`${m.name}\0in`, this.now());
+      if (m.outbound) this.directionStarted.set(`${m.name}\0out`, this.now());
     }
     const timers = this.options.timers ?? realTimers;
     this.prune();

@@ -84,6 +84,13 @@ export class InboundPipeline {
   private readonly mailboxId: number;
   /** Final paths taken by parcels in flight in this process (besides the journal's staged/placed rows). */
   private readonly inFlightPaths = new Set<string>();
+  private current: { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined;
+
+  /** The cycle in progress or last run: parcels it took on and how far it got (the CLI's progress line). */
+  get progress(): { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined {
+    return this.current;
+  }
+
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
@@ -157,6 +164,7 @@ export class InboundPipeline {
     }
     this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
+    this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     await this.processRows(rows, result, opts.signal);
     return result;
   }
