@@ -112,6 +112,10 @@ export class Tokenizer {
   private skippedData: Buffer | undefined;
   private skippedStart = 0;
   private skippedEnd = 0;
+  /** Inside a segment that is being skipped across chunks. */
+  private skipping = false;
+  private skipEscaped = false;
+  private trailingEscape = false;
 
   constructor(
     private readonly sink: TokenizerSink,
@@ -181,6 +185,19 @@ export class Tokenizer {
   private run(data: Buffer, final: boolean): void {
     const len = data.length;
     let pos = 0;
+    if (this.skipping) {
+      // Inside a long segment nobody reads: look for its end without keeping its bytes.
+      const end = this.findTerminator(data, 0, this.skipEscaped);
+      if (end === -1 && !final) {
+        this.skipEscaped = this.trailingEscape;
+        this.carry = undefined;
+        return;
+      }
+      this.skipping = false;
+      this.index++;
+      (this.sink.skip as () => void)();
+      pos = end === -1 ? len : end + 1;
+    }
     while (!this.failed) {
       while (pos < len && isSpace(data[pos] as number)) pos++;
       if (this.mode === 'header' && data[pos] === 0xef && data[pos + 1] === 0xbb && data[pos + 2] === 0xbf) {
@@ -220,8 +237,19 @@ export class Tokenizer {
         // separators so that the reader can name the stray segment.
         this.mode = 'body';
       }
-      const end = this.findTerminator(data, pos);
+      const end = this.findTerminator(data, pos, false);
       if (end === -1) {
+        if (!final && this.envelopeOnly && len - pos >= 3 && !mayBeEnvelope(data, pos, len, this.element)) {
+          // A segment that runs past this chunk and is not an envelope segment (a BIN segment, a
+          // long free text): count it once its end comes, but do not buffer it.
+          this.skipping = true;
+          this.skipEscaped = this.trailingEscape;
+          this.skippedData = data;
+          this.skippedStart = pos;
+          this.skippedEnd = len;
+          pos = len;
+          break;
+        }
         if (final) {
           const rest = data.toString('latin1', pos);
           if (rest.trim() !== '') this.emit(rest, false);
@@ -244,20 +272,28 @@ export class Tokenizer {
     this.carry = pos >= len || this.failed ? undefined : data.subarray(pos);
   }
 
-  /** Index of the next unreleased segment terminator at or after `from`, or -1. */
-  private findTerminator(data: Buffer, from: number): number {
+  /**
+   * Index of the next unreleased segment terminator at or after `from`, or -1. `escaped`: the byte
+   * at `from` is released by a release character at the end of the previous chunk. Sets
+   * `trailingEscape` when the data ends with a release character.
+   */
+  private findTerminator(data: Buffer, from: number, escaped: boolean): number {
     const term = this.term;
     const release = this.release;
+    this.trailingEscape = false;
     if (release === -1) return data.indexOf(term, from);
     const len = data.length;
-    for (let i = from; i < len; i++) {
+    let i = escaped ? from + 1 : from;
+    for (; i < len; i++) {
       const c = data[i];
       if (c === release) i++;
       else if (c === term) return i;
     }
+    this.trailingEscape = i > len;
     return -1;
   }
 
+  /** `next`: the byte after the ISA (NaN at the end of the data). */
   private readIsa(isa: string, next: number): boolean {
     if (isa.length < ISA_LENGTH) {
       this.fail('ISA', `the ISA is truncated: ${isa.length} characters where 106 are needed`);

@@ -87,6 +87,20 @@ describe('EDI tokenizer', () => {
     expect(fails[0]?.message).toMatch(/no segment terminator/);
   });
 
+  it('skips a non-envelope segment longer than the limit without buffering it, released terminators included', () => {
+    const long = `FTX+AAI+++${'ab?\'cd'.repeat(400)}`; // 2,800 bytes with released terminators
+    const text = `UNB+UNOC:3+A+B+1:1+9'UNH+1+ORDERS:D:96A:UN'${long}'UNT+3+1'UNZ+1+9'`;
+    // cut right after each release character once, and in 7-byte chunks
+    const at = text.indexOf('?', 60) + 1;
+    for (const parts of [[text.slice(0, at), text.slice(at)], text.match(/[\s\S]{1,7}/g) as string[]]) {
+      const r = tokenize(parts, { envelopeOnly: true, maxSegmentChars: 100 });
+      expect(r.fails).toEqual([]);
+      expect(r.segs.map((s) => `${s.tag}${s.index}`)).toEqual(['UNB1', 'UNH2', 'UNT4', 'UNZ5']);
+      expect(r.skipped).toBe(1);
+    }
+    expect(tokenize(text.match(/[\s\S]{1,7}/g) as string[], { maxSegmentChars: 100 }).fails[0]?.message).toMatch(/no segment terminator/);
+  });
+
   it('in envelope-only mode builds only envelope segments and counts the others', () => {
     const { segs, skipped } = tokenize([x12(1, 'SV1*x~SBR*y~ITD*z~N1*w')], { envelopeOnly: true });
     expect(segs.map((s) => s.tag)).toEqual(['ISA', 'GS', 'ST', 'SE', 'GE', 'IEA']);
