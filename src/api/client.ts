@@ -7,15 +7,17 @@ import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
-import { readEnvelope } from './envelope.js';
-import { GridConfigError } from './errors.js';
+import { issuePath, readEnvelope } from './envelope.js';
+import { GridApiError, GridConfigError, GridResponseError } from './errors.js';
 import { HttpChannel, type HttpTimeouts } from './http.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
+import { RateGate } from './rate-gate.js';
 import { RetryLoop, type RetryOptions } from './retry-loop.js';
 import { Session, type GridAuth } from './session.js';
 import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions } from './transfer.js';
-import type { CallOptions, DownloadOptions, MailboxTransport, OutboxQuery, ParcelSummary, SessionContext, UploadCallOptions } from './transport.js';
-import type { LoginResult, ParcelIDInfo } from './wire.js';
+import { decodeConfirmResult, decodeParcel, decodeParcelList, decodeSession, decodeUploadResult, ShapeWarnings } from './tolerant.js';
+import { isDownloadTarget, type CallOptions, type DownloadOptions, type DownloadTarget, type MailboxTransport, type OutboxQuery, type ParcelSummary, type PendingInbox, type SessionContext, type UploadCallOptions } from './transport.js';
+import type { LoginResult } from './wire.js';
 
 export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';
@@ -42,6 +44,8 @@ export interface GridClientOptions {
   readonly logger?: ClientLogger;
   /** Plain http:// to a host that is not loopback is refused unless true. */
   readonly allowInsecureHttp?: boolean;
+  /** Called when a 429 starts a pause of every request of this client (for a metric). */
+  readonly onRateLimitPause?: (ms: number) => void;
 }
 
 /** One record of a list endpoint: the array's element, or the element of the object page's list. */
@@ -58,6 +62,8 @@ export class GridClient implements MailboxTransport {
   private readonly retry: RetryLoop;
   private readonly now: () => number;
   private readonly logger: ClientLogger | undefined;
+  private readonly shapes: ShapeWarnings;
+  private readonly gate: RateGate;
   private closed = false;
 
   constructor(options: GridClientOptions) {
@@ -69,17 +75,26 @@ export class GridClient implements MailboxTransport {
     });
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
+    this.shapes = new ShapeWarnings(options.logger);
     this.session = new Session(options.auth, (endpoint, body) => this.tokenCall(endpoint, body), this.now, this.logger);
+    const sleep = options.sleep ?? realSleep;
+    this.gate = new RateGate(this.now, sleep, options.onRateLimitPause);
     this.retry = new RetryLoop({
       session: this.session,
+      gate: this.gate,
       maxAttempts: Math.max(1, options.maxAttempts ?? 3),
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       now: this.now,
-      sleep: options.sleep ?? realSleep,
+      sleep,
       random: options.random ?? Math.random,
       logger: this.logger,
       isClosed: () => this.closed,
     });
+  }
+
+  /** Pauses of every request after a 429, so far. */
+  get rateLimitPauses(): number {
+    return this.gate.pauses;
   }
 
   /** Calls one catalog endpoint; returns its validated `data`. */
@@ -93,17 +108,24 @@ export class GridClient implements MailboxTransport {
 
   /**
    * One raw call for `gridsync call`: any method and path. Auth, retry and the envelope apply; the
-   * data is returned as the service sent it (validated only when the path is a known endpoint).
+   * data is returned as the service sent it. When the path is a known endpoint whose documented
+   * shape the data does not match, `onShapeMismatch` hears where — the data is returned anyway.
    */
-  async callRaw(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<unknown> {
+  async callRaw(method: string, path: string, body?: unknown, options: CallOptions & { onShapeMismatch?: (field: string, detail: string) => void } = {}): Promise<unknown> {
     const match = matchEndpoint(method, path);
     const name = match?.endpoint.name ?? `${method.toUpperCase()} ${path}`;
     const idempotent = match?.endpoint.idempotent ?? method.toUpperCase() === 'GET';
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    return this.retry.run({ endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal }, async (headers) => {
+    const data = await this.retry.run({ endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal }, async (headers) => {
       const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, options.signal);
-      return readEnvelope(match?.endpoint, res, { name, now: this.now() });
+      return readEnvelope(undefined, res, { name, now: this.now() });
     });
+    const check = match?.endpoint.response.safeParse(data ?? null);
+    if (check && !check.success) {
+      const issue = check.error.issues[0];
+      options.onShapeMismatch?.(issuePath('data', issue?.path ?? []), issue?.message ?? 'does not match');
+    }
+    return data;
   }
 
   /** Iterates over every record of a list endpoint, page by page (both list shapes). */
@@ -129,51 +151,86 @@ export class GridClient implements MailboxTransport {
 
   // ------------------------------------------------------------------ MailboxTransport
 
+  /**
+   * The session's context from `POST /v2/auth/session`; a service without that endpoint (404) is
+   * asked `GET /v2/users/me` instead. Tolerant: only `mailboxId` matters, and only to the caller.
+   */
   async sessionContext(options: CallOptions = {}): Promise<SessionContext> {
-    const s = await this.call(catalog.auth.session, {}, options);
-    return { mailboxId: s.mailboxId, userId: s.userId, login: s.login };
+    try {
+      return decodeSession(catalog.auth.session.name, await this.callData(catalog.auth.session, {}, options), this.shapes);
+    } catch (err) {
+      if (!(err instanceof GridApiError && err.noSuchEndpoint)) throw err;
+      this.logger?.warn({ endpoint: catalog.auth.session.name, httpStatus: 404 }, 'the service has no session endpoint; asking users/me for the default mailbox');
+      return decodeSession(catalog.users.me.name, await this.callData(catalog.users.me, {}, options), this.shapes);
+    }
   }
 
-  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<ParcelSummary[]> {
-    const rows = await this.call(catalog.parcels.pendingInboxList, { mailboxId }, options);
-    return rows.map(toSummary);
+  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
+    const endpoint = catalog.parcels.pendingInboxList;
+    const { parcels, unreadable } = decodeParcelList(endpoint.name, await this.callData(endpoint, { mailboxId }, options), this.shapes);
+    return { parcels, unreadable, omitted: 0 };
   }
 
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
-    return toSummary(await this.call(catalog.parcels.get, { parcelId }, options));
+    const endpoint = catalog.parcels.get;
+    const p = decodeParcel(endpoint.name, 'data', await this.callData(endpoint, { parcelId }, options), this.shapes);
+    if (p.parcelId !== parcelId) throw new GridResponseError(endpoint.name, 200, 'data.parcelId', `asked for ${parcelId}, got ${p.parcelId}`);
+    return p;
   }
 
   async confirmParcel(parcelId: number, options: CallOptions = {}): Promise<void> {
-    await this.call(catalog.parcels.confirm, { parcelId }, options);
+    const endpoint = catalog.parcels.confirm;
+    decodeConfirmResult(endpoint.name, await this.callData(endpoint, { parcelId }, options), this.shapes);
   }
 
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
-    const request = { mailboxId: query.mailboxId, beginDate: query.since, recordsPerPage: 500 };
-    for await (const p of this.paginate(catalog.parcels.outboxList, request, options)) yield toSummary(p);
+    const endpoint = catalog.parcels.outboxList;
+    const perPage = 500;
+    for (let pageNo = 1; ; pageNo++) {
+      const data = await this.callData(endpoint, { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage }, options);
+      const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
+      if (unreadable[0]) throw unreadable[0].error;
+      yield* parcels;
+      if ((data as unknown[]).length < perPage) return;
+    }
   }
 
   /**
-   * Downloads one parcel into `writable`. Retried only until the first content byte was written;
-   * after that a failure is thrown and the caller restarts the parcel from scratch.
+   * Downloads one parcel. With a DownloadTarget every failed attempt is discarded and the next one
+   * starts in a fresh destination; a plain Writable is retried only until its first byte.
    */
-  async downloadParcel(parcelId: number, writable: Writable, options: DownloadOptions = {}): Promise<DownloadResultInfo> {
+  async downloadParcel(parcelId: number, target: DownloadTarget | Writable, options: DownloadOptions = {}): Promise<DownloadResultInfo> {
     const endpoint = parcelEndpoints.download;
     const body = JSON.stringify({ parcelId });
+    const resettable = isDownloadTarget(target);
     let written = 0;
-    const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => written === 0 };
+    const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
     return this.retry.run(retry, async (headers) => {
       const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, options.signal);
       if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() })) as never;
-      return receiveParcel(res, writable, {
-        endpoint: endpoint.name,
-        parcelId,
-        expectedBytes: options.expectedBytes,
-        signal: options.signal,
-        now: this.now(),
-        onWritten: (n) => {
-          written = n;
-        },
-      });
+      let writable: Writable;
+      try {
+        writable = resettable ? await target.openAttempt() : target;
+      } catch (err) {
+        res.body.destroy();
+        throw err;
+      }
+      try {
+        return await receiveParcel(res, writable, {
+          endpoint: endpoint.name,
+          parcelId,
+          expectedBytes: options.expectedBytes,
+          signal: options.signal,
+          now: this.now(),
+          shapes: this.shapes,
+          onWritten: (n) => {
+            written = n;
+          },
+        });
+      } catch (err) {
+        if (resettable) await target.discardAttempt();
+        throw err;
+      }
     });
   }
 
@@ -187,8 +244,8 @@ export class GridClient implements MailboxTransport {
     return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
       const { length, body } = await uploadBody(filePath, upload, options.onBodySent);
       const res = await this.http.send(endpoint.name, 'POST', endpoint.path, { ...headers, 'content-length': String(length) }, body, options.signal);
-      const parcelId = (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() })) as number;
-      return { parcelId };
+      const data = await readEnvelope(undefined, res, { name: endpoint.name, now: this.now() });
+      return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
     });
   }
 
@@ -209,6 +266,15 @@ export class GridClient implements MailboxTransport {
   }
 
   // ------------------------------------------------------------------ internals
+
+  /** A catalog call whose `data` is returned unvalidated: the MailboxTransport methods decode it tolerantly. */
+  private callData<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions): Promise<unknown> {
+    const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
+    return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
+      const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, options.signal);
+      return readEnvelope(undefined, res, { name: endpoint.name, now: this.now() });
+    });
+  }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {
     return { endpoint: endpoint.name, idempotent: endpoint.idempotent, auth: endpoint.auth, signal: options.signal };
@@ -236,16 +302,4 @@ function buildRequest(endpoint: EndpointDef, request: Record<string, unknown>): 
     return { path: qs ? `${path}?${qs}` : path, body: undefined };
   }
   return { path, body: fields.length > 0 ? JSON.stringify(Object.fromEntries(fields)) : undefined };
-}
-
-function toSummary(p: ParcelIDInfo): ParcelSummary {
-  return {
-    parcelId: p.parcelId,
-    fileName: p.fileName ?? null,
-    ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
-    ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
-    ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
-    ...(p.created !== undefined ? { created: p.created } : {}),
-    ...(p.status !== undefined ? { status: p.status } : {}),
-  };
 }

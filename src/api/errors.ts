@@ -32,9 +32,20 @@ export class GridApiError extends GridError {
     super(`${endpoint}: HTTP ${httpStatus}${errorCode ? ` ${errorCode}` : ''}${serviceMessage ? `: ${serviceMessage}` : ''}`, endpoint);
   }
 
-  /** 429, 500 and 503 are retried (SPEC "Errors"); everything else is permanent. */
+  /**
+   * 429, 500 and 503 are retried, and so are 502 and 504: a gateway in front of the service
+   * answers them (often with an HTML page) while the service restarts. Everything else is permanent.
+   */
   get retryable(): boolean {
-    return this.httpStatus === 429 || this.httpStatus === 500 || this.httpStatus === 503;
+    return [429, 500, 502, 503, 504].includes(this.httpStatus);
+  }
+
+  /**
+   * A 404 that does not name a missing object: the service (or a proxy before it) has no such
+   * endpoint. Not "unreachable", and not "the parcel is gone" either.
+   */
+  get noSuchEndpoint(): boolean {
+    return this.httpStatus === 404 && this.errorCode !== 'ObjectNotFound';
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { GridApiError, GridConfigError, GridResponseError, UploadOutcomeUnknownError } from './errors.js';
 import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
+import type { RateGate } from './rate-gate.js';
 import type { Session } from './session.js';
 
 export interface RetryLogger {
@@ -24,6 +25,8 @@ export interface RetryOptions {
 
 export interface RetryLoopDeps {
   readonly session: Session;
+  /** Shared by every request of the client: a 429 holds them all. */
+  readonly gate: RateGate;
   /** Attempts per call, the first included. */
   readonly maxAttempts: number;
   readonly backoff: BackoffPolicy;
@@ -45,6 +48,7 @@ export class RetryLoop {
     if (d.isClosed()) throw new GridConfigError('the client is closed', endpoint);
     let reloggedIn = false;
     for (let n = 1; ; n++) {
+      await d.gate.pass(signal);
       const attemptStart = d.now();
       try {
         const headers = options.auth ? await d.session.headers() : {};
@@ -66,7 +70,9 @@ export class RetryLoop {
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, d.random(), d.backoff, retryAfter);
         d.logger?.warn({ endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, err: (err as Error).message }, 'request failed, retrying');
-        await d.sleep(wait, signal);
+        // A 429 holds every request of the client (the gate); other failures wait alone.
+        if (err instanceof GridApiError && err.httpStatus === 429) d.gate.pause(wait);
+        else await d.sleep(wait, signal);
       }
     }
   }

@@ -5,7 +5,7 @@
  * when it provably did not reach the service: otherwise its outcome is unknown and the caller
  * reconciles (see mayHaveReachedService).
  */
-import { GridApiError, GridTransportError } from './errors.js';
+import { ContentIntegrityError, GridApiError, GridTransportError } from './errors.js';
 
 export interface BackoffPolicy {
   /** First delay before jitter. Default 500 ms. */
@@ -58,6 +58,8 @@ export function mayHaveReachedService(err: unknown): boolean {
 
 /** What to do after a failed attempt. */
 export function decideRetry(err: unknown, idempotent: boolean): RetryDecision {
+  // A body that broke off is a network failure that happened late: repeat what is safe to repeat.
+  if (err instanceof ContentIntegrityError && err.reason === 'truncated') return idempotent ? 'retry' : 'fail';
   if (err instanceof GridApiError && !err.retryable) return 'fail';
   if (!(err instanceof GridApiError) && !(err instanceof GridTransportError)) return 'fail';
   if (idempotent || !mayHaveReachedService(err)) return 'retry';

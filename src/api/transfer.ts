@@ -12,6 +12,7 @@ import { apiErrorFrom } from './envelope.js';
 import { ContentIntegrityError, GridResponseError, GridTransportError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { JsonStreamError, readJsonStreaming } from './json-stream.js';
+import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
 import { Envelope } from './wire.js';
 
 export interface DownloadResultInfo {
@@ -40,6 +41,7 @@ export interface ReceiveOptions {
   readonly expectedBytes?: number | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly now: number;
+  readonly shapes: ShapeWarnings;
   /** Called with the running count of decoded bytes written. */
   readonly onWritten: (bytes: number) => void;
 }
@@ -76,18 +78,25 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
   if (!envelope.success || !envelope.data.success) throw apiErrorFrom(endpoint, res, parsed.value, options.now);
   const data = (envelope.data.data ?? {}) as Record<string, unknown>;
   if (!parsed.streamedFieldSeen) throw new GridResponseError(endpoint, 200, 'data.content', 'missing');
-  const declared = typeof data.bytes === 'number' ? data.bytes : typeof data.size === 'number' ? data.size : undefined;
+  // Strict: the declared size (`bytes`, or `size` in one rendering) and the parcel id are acted on.
+  const declaredField = data.bytes !== undefined && data.bytes !== null ? 'bytes' : 'size';
+  const declared = readByteCount(data[declaredField]);
+  if (declared === null) throw new GridResponseError(endpoint, 200, `data.${declaredField}`, `not a byte count: ${JSON.stringify(data[declaredField])?.slice(0, 40)}`);
   for (const [what, n] of [['declared', declared], ['listed', options.expectedBytes]] as const) {
     if (n !== undefined && n !== decoder.bytes) {
       throw new ContentIntegrityError(endpoint, parcelId, 'byte-mismatch', `decoded ${decoder.bytes} bytes, ${what} ${n}`);
     }
   }
-  if (data.parcelId !== undefined && Number(data.parcelId) !== parcelId) {
-    throw new GridResponseError(endpoint, 200, 'data.parcelId', `asked for ${parcelId}, got ${String(data.parcelId)}`);
+  if (data.parcelId !== undefined && data.parcelId !== null) {
+    const id = readId(data.parcelId);
+    if (!id.ok || id.value !== parcelId) throw new GridResponseError(endpoint, 200, 'data.parcelId', `asked for ${parcelId}, got ${String(data.parcelId)}`);
   }
+  let fileName: string | null = null;
+  if (typeof data.fileName === 'string') fileName = data.fileName;
+  else if (data.fileName !== undefined && data.fileName !== null) options.shapes.note(endpoint, 'data.fileName', `expected a string, got ${typeof data.fileName}`);
   return {
     parcelId,
-    fileName: typeof data.fileName === 'string' ? data.fileName : null,
+    fileName,
     bytes: decoder.bytes,
     ...(declared !== undefined ? { declaredBytes: declared } : {}),
     sha256: hash.digest('hex'),

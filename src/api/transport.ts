@@ -22,6 +22,23 @@ export interface UploadCallOptions extends CallOptions {
   readonly onBodySent?: () => void;
 }
 
+/**
+ * Where a download goes, one fresh destination per attempt: a download that broke off half way is
+ * retried into a new, empty file (a plain Writable cannot be reset, so it is retried only until
+ * its first byte).
+ */
+export interface DownloadTarget {
+  /** A new, empty destination for one attempt. Not ended by the transport. */
+  openAttempt(): Promise<Writable>;
+  /** Drops what a failed attempt wrote. */
+  discardAttempt(): Promise<void>;
+}
+
+/** True for a DownloadTarget, false for a plain Writable. */
+export function isDownloadTarget(t: DownloadTarget | Writable): t is DownloadTarget {
+  return typeof (t as Partial<DownloadTarget>).openAttempt === 'function';
+}
+
 /** Who the credential is: the session's context. Only `mailboxId` is acted on. */
 export interface SessionContext {
   readonly mailboxId?: number;
@@ -43,6 +60,22 @@ export interface ParcelSummary {
   readonly status?: string;
 }
 
+/** A record of a list that cannot be acted on (an id above 2^53, no id at all): reported, never skipped silently. */
+export interface UnreadableParcel {
+  /** Why: a GridResponseError naming the field. */
+  readonly error: Error & { readonly code: string };
+  readonly fileName?: string;
+  /** The id as it arrived, when there was one (possibly rounded). */
+  readonly roughId?: string;
+}
+
+export interface PendingInbox {
+  readonly parcels: ParcelSummary[];
+  readonly unreadable: UnreadableParcel[];
+  /** Records beyond the per-cycle cap, left for a later cycle (they are still listed on the service). */
+  readonly omitted: number;
+}
+
 export interface OutboxQuery {
   readonly mailboxId: number;
   /** Parcels created at or after this instant (ISO 8601). */
@@ -53,16 +86,22 @@ export interface MailboxTransport {
   /** The context of the credential's session (its default mailbox). */
   sessionContext(options?: CallOptions): Promise<SessionContext>;
   /** Inbound parcels waiting to be downloaded. */
-  pendingInbox(mailboxId: number, options?: CallOptions): Promise<ParcelSummary[]>;
+  pendingInbox(mailboxId: number, options?: CallOptions): Promise<PendingInbox>;
   /** One parcel, with its status. */
   parcel(parcelId: number, options?: CallOptions): Promise<ParcelSummary>;
-  /** Streams a parcel's content into `writable` (not ended: the caller fsyncs and closes it). */
-  downloadParcel(parcelId: number, writable: Writable, options?: DownloadOptions): Promise<DownloadResultInfo>;
+  /**
+   * Streams a parcel's content into the target (not ended: the caller fsyncs and closes it).
+   * Resets, truncation and timeouts are retried with the same rules as every call.
+   */
+  downloadParcel(parcelId: number, target: DownloadTarget | Writable, options?: DownloadOptions): Promise<DownloadResultInfo>;
   /** Tells the service the parcel is stored (InBoxReady → InBoxTransferred). */
   confirmParcel(parcelId: number, options?: CallOptions): Promise<void>;
   /** Sends a file; an UploadOutcomeUnknownError means "reconcile before sending again". */
   uploadParcel(filePath: string, upload: UploadOptions, options?: UploadCallOptions): Promise<{ parcelId: number }>;
-  /** Outbound parcels created since a moment (to reconcile an upload whose outcome is unknown). */
+  /**
+   * Outbound parcels created since a moment (to reconcile an upload whose outcome is unknown).
+   * Throws on a record it cannot read: a reconciliation that skipped one could resend a file.
+   */
   outboxParcels(query: OutboxQuery, options?: CallOptions): AsyncIterable<ParcelSummary>;
   close(): Promise<void>;
 }

@@ -68,7 +68,9 @@ export async function main(argv: string[]): Promise<number> {
         target = `${p}${p.includes('?') ? '&' : '?'}${qs}`;
         body = undefined;
       }
-      const data = await client.callRaw(method, target, body);
+      const data = await client.callRaw(method, target, body, {
+        onShapeMismatch: (field, detail) => process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
+      });
       process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
       return 0;
     } catch (err) {

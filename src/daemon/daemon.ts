@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GridApiError, GridClient, GridConfigError, SoapClient, type MailboxTransport } from '../api/index.js';
+import { catalog, GridApiError, GridClient, GridConfigError, GridTransportError, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
@@ -33,7 +33,8 @@ export type StartupCode =
   | 'STARTUP_CREDENTIALS_REJECTED'
   | 'STARTUP_MAILBOX_UNREACHABLE'
   | 'STARTUP_UNREACHABLE'
-  | 'STARTUP_STOPPED';
+  | 'STARTUP_STOPPED'
+  | 'STARTUP_NO_MAILBOX';
 
 /** Start-up failed; the code says whether a later attempt can succeed (docs/errors.md). */
 export class StartupError extends GridsyncError {
@@ -193,6 +194,7 @@ export class Daemon {
         timeouts: cfg.api.timeouts,
         allowInsecureHttp: cfg.api.allowInsecureHttp,
         logger: this.logger.child({ component: 'client' }),
+        onRateLimitPause: () => this.metrics.rateLimitPauses.inc(),
       };
       this.client = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
     } catch (err) {
@@ -203,7 +205,7 @@ export class Daemon {
     const me = await this.connect(waitForService);
     await this.checkMailboxes(me);
     for (const [i, m] of cfg.mailboxes.entries()) {
-      const mailboxId = m.mailboxId ?? me;
+      const mailboxId = (m.mailboxId ?? me) as number;
       const name = m.name ?? `mb${mailboxId}`;
       const log = this.logger.child({ mailbox: name });
       const gid = this.options.loaded.gids[i];
@@ -226,17 +228,18 @@ export class Daemon {
    * Every configured mailbox other than the key's own must be reachable with the key: otherwise
    * `once` died on the first list call and `run` sent every outbound file to errorDir.
    */
-  private async checkMailboxes(me: number): Promise<void> {
+  private async checkMailboxes(me: number | undefined): Promise<void> {
     for (const [i, m] of this.config.mailboxes.entries()) {
-      if (m.mailboxId === undefined || m.mailboxId === me) continue;
+      // The check reads a REST catalog endpoint; other transports meet the mailbox in their cycles.
+      if (m.mailboxId === undefined || m.mailboxId === me || !(this.client instanceof GridClient)) continue;
       try {
         // Listing the mailbox's inbox is the check both interfaces offer (REST and SOAP answer 403/404 alike).
         await this.client.pendingInbox(m.mailboxId, { signal: this.abort.signal });
       } catch (err) {
-        if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
+        if (err instanceof GridApiError && (err.httpStatus === 403 || (err.httpStatus === 404 && !err.noSuchEndpoint))) {
           throw new StartupError(
             'STARTUP_MAILBOX_UNREACHABLE',
-            `mailboxes[${i}].mailboxId: the API key (user of mailbox ${me}) cannot reach mailbox ${m.mailboxId}: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}; check the id, or use the key of a user with access to that mailbox`,
+            `mailboxes[${i}].mailboxId: the credentials${me !== undefined ? ` (user of mailbox ${me})` : ''} cannot reach mailbox ${m.mailboxId}: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}; check the id, or use the key of a user with access to that mailbox`,
           );
         }
         // Anything else (the service wobbling) is not a verdict on the id: the cycles will tell.
@@ -245,27 +248,44 @@ export class Daemon {
     }
   }
 
-  /** Checks the credentials and learns the caller's mailbox. 401 is fatal; a network error waits (run) or fails (once). */
-  private async connect(waitForService: boolean): Promise<number> {
+  /**
+   * Checks the credentials and learns the session's mailbox from the session context. 401/403 is
+   * fatal. Any other failure, when every mailbox names its mailboxId, is only a warning: syncing
+   * starts and each cycle meets the service on its own. Otherwise a network error waits (run) or
+   * fails (once); a 404 means the service has no such endpoint.
+   */
+  private async connect(waitForService: boolean): Promise<number | undefined> {
+    const configured = this.config.mailboxes.every((m) => m.mailboxId !== undefined);
     for (let attempt = 1; ; attempt++) {
       try {
-        const me = await this.client.sessionContext({ signal: this.abort.signal });
-        if (me.mailboxId === undefined) throw new StartupError('STARTUP_CREDENTIALS_REJECTED', 'the service did not say which mailbox the credentials belong to');
+        const ctx = await this.client.sessionContext({ signal: this.abort.signal });
         this.metrics.up.set(1);
         this.connectFailures = 0;
         this.lastError = undefined;
-        return me.mailboxId;
+        if (ctx.mailboxId === undefined && !configured) {
+          throw new StartupError('STARTUP_NO_MAILBOX', 'the service did not name the session\'s mailbox: set mailboxes[].mailboxId');
+        }
+        return ctx.mailboxId;
       } catch (err) {
         if (err instanceof StartupError) throw err;
         if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
           throw new StartupError('STARTUP_CREDENTIALS_REJECTED', `credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
         }
+        if (this.abort.signal.aborted) throw new StartupError('STARTUP_STOPPED', 'stopped before the service became reachable');
+        const why = describeConnectFailure(err);
+        if (configured) {
+          this.logger.warn({ ...errorFields(err), err: why }, 'cannot read the session context; syncing the configured mailboxes anyway');
+          return undefined;
+        }
+        if (err instanceof GridApiError && err.noSuchEndpoint) {
+          throw new StartupError('STARTUP_NO_MAILBOX', `${why}: set mailboxes[].mailboxId, or check api.baseUrl`, { cause: err });
+        }
         this.metrics.up.set(0);
-        if (!waitForService || this.abort.signal.aborted) throw new StartupError('STARTUP_UNREACHABLE', `the service is not reachable: ${(err as Error).message}`, { cause: err });
+        if (!waitForService) throw new StartupError('STARTUP_UNREACHABLE', why, { cause: err });
         this.connectFailures = attempt;
-        this.lastError = (err as Error).message;
+        this.lastError = why;
         const wait = backoffDelay(attempt, 1000);
-        this.logger.warn({ err: (err as Error).message, retryInMs: wait }, 'the service is not reachable; retrying');
+        this.logger.warn({ err: why, retryInMs: wait }, 'cannot learn the session\'s mailbox yet; retrying');
         this.notifier.extendStart(wait + 60_000);
         try {
           await this.sleep(wait, this.abort.signal);
@@ -574,7 +594,7 @@ function describeStuck(s: StuckDirection): string {
 }
 
 function emptyInbound(): InboundCycleResult {
-  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, bytes: 0 };
+  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, unreadable: 0, bytes: 0 };
 }
 
 function emptyOutbound(): OutboundCycleResult {
@@ -583,4 +603,14 @@ function emptyOutbound(): OutboundCycleResult {
 
 function add<T extends object>(into: T, from: T): void {
   for (const k of Object.keys(from) as (keyof T)[]) (into[k] as number) += from[k] as number;
+}
+
+/** Why the session context could not be read, in the operator's terms: unreachable only when it is. */
+function describeConnectFailure(err: unknown): string {
+  if (err instanceof GridApiError) {
+    if (err.noSuchEndpoint) return `the service has no such endpoint (HTTP 404 on ${err.endpoint})`;
+    return `the service answered HTTP ${err.httpStatus}${err.errorCode ? ` ${err.errorCode}` : ''} on ${err.endpoint}${err.serviceMessage ? `: ${err.serviceMessage}` : ''}`;
+  }
+  if (err instanceof GridTransportError) return `the service is not reachable: ${err.message}`;
+  return `the service's answer could not be used: ${(err as Error).message}`;
 }

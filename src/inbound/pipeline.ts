@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
-import { ContentIntegrityError, GridApiError, GridError, type MailboxTransport } from '../api/index.js';
+import { ContentIntegrityError, GridApiError, GridError, GridResponseError, type DownloadTarget, type MailboxTransport, type UnreadableParcel } from '../api/index.js';
 import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant } from '../files/index.js';
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
@@ -64,6 +64,8 @@ export interface InboundCycleResult {
   redelivered: number;
   /** Parcels left for a later cycle (disk full, inbox not writable, service errors). */
   deferred: number;
+  /** Listed parcels that cannot be acted on (an id above 2^53, no id): left on the service. */
+  unreadable: number;
   /** Bytes of the parcels confirmed in this cycle. */
   bytes: number;
 }
@@ -94,6 +96,11 @@ export class InboundPipeline {
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
+  /**
+   * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
+   * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
+   */
+  readonly unreadable = new Map<string, { fileName?: string; reason: string; code: string }>();
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.journal = new InboundJournal(options.journal);
@@ -118,6 +125,9 @@ export class InboundPipeline {
       case 'failed':
       case 'deferred':
         this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
+        return;
+      case 'unreadable':
+        // Reported by noteUnreadable (log) and in `once`'s summary; no event of its own yet.
         return;
       default:
         this.events.emit(`inbound:${key}`, { mailbox, count: n });
@@ -146,8 +156,10 @@ export class InboundPipeline {
     const result = emptyResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
+    this.noteUnreadable(pending.unreadable);
+    this.tally(result, 'unreadable', pending.unreadable.length);
     const listings: Promise<boolean>[] = [];
-    for (const p of pending) {
+    for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
         listings.push(this.journal.recordListed(this.mailboxId, {
@@ -167,6 +179,18 @@ export class InboundPipeline {
     this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     await this.processRows(rows, result, opts.signal);
     return result;
+  }
+
+  private noteUnreadable(records: readonly UnreadableParcel[]): void {
+    const before = new Set(this.unreadable.keys());
+    this.unreadable.clear();
+    records.forEach((r, i) => {
+      const key = r.roughId ?? `#${i}`;
+      this.unreadable.set(key, { ...(r.fileName !== undefined ? { fileName: r.fileName } : {}), reason: r.error.message, code: r.error.code });
+      if (!before.has(key)) {
+        this.logger.error({ code: r.error.code, parcelId: r.roughId, fileName: r.fileName, err: r.error.message }, 'listed parcel cannot be acted on; it stays on the service');
+      }
+    });
   }
 
   /** A confirmed parcel listed again: list lag (ignore), or reset on the service (deliver again). */
@@ -232,6 +256,14 @@ export class InboundPipeline {
       this.logger.warn({ parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
       return;
     }
+    if (err instanceof GridApiError && err.noSuchEndpoint) {
+      // The service (or a proxy) has no such endpoint: not the parcel's fault, no attempt counted.
+      this.journal.noteError(this.mailboxId, parcelId, reason);
+      this.lastDeferReason = reason;
+      this.tally(result, 'deferred', 1, { reason });
+      this.logger.warn({ parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
+      return;
+    }
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
       this.tally(result, 'failed', 1, { reason });
@@ -260,23 +292,16 @@ export class InboundPipeline {
     const part = this.stagingPath(row.parcel_id);
     await this.journal.markDownloading(this.mailboxId, row.parcel_id, part);
     let info;
+    const target = new StagingTarget(part, this.inbox.fileMode ?? DEFAULTS.fileMode);
     try {
-      // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
-      const stream = fs.createWriteStream(part, { mode: this.inbox.fileMode ?? DEFAULTS.fileMode, highWaterMark: 1024 * 1024 });
-      const writeback = new IncrementalSync(stream);
-      try {
-        info = await this.options.client.downloadParcel(row.parcel_id, stream, {
-          ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
-          ...(signal ? { signal } : {}),
-        });
-      } finally {
-        await writeback.stop();
-        stream.end();
-        await finished(stream);
-      }
+      info = await this.options.client.downloadParcel(row.parcel_id, target, {
+        ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      await target.finish();
       await fsyncFile(part);
     } catch (err) {
-      await fs.promises.rm(part, { force: true });
+      await target.discardAttempt();
       if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
       throw err;
     }
@@ -370,7 +395,8 @@ export class InboundPipeline {
     try {
       await this.options.client.confirmParcel(row.parcel_id, { signal });
     } catch (err) {
-      if (!(err instanceof GridApiError) || err.retryable) throw err;
+      // An error answer (or a legacy `false`): the parcel may be confirmed already; its status decides.
+      if (!((err instanceof GridApiError && !err.retryable) || err instanceof GridResponseError)) throw err;
       const info = await this.options.client.parcel(row.parcel_id, { signal });
       if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
       crashPoint('in.confirm-answered');
@@ -381,6 +407,50 @@ export class InboundPipeline {
     crashPoint('in.confirm-answered');
     await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
     crashPoint('in.confirmed');
+  }
+}
+
+/**
+ * The staging file of one download: each attempt starts a new, empty file (a retried download
+ * never appends to what a broken one wrote); a failed attempt's file is removed.
+ */
+class StagingTarget implements DownloadTarget {
+  private stream: fs.WriteStream | undefined;
+  private writeback: IncrementalSync | undefined;
+
+  constructor(
+    private readonly part: string,
+    private readonly mode: number,
+  ) {}
+
+  async openAttempt(): Promise<fs.WriteStream> {
+    await this.discardAttempt();
+    // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
+    this.stream = fs.createWriteStream(this.part, { mode: this.mode, highWaterMark: 1024 * 1024 });
+    this.writeback = new IncrementalSync(this.stream);
+    return this.stream;
+  }
+
+  /** Ends the last attempt's file (the caller fsyncs it). */
+  async finish(): Promise<void> {
+    const stream = this.stream;
+    await this.writeback?.stop();
+    this.writeback = undefined;
+    if (!stream) throw new Error(`${this.part}: the download wrote no file`);
+    stream.end();
+    await finished(stream);
+  }
+
+  async discardAttempt(): Promise<void> {
+    const stream = this.stream;
+    this.stream = undefined;
+    await this.writeback?.stop();
+    this.writeback = undefined;
+    if (stream) {
+      stream.destroy();
+      await finished(stream).catch(() => undefined);
+    }
+    await fs.promises.rm(this.part, { force: true });
   }
 }
 
@@ -425,7 +495,7 @@ export class GridNameCollisionError extends GridsyncError {
 }
 
 function emptyResult(): InboundCycleResult {
-  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, bytes: 0 };
+  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, unreadable: 0, bytes: 0 };
 }
 
 function describe(err: unknown): string {

@@ -26,7 +26,7 @@ import { ContentIntegrityError, GridApiError, GridConfigError, GridResponseError
 import { toTransportError } from '../http.js';
 import { DEFAULT_BACKOFF, decideRetry, parseRetryAfter, retryDelay, type BackoffPolicy } from '../retry.js';
 import type { GridAuth } from '../session.js';
-import type { CallOptions, DownloadOptions, DownloadResultInfo, MailboxTransport, OutboxQuery, ParcelSummary, SessionContext, UploadCallOptions, UploadOptions } from '../transport.js';
+import { isDownloadTarget, type CallOptions, type DownloadOptions, type DownloadResultInfo, type DownloadTarget, type MailboxTransport, type OutboxQuery, type ParcelSummary, type PendingInbox, type SessionContext, type UploadCallOptions, type UploadOptions } from '../transport.js';
 import { SoapFaultError } from './errors.js';
 import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
 import { STREAM_SLOT, SoapXmlError, child, decodeValue, isFault, readFault, readXml, soapPayload, writeRequest, type XmlNode } from './xml.js';
@@ -166,9 +166,9 @@ export class SoapClient implements MailboxTransport {
     };
   }
 
-  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<ParcelSummary[]> {
+  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
     const c = await this.call('ParcelInBoxEx', { NetworkID: 0, MailboxID: mailboxId, GridIDFrom: 0, GridIDTo: 0 }, options);
-    return list(c).map((r) => summary('ParcelInBoxEx', r));
+    return { parcels: list(c).map((r) => summary('ParcelInBoxEx', r)), unreadable: [], omitted: 0 };
   }
 
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
@@ -215,8 +215,9 @@ export class SoapClient implements MailboxTransport {
    * Retried only until the first content byte was written. The decode buffer is reused once the
    * writable's write callback has fired (a file stream is done with it by then).
    */
-  async downloadParcel(parcelId: number, writable: Writable, options: DownloadOptions = {}): Promise<DownloadResultInfo> {
+  async downloadParcel(parcelId: number, target: DownloadTarget | Writable, options: DownloadOptions = {}): Promise<DownloadResultInfo> {
     const def = op('ParcelDownload');
+    const resettable = isDownloadTarget(target);
     let written = 0;
     return this.run(def, true, options.signal, async (sessionId) => {
       const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), undefined, options.signal);
@@ -224,6 +225,21 @@ export class SoapClient implements MailboxTransport {
         await this.payload(def, res);
         throw new GridResponseError(def.name, res.statusCode, '(status)', 'not a fault and not 200');
       }
+      // A DownloadTarget gets a fresh destination per attempt (the client's download contract).
+      if (resettable) written = 0;
+      const writable = resettable ? await target.openAttempt() : target;
+      try {
+        return await this.receive(def, res, parcelId, writable, options, (n) => (written = n));
+      } catch (err) {
+        if (resettable) await target.discardAttempt();
+        throw err;
+      }
+    }, () => resettable || written === 0);
+  }
+
+  private async receive(def: ReturnType<typeof op>, res: Awaited<ReturnType<SoapClient['post']>>, parcelId: number, writable: Writable, options: DownloadOptions, onWritten: (n: number) => void): Promise<DownloadResultInfo> {
+    let written = 0;
+    {
       const decoder = new Base64Decoder();
       const hash = createHash('sha256');
       const slab = Buffer.allocUnsafe(maxDecodedLength(SLAB_CHARS));
@@ -237,6 +253,7 @@ export class SoapClient implements MailboxTransport {
           if (buf.length === 0) continue;
           hash.update(buf);
           written += buf.length;
+          onWritten(written);
           // The slab is reused: wait until the writable is done with it.
           await new Promise<void>((resolve, reject) => writable.write(buf, (err) => (err ? reject(err) : resolve())));
         }
@@ -266,7 +283,7 @@ export class SoapClient implements MailboxTransport {
         ...(declared !== undefined ? { declaredBytes: declared } : {}),
         sha256: hash.digest('hex'),
       };
-    }, () => written === 0);
+    }
   }
 
   /**

@@ -26,7 +26,7 @@ describe('daemon: service outage', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  function setup(port: number) {
+  function setup(port: number, mailboxId: number | null = 1001) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-outage-'));
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const loaded = parseConfig(
@@ -36,7 +36,7 @@ describe('daemon: service outage', () => {
         http: { enabled: true, port: 0 },
         schedule: { poll: '100ms' },
         shutdownTimeout: '5s',
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }],
+        mailboxes: [{ ...(mailboxId !== null ? { mailboxId } : {}), inbox: { dir: 'inbox' } }],
       },
       'outage-test',
       {},
@@ -90,9 +90,9 @@ describe('daemon: service outage', () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
-  it('started while the service is down: waits (unready), connects when it appears; close() stops the wait', async () => {
+  it('started while the service is down, without a configured mailbox id: waits (unready), connects when it appears; close() stops the wait', async () => {
     const port = await freePort();
-    const w = setup(port);
+    const w = setup(port, null);
     const opening = Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
     await new Promise((r) => setTimeout(r, 300));
     const emu = await startEmulator({ port, dataFile: w.dataFile });
@@ -106,16 +106,28 @@ describe('daemon: service outage', () => {
 
     // Without a service and with an abort (SIGTERM in `run`), open() gives up promptly.
     const port2 = await freePort();
-    const w2 = setup(port2);
+    const w2 = setup(port2, null);
     const stop = new AbortController();
     const waiting = Daemon.open({ loaded: w2.loaded, logger: silentLogger, waitForService: true, signal: stop.signal, sleep: fastSleep });
     setTimeout(() => stop.abort(), 200);
     await expect(waiting).rejects.toThrow(/stopped before the service became reachable|not reachable/);
   });
 
-  it('once (no waiting): an unreachable service is a StartupError saying so', async () => {
-    const w = setup(await freePort());
-    await expect(Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false })).rejects.toThrow(/not reachable/);
+  it('once (no waiting), no configured mailbox id: an unreachable service is a StartupError saying so', async () => {
+    const w = setup(await freePort(), null);
+    await expect(Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false })).rejects.toMatchObject({ code: 'STARTUP_UNREACHABLE', message: expect.stringMatching(/not reachable/) });
+  });
+
+  it('with the mailbox id configured, a service that cannot be reached at start-up is a warning: syncing starts and delivers once it appears', async () => {
+    const port = await freePort();
+    const w = setup(port);
+    const daemon = await Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+    cleanups.push(() => daemon.close());
+    await daemon.start();
+    const emu = await startEmulator({ port, dataFile: w.dataFile });
+    cleanups.push(() => emu.close());
+    await emu.inject({ mailboxId: 1001, fileName: 'late.x12', content: Buffer.from('ISA*late~') });
+    await eventually(() => files(w.inbox).includes('late.x12'), 15_000, 'late.x12 delivered');
   });
 });
 

@@ -149,14 +149,14 @@ describe('provablyNotSent', () => {
 });
 
 describe('GridApiError.retryable, isPermanent, isTransient', () => {
-  it.each([429, 500, 503])('HTTP %i is retryable and transient', (status) => {
+  it.each([429, 500, 502, 503, 504])('HTTP %i is retryable and transient', (status) => {
     const err = apiError(status);
     expect(err.retryable).toBe(true);
     expect(isPermanent(err)).toBe(false);
     expect(isTransient(err)).toBe(true);
   });
 
-  it.each([400, 401, 403, 404, 409, 502, 504])('HTTP %i is not retryable and permanent', (status) => {
+  it.each([400, 401, 403, 404, 409])('HTTP %i is not retryable and permanent', (status) => {
     const err = apiError(status);
     expect(err.retryable).toBe(false);
     expect(isPermanent(err)).toBe(true);
