@@ -216,10 +216,11 @@ async function walk(dir) {
   return out;
 }
 
-function writeConfig(file, { url, dirs, pollMs }) {
+function writeConfig(file, { url, dirs, pollMs, protocol }) {
   const yaml = [
     'api:',
     `  baseUrl: ${url}`,
+    `  protocol: ${protocol}`,
     `  apiKey: ${API_KEY}`,
     `stateDir: ${dirs.state}`,
     'log:',
@@ -251,7 +252,7 @@ function writeConfig(file, { url, dirs, pollMs }) {
 
 /**
  * @param {{ seconds: number, seed?: number, workDir?: string, log?: (msg: string) => void,
- *           drainTimeoutMs?: number, maxParcelBytes?: number }} opts
+ *           drainTimeoutMs?: number, maxParcelBytes?: number, protocol?: 'rest' | 'soap' }} opts
  */
 export async function runSoak(opts) {
   const seed = opts.seed ?? (Date.now() & 0x7fffffff);
@@ -262,7 +263,7 @@ export async function runSoak(opts) {
   const maxParcelBytes = opts.maxParcelBytes ?? 3 * 1024 * 1024;
   const asRoot = process.getuid?.() === 0;
   const work = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-soak-'));
-  log(`seed ${seed}, ${opts.seconds}s of chaos, artefacts in ${work}`);
+  log(`seed ${seed}, ${opts.seconds}s of chaos over ${opts.protocol ?? 'rest'}, artefacts in ${work}`);
 
   const notices = [];
   const dirs = {
@@ -308,7 +309,7 @@ export async function runSoak(opts) {
     logFile: path.join(dirs.logs, 'emulator.log'),
   });
   const configFile = path.join(work, 'gridsync.yaml');
-  writeConfig(configFile, { url, dirs, pollMs: 500 });
+  writeConfig(configFile, { url, dirs, pollMs: 500, protocol: opts.protocol ?? 'rest' });
   const daemon = new Child('daemon', ['run', '-c', configFile], {
     logFile: path.join(dirs.logs, 'daemon.log'),
     env: { GRIDSYNC_LOG_PRETTY: 'false', NO_COLOR: '1' },
@@ -760,12 +761,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     return i >= 0 ? args[i + 1] : dflt;
   };
   if (args.includes('--help')) {
-    console.log('usage: npm run soak -- [--minutes N] [--seed S] [--out FILE]');
+    console.log('usage: npm run soak -- [--minutes N] [--seed S] [--out FILE] [--protocol rest|soap]');
     process.exit(0);
   }
   const minutes = Number(arg('minutes', '5'));
   const out = arg('out', path.join(repoRoot, 'bench', 'results', 'soak-latest.json'));
-  const report = await runSoak({ seconds: Math.round(minutes * 60), seed: arg('seed') ? Number(arg('seed')) : undefined });
+  const report = await runSoak({ seconds: Math.round(minutes * 60), seed: arg('seed') ? Number(arg('seed')) : undefined, protocol: arg('protocol', 'rest') });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report));
