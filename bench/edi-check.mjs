@@ -53,23 +53,29 @@ async function plainRead(file) {
   return n;
 }
 
+/** Wall time and CPU time (user + system; the machine may be shared, CPU time is the steadier figure). */
 async function time(fn) {
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const result = await fn();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, result };
+  const c = process.cpuUsage(c0);
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, cpuMs: (c.user + c.system) / 1000, result };
 }
 
 async function measure(label, file) {
   const bytes = fs.statSync(file).size;
   await plainRead(file); // warm the page cache so both figures read from memory
   const base = await time(() => plainRead(file));
-  const withCounts = await time(() => validateEnvelopeFile(file, { counts: true }));
   const envelopeOnly = await time(() => validateEnvelopeFile(file, { counts: false }));
+  const withCounts = await time(() => validateEnvelopeFile(file, { counts: true }));
   const mbs = (ms) => (bytes / MB / (ms / 1000)).toFixed(0);
+  const line = (name, t) =>
+    `  ${name.padEnd(24)} wall ${t.ms.toFixed(0).padStart(6)} ms ${mbs(t.ms).padStart(5)} MB/s   cpu ${t.cpuMs.toFixed(0).padStart(6)} ms ${mbs(t.cpuMs).padStart(5)} MB/s` +
+    (t === base ? '' : `   ${(t.cpuMs / base.cpuMs).toFixed(1)}× the read's cpu`);
   console.log(`${label}: ${(bytes / MB).toFixed(1)} MB, verdict ${JSON.stringify(withCounts.result)}`);
-  console.log(`  plain read (baseline)     ${base.ms.toFixed(0).padStart(7)} ms  ${mbs(base.ms).padStart(6)} MB/s`);
-  console.log(`  check, counts on          ${withCounts.ms.toFixed(0).padStart(7)} ms  ${mbs(withCounts.ms).padStart(6)} MB/s  ${(withCounts.ms / base.ms).toFixed(2)}× baseline`);
-  console.log(`  check, envelope only      ${envelopeOnly.ms.toFixed(0).padStart(7)} ms  ${mbs(envelopeOnly.ms).padStart(6)} MB/s  ${(envelopeOnly.ms / base.ms).toFixed(2)}× baseline`);
+  console.log(line('plain read (baseline)', base));
+  console.log(line('check, counts on', withCounts));
+  console.log(line('check, envelope only', envelopeOnly));
 }
 
 if (corpus && fs.existsSync(path.join(corpus, 'files'))) {
