@@ -109,7 +109,9 @@ export const directoryHandlers: Record<string, Handler> = {
     if (!to) throw objectNotFound(`grid ID ${String(ctx.input.gridIdTo)} not found`);
     if (from.grid_id === to.grid_id) throw invalidParameter('gridIdTo: must differ from gridIdFrom');
     const { store } = ctx.world;
-    const exists = store.db.prepare('SELECT 1 FROM interconnects WHERE (grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?)').get(from.grid_id, to.grid_id, to.grid_id, from.grid_id);
+    const exists = store.db
+      .prepare("SELECT 1 FROM interconnects WHERE status <> 'Terminated' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))")
+      .get(from.grid_id, to.grid_id, to.grid_id, from.grid_id);
     if (exists) throw duplicateObject(`an interconnect between ${from.grid_id} and ${to.grid_id} already exists`);
     const id = store.nextId('interconnect', 7101);
     const now = iso(ctx.world.now());

@@ -44,14 +44,17 @@ function report(id: unknown): void {
   if (!r.active) throw invalidParameter(`report ${r.reportId} is not active`);
 }
 
-/** Start of the period `back` periods before the one that ends at `endMs` (calendar months for Month). */
-function stepBack(endMs: number, period: Period): number {
-  if (period === 'Month') {
-    const d = new Date(endMs);
-    d.setUTCMonth(d.getUTCMonth() - 1);
-    return d.getTime();
-  }
-  return endMs - (period === 'Hour' ? HOUR_MS : period === 'Day' ? DAY_MS : 7 * DAY_MS);
+/**
+ * The boundary `k` periods before `target`. Months are calendar months counted from the target
+ * each time, the day clamped to the month's length (31 March → 28 February → 31 January).
+ */
+function boundary(target: number, k: number, period: Period): number {
+  if (period !== 'Month') return target - k * (period === 'Hour' ? HOUR_MS : period === 'Day' ? DAY_MS : 7 * DAY_MS);
+  const t = new Date(target);
+  const first = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() - k, 1, t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds(), t.getUTCMilliseconds()));
+  const days = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
+  first.setUTCDate(Math.min(t.getUTCDate(), days));
+  return first.getTime();
 }
 
 function range(ctx: HandlerContext, startField: string, endField: string): [number, number] {
@@ -93,14 +96,13 @@ export const reportHandlers: Record<string, Handler> = {
     const period = ctx.input.period as Period;
     const target = Date.parse(ctx.input.targetTime as string);
     const rows = [];
-    let end = target;
-    for (let i = 0; i < n; i++) {
-      const start = stepBack(end, period);
+    for (let i = n - 1; i >= 0; i--) {
+      const start = boundary(target, i + 1, period);
+      const end = boundary(target, i, period);
       const c = counts(ctx, mailboxId, start, end);
       rows.push({ periodStart: iso(start), periodEnd: iso(end), sentCount: c.sent, receivedCount: c.received, totalBytes: c.totalBytes });
-      end = start;
     }
-    return { data: rows.reverse() };
+    return { data: rows };
   },
   'reports.instantStats': (ctx) => {
     const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
