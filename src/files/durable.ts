@@ -29,7 +29,8 @@ function wrap(operation: string, filePath: string, err: unknown): FileOperationE
 export async function fsyncFile(filePath: string): Promise<void> {
   let handle: fsp.FileHandle | undefined;
   try {
-    handle = await fsp.open(filePath, 'r');
+    // Never through a link, never waiting on a FIFO someone put in the file's place.
+    handle = await fsp.open(filePath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     await handle.sync();
   } catch (err) {
     throw wrap('fsync', filePath, err);
@@ -69,7 +70,7 @@ export async function ensureDirDurable(dirPath: string): Promise<void> {
   for (const dir of missing) await fsyncDir(path.dirname(dir));
 }
 
-export async function exists(p: string): Promise<boolean> {
+export async function exists(p: string | Buffer): Promise<boolean> {
   try {
     await fsp.lstat(p);
     return true;
@@ -117,15 +118,23 @@ export async function freeBytes(dirPath: string): Promise<number> {
   return s.bavail * s.bsize;
 }
 
-/** rename, or copy + fsync + unlink across filesystems (sentDir or errorDir on another disk). */
-export async function moveDurable(from: string, to: string): Promise<void> {
+/**
+ * rename, or copy + fsync + unlink across filesystems (sentDir or errorDir on another disk). The
+ * entry is moved as what it is: a symlink is recreated, never followed (its target is not
+ * copied); a FIFO or device cannot cross filesystems and is refused.
+ */
+export async function moveDurable(from: string | Buffer, to: string): Promise<void> {
   await ensureDirDurable(path.dirname(to));
   try {
     await fsp.rename(from, to);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw wrap('rename', `${from} -> ${to}`, err);
-    await fsp.copyFile(from, to);
-    await fsyncFile(to);
+    const st = await fsp.lstat(from);
+    if (st.isSymbolicLink()) await fsp.symlink(await fsp.readlink(from), to);
+    else if (st.isFile()) {
+      await fsp.copyFile(from, to, fs.constants.COPYFILE_EXCL);
+      await fsyncFile(to);
+    } else throw wrap('move across filesystems', String(from), Object.assign(new Error('not a regular file or a link'), { code: 'EXDEV' }));
     await fsp.rm(from, { force: true });
   }
   await fsyncDir(path.dirname(to));

@@ -17,6 +17,9 @@ const MAX_EXT_BYTES = 32;
 const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 // Control characters, and what Windows/SMB reject, so that a share mounted by the ERP can hold the name.
 const UNSAFE = /[\u0000-\u001f\u007f<>:"|?*]/g;
+// Bidirectional controls and invisible characters: `invoice\u202Efdp.exe` shows as `invoiceexe.pdf`
+// in a file manager. Removed, not replaced: they carry no meaning of their own in a name.
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 /** Truncates a string to at most `max` UTF-8 bytes without splitting a character. */
 function truncateBytes(s: string, max: number): string {
@@ -33,7 +36,7 @@ function truncateBytes(s: string, max: number): string {
 export function sanitizeFileName(raw: string | null | undefined, fallback: string): string {
   let name = (raw ?? '').normalize('NFC');
   name = name.split(/[/\\]/).pop() ?? '';
-  name = name.replace(UNSAFE, '_');
+  name = name.replace(INVISIBLE, '').replace(UNSAFE, '_');
   name = name.replace(/^[\s.]+/, (m) => (m.trim() === '' ? '' : '_')).replace(/[\s.]+$/, '');
   if (name === '' || name === '.' || name === '..') return fallback;
   if (RESERVED.test(name)) name = `_${name}`;
@@ -85,3 +88,30 @@ export function uniqueVariant(name: string, tag: string): string {
   const stem = ext ? name.slice(0, -ext.length) : name;
   return truncateBytes(stem, MAX_TAGGED_NAME_BYTES - Buffer.byteLength(`.${tag}${ext}`)) + `.${tag}${ext}`;
 }
+
+/**
+ * The name a claimed file has in processing/ (and its snapshot, `.snap` added): unique by journal
+ * id, and short enough for any original name — a 255-byte outbox name plus the id would not fit.
+ */
+export function processingName(id: number, fileName: string): string {
+  const prefix = `${id}-`;
+  const safe = fileName.replace(/[/\u0000]/g, '_');
+  return prefix + truncateBytes(safe, MAX_NAME_BYTES - Buffer.byteLength(prefix));
+}
+
+/**
+ * A path as journal text. A name that is not valid UTF-8 cannot round-trip through a JS string,
+ * so such a path is kept as `hex:` + its bytes (journalled paths are otherwise absolute).
+ */
+export function pathToText(p: Buffer): string {
+  const s = p.toString('utf8');
+  return Buffer.from(s, 'utf8').equals(p) ? s : `hex:${p.toString('hex')}`;
+}
+
+/** The path `pathToText` journalled: a string, or the exact bytes of a non-UTF-8 one. */
+export function pathFromText(s: string): string | Buffer {
+  return s.startsWith('hex:') ? Buffer.from(s.slice(4), 'hex') : s;
+}
+
+/** True when a journalled path is not valid UTF-8 (see pathToText). */
+export const isByteOnlyPath = (s: string): boolean => s.startsWith('hex:');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
 import { ContentIntegrityError, GridApiError, GridError, GridResponseError, type DownloadTarget, type MailboxTransport, type UnreadableParcel } from '../api/index.js';
-import { ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant } from '../files/index.js';
+import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, openDirInside, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant, type DirHandle } from '../files/index.js';
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -354,40 +354,65 @@ export class InboundPipeline {
     }
   }
 
-  /** staged → placed: rename the fsynced .part to its final name, fsync the directory, write the marker. */
+  /**
+   * staged → placed: rename the fsynced .part to its final name, fsync the directory, write the
+   * marker. The inbox is written to by others: its sub-folders are walked one component at a time
+   * without following a link (a folder swapped for a symlink would carry the parcel elsewhere), and
+   * the rename and the marker resolve against the folder's descriptor, not its path.
+   */
   private async place(row: InboundRow): Promise<void> {
     const part = row.staging_path ?? this.stagingPath(row.parcel_id);
     const final = row.final_path as string;
+    const name = path.basename(final);
+    let dir: DirHandle | undefined;
     try {
+      dir = await openDirInside(this.inbox.dir, path.relative(this.inbox.dir, path.dirname(final)), { create: true });
       if (await exists(part)) {
-        await ensureDirDurable(path.dirname(final));
-        if (this.inbox.collision === 'fail' && (await exists(final))) throw new GridNameCollisionError(final);
+        if (this.inbox.collision === 'fail' && (await exists(dir.at(name)))) throw new GridNameCollisionError(final);
         if (this.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.inbox.gid);
         if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
-        await fs.promises.rename(part, final);
+        await fs.promises.rename(part, dir.at(name));
         crashPoint('in.renamed');
-        await fsyncDir(path.dirname(final));
+        await dir.sync();
         await fsyncDir(path.dirname(part));
       }
       // No .part: it was renamed before a crash (nobody else writes in staging), so the file is in place.
-      if (this.inbox.doneMarker) await this.writeMarker(final);
+      if (this.inbox.doneMarker) await this.writeMarker(dir, name + this.inbox.doneSuffix);
     } catch (err) {
       if (err instanceof GridNameCollisionError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
+    } finally {
+      await dir?.close();
     }
     await this.journal.markPlaced(this.mailboxId, row.parcel_id);
     this.inFlightPaths.delete(final);
     crashPoint('in.placed');
   }
 
-  private async writeMarker(final: string): Promise<void> {
-    const marker = final + this.inbox.doneSuffix;
-    const fh = await fs.promises.open(marker, 'w', this.inbox.fileMode ?? DEFAULTS.fileMode);
-    await fh.sync();
-    await fh.close();
-    if (this.inbox.gid !== undefined) await fs.promises.chown(marker, -1, this.inbox.gid);
-    if (this.inbox.fileMode !== undefined) await fs.promises.chmod(marker, this.inbox.fileMode);
-    await fsyncDir(path.dirname(marker));
+  /**
+   * Creates the done marker with O_CREAT | O_EXCL | O_NOFOLLOW, mode and group set on the
+   * descriptor: a link planted under the marker's name is removed, never opened, truncated or
+   * re-moded. A regular file of ours already there is the marker of a run that crashed after it.
+   */
+  private async writeMarker(dir: DirHandle, markerName: string): Promise<void> {
+    const mode = this.inbox.fileMode ?? DEFAULTS.fileMode;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const fh = await createExclusive(dir, markerName, mode, this.inbox.gid);
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+        const st = await fs.promises.lstat(dir.at(markerName));
+        if (st.isFile() && st.nlink === 1 && st.uid === process.getuid?.()) break;
+        await fs.promises.unlink(dir.at(markerName));
+      }
+    }
+    await dir.sync();
   }
 
   /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */

@@ -10,6 +10,7 @@
  */
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { processingName } from '../files/index.js';
 import type { Journal } from './db.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
@@ -99,7 +100,7 @@ export class OutboundJournal {
         .statement("INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)")
         .run(mailboxId, outboxDir, fileName, sourcePath, now, now);
       const id = Number(lastInsertRowid);
-      const processingPath = path.join(processingDir, `${id}-${fileName}`);
+      const processingPath = path.join(processingDir, processingName(id, fileName));
       this.journal.statement('UPDATE outbound_files SET processing_path = ? WHERE id = ?').run(processingPath, id);
       this.journal.recordEvent({ direction: 'out', mailboxId, item: id, from: null, to: 'claiming', detail: { sourcePath, processingPath } });
       return this.get(id) as OutboundRow;

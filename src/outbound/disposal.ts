@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureDirDurable, exists, freeName, fsyncDir, fsyncFile, moveDurable, renderTemplate, sanitizeFileName } from '../files/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { ensureDirDurable, exists, freeName, fsyncDir, moveDurable, pathFromText, renderTemplate, sanitizeFileName } from '../files/index.js';
 import { crashPoint } from '../journal/crash-points.js';
 import type { ErrorDecision, OutboundRow } from '../journal/outbound.js';
 import type { OutboxContext } from './types.js';
@@ -100,7 +101,8 @@ export class Disposal {
     let finalPath: string | null = null;
     try {
       await ensureDirDurable(cfg.errorDir);
-      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(row.source_path)) ? row.source_path : null;
+      const original = pathFromText(row.source_path);
+      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
       const current = journal.get(row.id) as OutboundRow;
@@ -119,8 +121,14 @@ export class Disposal {
         requeue: `gridsync requeue ${finalPath}`,
       };
       const reportPath = `${finalPath}${ERROR_REPORT_SUFFIX}`;
-      await fs.promises.writeFile(reportPath, `${JSON.stringify(report, null, 2)}\n`);
-      await fsyncFile(reportPath);
+      // errorDir may be shared with the ERP: never write through a link planted under the report's name.
+      const fh = await fs.promises.open(reportPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, DEFAULTS.fileMode);
+      try {
+        await fh.writeFile(`${JSON.stringify(report, null, 2)}\n`);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
       if (source) await moveDurable(source, finalPath);
       await fsyncDir(cfg.errorDir);
       await journal.markInError(row.id, source ? finalPath : null);

@@ -107,7 +107,7 @@ export class OutboundPipeline {
 
   /** Finishes what a previous run left in an intermediate state (journal-driven). */
   async recover(): Promise<OutboundCycleResult> {
-    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true });
+    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.result = emptyResult();
     for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
     this.enqueueJournalWork();
@@ -118,7 +118,7 @@ export class OutboundPipeline {
   /** `gridsync once`: rescan until nothing is still settling, then send everything and wait. */
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<OutboundCycleResult> {
     this.result = emptyResult();
-    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true });
+    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     // A file still growing after a few stability windows is left for the next cycle.
     const deadline = this.now() + Math.max(3 * this.cfg.stableMs, 1000);
     for (;;) {
@@ -134,7 +134,7 @@ export class OutboundPipeline {
 
   /** `gridsync run`: watch the folder, rescan periodically, send continuously. */
   async start(): Promise<void> {
-    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true });
+    await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.queue.start();
     this.scanner.start();
   }

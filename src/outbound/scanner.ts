@@ -6,9 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
-import { exists, fsyncDir } from '../files/index.js';
+import { exists, fsyncDir, openRegularNoFollow, pathFromText, pathToText, UnsafeFileError } from '../files/index.js';
+import { GridsyncError } from '../errors/index.js';
 import { crashPoint } from '../journal/crash-points.js';
 import type { OutboundRow } from '../journal/outbound.js';
 import { StabilityTracker, ignoreMatcher } from './checks.js';
@@ -17,6 +19,15 @@ import type { OutboxContext } from './types.js';
 
 /** Files claimed together in one scan step. */
 const CLAIM_BATCH = 32;
+const SNAPSHOT_SUFFIX = '.snap';
+const SNAPSHOT_CHUNK = 1024 * 1024;
+
+/** A file found ready: its name as text, its exact path (bytes when not UTF-8), its inode then. */
+interface ReadyFile {
+  readonly name: string;
+  readonly source: string | Buffer;
+  readonly ino: number;
+}
 
 export class OutboxScanner {
   private readonly isIgnored: (name: string) => boolean;
@@ -113,88 +124,110 @@ export class OutboxScanner {
 
   private async scanOnce(): Promise<number> {
     const { cfg, logger } = this.ctx;
-    let entries: fs.Dirent[];
+    let entries: fs.Dirent<Buffer>[];
     try {
-      entries = await fs.promises.readdir(cfg.dir, { withFileTypes: true });
+      // Names as bytes: a name that is not UTF-8 would not survive a string (and would be skipped for ever).
+      entries = await fs.promises.readdir(cfg.dir, { withFileTypes: true, encoding: 'buffer' });
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'cannot list the outbox folder');
       return cfg.rescanMs;
     }
-    const names = new Set(entries.map((e) => e.name));
+    const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
+    // A claim already journalled is finished by the queue; a second row for it would stay stuck.
+    const claiming = new Set(this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming']).map((r) => r.source_path));
     let wait = 0;
-    const readyFiles: [string, string][] = [];
+    const readyFiles: ReadyFile[] = [];
+    const dirBytes = Buffer.from(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`);
     for (const e of entries) {
-      if (this.isIgnored(e.name)) continue;
+      const name = e.name.toString('utf8');
+      if (this.isIgnored(name)) continue;
       if (!e.isFile()) {
         // Symlinks are never followed, FIFOs never opened, directories left alone: report once.
-        if (!this.reportedOdd.has(e.name)) {
-          this.reportedOdd.add(e.name);
-          logger.warn({ file: e.name }, 'outbox entry is not a regular file; left alone');
+        if (!this.reportedOdd.has(name)) {
+          this.reportedOdd.add(name);
+          logger.warn({ file: name }, 'outbox entry is not a regular file; left alone');
         }
         continue;
       }
-      const source = path.join(cfg.dir, e.name);
-      let ready: number;
-      if (cfg.readiness === 'marker') {
-        ready = names.has(e.name + cfg.markerSuffix) ? 0 : -1;
-      } else {
-        let st: fs.Stats;
-        try {
-          st = await fs.promises.lstat(source);
-        } catch {
-          continue;
-        }
-        ready = this.stability.observe(e.name, { size: st.size, mtimeMs: st.mtimeMs }, this.ctx.now());
+      const exact = Buffer.from(name, 'utf8').equals(e.name);
+      const source = exact ? path.join(cfg.dir, name) : Buffer.concat([dirBytes, e.name]);
+      if (claiming.has(typeof source === 'string' ? source : pathToText(source))) continue;
+      let st: fs.Stats;
+      try {
+        st = await fs.promises.lstat(source);
+      } catch {
+        continue;
       }
+      let ready: number;
+      if (cfg.readiness === 'marker') ready = names.has(name + cfg.markerSuffix) ? 0 : -1;
+      else ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs }, this.ctx.now());
       if (ready > 0) wait = wait === 0 ? ready : Math.min(wait, ready);
       if (ready !== 0) continue;
-      this.stability.forget(e.name);
-      readyFiles.push([e.name, source]);
+      this.stability.forget(name);
+      readyFiles.push({ name, source, ino: st.ino });
     }
     // Claims run in groups so that their journal commits share one fsync (group commit), but
-    // not all at once: each claim opens its file to hash it, and a drop of thousands of files
+    // not all at once: each claim opens its file to copy it, and a drop of thousands of files
     // must not run into the descriptor limit.
     for (let i = 0; i < readyFiles.length; i += CLAIM_BATCH) {
-      await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map(([name, src]) => this.claim(name, src)));
+      await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f)));
     }
     return wait;
   }
 
-  /** claiming (journal) → rename into processing → claimed (size, sha256). */
-  private async claim(fileName: string, source: string): Promise<void> {
+  /** claiming (journal) → rename into processing → private snapshot → claimed (size, sha256). */
+  private async claim(file: ReadyFile): Promise<void> {
     let row: OutboundRow;
+    const sourceText = typeof file.source === 'string' ? file.source : pathToText(file.source);
     try {
-      row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, fileName, source, this.ctx.processingDir);
+      row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
     } catch (err) {
-      this.ctx.logger.error({ file: fileName, err: (err as Error).message }, 'cannot journal the claim; will retry');
+      this.ctx.logger.error({ file: file.name, err: (err as Error).message }, 'cannot journal the claim; will retry');
       return;
     }
     crashPoint('out.claiming');
-    await this.finishClaim(row);
+    await this.finishClaim(row, file.ino);
   }
 
-  /** Completes a claim journalled as `claiming` (also after a crash). */
-  async finishClaim(row: OutboundRow): Promise<void> {
+  /**
+   * Completes a claim journalled as `claiming` (also after a crash; `ino` is then unknown).
+   *
+   * The marker goes first, durably: a marker left behind by a crash would make the next file of
+   * that name look finished while the ERP is still writing it. Then the file is renamed into
+   * processing/, opened once (O_NOFOLLOW | O_NONBLOCK: a link or FIFO swapped in after the scan is
+   * neither followed nor waited on), checked on the descriptor (a regular file, the inode found
+   * ready), and copied into a private snapshot while hashing. Everything after — the checks, the
+   * upload, the archive — reads the snapshot: a writer who kept a hard link or a descriptor to the
+   * outbox file can change that file, never what is validated and sent.
+   */
+  async finishClaim(row: OutboundRow, ino?: number): Promise<void> {
     const { cfg, journal, logger } = this.ctx;
     const processing = row.processing_path as string;
+    const source = pathFromText(row.source_path);
     try {
-      if (await exists(row.source_path)) {
-        await fs.promises.rename(row.source_path, processing);
+      await this.removeMarker(source);
+      if (!(await exists(processing))) {
+        if (!(await exists(source))) {
+          this.ctx.tally('failed');
+          await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
+          return;
+        }
+        await fs.promises.rename(source, processing);
         crashPoint('out.claim-renamed');
         await fsyncDir(path.dirname(processing));
-        await fsyncDir(path.dirname(row.source_path));
-        if (cfg.readiness === 'marker') await fs.promises.rm(row.source_path + cfg.markerSuffix, { force: true });
-      } else if (!(await exists(processing))) {
-        this.ctx.tally('failed');
-        await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
-        return;
+        await fsyncDir(cfg.dir);
       }
-      const { bytes, sha256 } = await hashFile(processing);
+      const { bytes, sha256 } = await this.snapshot(processing, ino);
       await journal.markClaimed(row.id, bytes, sha256);
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
     } catch (err) {
+      if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) {
+        this.ctx.tally('failed');
+        await this.disposal.toError(row, { reason: err.message, errorCode: err.code });
+        return;
+      }
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (code === 'EACCES' || code === 'EPERM') {
         this.ctx.tally('failed');
@@ -205,14 +238,64 @@ export class OutboxScanner {
       journal.noteError(row.id, (err as Error).message);
     }
   }
+
+  /** In marker mode, removes `<source><suffix>` and makes the removal durable. */
+  private async removeMarker(source: string | Buffer): Promise<void> {
+    const { cfg } = this.ctx;
+    if (cfg.readiness !== 'marker') return;
+    const marker = typeof source === 'string' ? source + cfg.markerSuffix : Buffer.concat([source, Buffer.from(cfg.markerSuffix)]);
+    if (!(await exists(marker))) return;
+    await fs.promises.rm(marker, { force: true });
+    await fsyncDir(cfg.dir);
+  }
+
+  /** Replaces the claimed file in processing/ by a private copy of it; returns the copy's size and hash. */
+  private async snapshot(processing: string, ino: number | undefined): Promise<{ bytes: number; sha256: string }> {
+    const { handle, stat } = await openRegularNoFollow(processing, processing);
+    const snap = processing + SNAPSHOT_SUFFIX;
+    try {
+      if (ino !== undefined && stat.ino !== ino) throw new ReplacedFileError(processing);
+      await fs.promises.rm(snap, { force: true });
+      const out = await fs.promises.open(snap, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+      let result: { bytes: number; sha256: string };
+      try {
+        result = await copyHashing(handle, out);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await fs.promises.rename(snap, processing);
+      // Durable before `claimed` is journalled: a power cut must not bring the outbox's inode back.
+      await fsyncDir(path.dirname(processing));
+      return result;
+    } catch (err) {
+      await fs.promises.rm(snap, { force: true });
+      throw err;
+    } finally {
+      await handle.close();
+    }
+  }
 }
 
-async function hashFile(file: string): Promise<{ bytes: number; sha256: string }> {
+/** The file in the outbox's place at the claim is not the one found ready (another inode). */
+export class ReplacedFileError extends GridsyncError {
+  readonly code = 'OUTBOUND_FILE_REPLACED';
+  constructor(readonly filePath: string) {
+    super(`the file was replaced between the readiness check and the claim (another inode): not sent; requeue it if it is the one to send`);
+  }
+}
+
+async function copyHashing(from: FileHandle, to: FileHandle): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
   let bytes = 0;
-  for await (const chunk of fs.createReadStream(file)) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
+  for (;;) {
+    const { bytesRead } = await from.read(buf, 0, buf.length, bytes);
+    if (bytesRead === 0) break;
+    const chunk = buf.subarray(0, bytesRead);
+    hash.update(chunk);
+    await to.write(chunk, 0, bytesRead);
+    bytes += bytesRead;
   }
   return { bytes, sha256: hash.digest('hex') };
 }

@@ -5,6 +5,7 @@
  */
 import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { isByteOnlyPath, pathFromText } from '../files/index.js';
 import { crashPoint } from '../journal/crash-points.js';
 import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/outbound.js';
 import { validateEnvelopeFile } from './checks.js';
@@ -45,6 +46,10 @@ export class Sender {
   /** Optional checks before sending: empty, size, envelope, duplicate content. */
   async check(row: OutboundRow): Promise<ErrorDecision | undefined> {
     const { cfg, journal } = this.ctx;
+    if (isByteOnlyPath(row.source_path)) {
+      const raw = (pathFromText(row.source_path) as Buffer).subarray(Buffer.byteLength(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`));
+      return { reason: `the file name is not valid UTF-8 (bytes ${raw.toString('hex')}); the service takes UTF-8 names only: rename the file and requeue it`, errorCode: 'OUTBOUND_NAME_NOT_UTF8' };
+    }
     const bytes = row.bytes ?? 0;
     if (bytes === 0) return { reason: 'empty file' };
     if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes) return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}` };

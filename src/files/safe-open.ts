@@ -1,0 +1,155 @@
+/**
+ * Opening and creating files in folders other people can write to (the inbox, the outbox) without
+ * ever following a link someone planted there, and without ever blocking in open(2).
+ *
+ * Node has no openat(2); on Linux `/proc/self/fd/<fd>/<name>` is the same thing: the kernel
+ * resolves the magic link to the very directory the descriptor holds (not to its path, which may
+ * have been swapped since), then looks up `<name>` in it. A directory walked one component at a
+ * time with O_NOFOLLOW this way cannot be redirected by a symlink, whatever happens to the path
+ * meanwhile. Where /proc is missing, each component is checked with lstat instead (a narrow race
+ * remains there, and only there).
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { GridsyncError } from '../errors/index.js';
+
+const C = fs.constants;
+const HAVE_PROC_FD = fs.existsSync('/proc/self/fd');
+
+/** What is found where a regular file (or a real directory) was expected. */
+export function describeKind(st: fs.Stats): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a directory';
+  return 'a regular file';
+}
+
+/** A path component or a file is not what gridsync may use (a link, a FIFO, a device, …). */
+export class UnsafeFileError extends GridsyncError {
+  readonly code = 'FILES_UNSAFE_ENTRY';
+  constructor(
+    readonly filePath: string,
+    /** What was found instead: `a symbolic link`, `a FIFO`, … */
+    readonly found: string,
+    readonly expected: 'a regular file' | 'a directory',
+  ) {
+    super(`${filePath} is ${found}, not ${expected}: not followed, not opened`);
+  }
+}
+
+/** A directory held open: names inside it resolve against the descriptor, never against a path. */
+export class DirHandle {
+  constructor(
+    readonly handle: fsp.FileHandle,
+    /** The path it was reached by (for messages only). */
+    readonly path: string,
+  ) {}
+
+  /** A path naming `name` inside this very directory. */
+  at(name: string): string {
+    if (name.includes('/') || name === '' || name === '.' || name === '..') throw new Error(`not a single name: ${name}`);
+    return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}/${name}` : path.join(this.path, name);
+  }
+
+  /** fsync of the directory: makes renames and creations inside it durable. */
+  sync(): Promise<void> {
+    return this.handle.sync();
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+async function openDir(p: string, followLast: boolean, shown: string): Promise<DirHandle> {
+  if (!HAVE_PROC_FD && !followLast) {
+    const st = await fsp.lstat(p);
+    if (!st.isDirectory()) throw new UnsafeFileError(shown, describeKind(st), 'a directory');
+  }
+  try {
+    return new DirHandle(await fsp.open(p, C.O_RDONLY | C.O_DIRECTORY | (followLast ? 0 : C.O_NOFOLLOW)), shown);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOTDIR') {
+      const st = await fsp.lstat(p).catch(() => undefined);
+      throw new UnsafeFileError(shown, st ? describeKind(st) : 'not a directory', 'a directory');
+    }
+    throw err;
+  }
+}
+
+/**
+ * Opens the folder `rel` below `root` (the configured root itself may be a link: the operator chose
+ * it), one component at a time, never following a symlink below the root; with `create`, missing
+ * components are made (`mode`) and their parents fsynced. Throws UnsafeFileError naming the
+ * component that is a link or not a directory.
+ */
+export async function openDirInside(root: string, rel: string, opts: { create?: boolean; mode?: number } = {}): Promise<DirHandle> {
+  const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
+  if (parts.includes('..')) throw new Error(`refusing a path that climbs out of ${root}: ${rel}`);
+  let dir = await openDir(root, true, root);
+  try {
+    let shown = root;
+    for (const part of parts) {
+      shown = path.join(shown, part);
+      const p = dir.at(part);
+      if (opts.create) {
+        try {
+          await fsp.mkdir(p, { mode: opts.mode ?? 0o755 });
+          await dir.sync();
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        }
+      }
+      const next = await openDir(p, false, shown);
+      await dir.close();
+      dir = next;
+    }
+    return dir;
+  } catch (err) {
+    await dir.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Opens an existing file for reading with O_NOFOLLOW | O_NONBLOCK (a FIFO or a device swapped in
+ * cannot make open(2) wait) and checks on the descriptor that it is a regular file.
+ */
+export async function openRegularNoFollow(p: string | Buffer, shown: string): Promise<{ handle: fsp.FileHandle; stat: fs.Stats }> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafeFileError(shown, 'a symbolic link', 'a regular file');
+    throw err;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new UnsafeFileError(shown, describeKind(stat), 'a regular file');
+    return { handle, stat };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/**
+ * Creates `name` in `dir` with O_CREAT | O_EXCL | O_NOFOLLOW — never through a link, never over
+ * an existing file — and sets its mode (whatever the umask) and group on the descriptor.
+ */
+export async function createExclusive(dir: DirHandle, name: string, mode: number, gid?: number): Promise<fsp.FileHandle> {
+  const handle = await fsp.open(dir.at(name), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, mode);
+  try {
+    await handle.chmod(mode);
+    if (gid !== undefined) await handle.chown(-1, gid);
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
