@@ -53,7 +53,8 @@ export const DEFAULTS = {
   emulator: { port: 0 },
   log: { level: 'info', pretty: 'auto' },
   http: { enabled: false, host: '127.0.0.1', port: 9464 },
-  schedule: { pollMs: 30 * SECOND, outbound: 'continuous' },
+  /** windowFollowUpMs: after a cron window, inbound runs once more this much later (its acknowledgments). */
+  schedule: { pollMs: 30 * SECOND, outbound: 'continuous', windowFollowUpMs: 10 * MINUTE },
   retention: { journalDays: 90 },
   /** In-flight transfers get this long after SIGTERM before the process exits like a crash. */
   shutdownTimeoutMs: 30 * SECOND,

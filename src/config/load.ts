@@ -65,7 +65,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   emulator: ['dataFile', 'port', 'rootKey'],
   log: ['level', 'pretty'],
   http: ['enabled', 'host', 'port'],
-  schedule: ['poll', 'timezone', 'outbound', 'cron'],
+  schedule: ['poll', 'timezone', 'outbound', 'cron', 'windowFollowUp'],
   retention: ['journalDays'],
   'mailboxes[]': Object.keys(MailboxSchema.shape),
   'mailboxes[].inbox': Object.keys(InboxSchema.shape),

@@ -140,6 +140,8 @@ export const ConfigSchema = z
         timezone: z.string().optional(),
         /** `continuous`: watch outboxes all the time; `windows`: send only when a cron window fires. */
         outbound: z.enum(['continuous', 'windows']).default(DEFAULTS.schedule.outbound),
+        /** With windows: fetch inbound once more this long after a window (its acknowledgments); 0 = off. */
+        windowFollowUp: Duration.default(DEFAULTS.schedule.windowFollowUpMs),
       })
       .strict()
       .prefault({}),

@@ -24,7 +24,7 @@ import { DaemonMetrics } from './metrics.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
 import type { ProgressRow } from './progress-row.js';
 import { SystemdNotifier } from './notify.js';
-import { backoffDelay, CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
+import { backoffDelay, CronWindows, CycleScheduler, realTimers, WINDOW_FOLLOW_UP, type Timers } from './scheduler.js';
 
 export type StartupCode =
   | 'STARTUP_JOURNAL'
@@ -390,6 +390,7 @@ export class Daemon {
       pollMs: cfg.schedule.poll,
       ...(windows ? { windows } : {}),
       cycle: (reason) => this.cycle(reason),
+      ...(windows && cfg.schedule.windowFollowUp > 0 ? { windowFollowUpMs: cfg.schedule.windowFollowUp } : {}),
       now: this.now,
       timers,
     });
@@ -424,7 +425,7 @@ export class Daemon {
         if (m.outbound) {
           // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
           // cycles. Either way the events since the last cycle say what was done.
-          if (this.config.schedule.outbound === 'windows') await m.outbound.runCycle({ signal: this.abort.signal });
+          if (this.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: this.abort.signal });
           const r = m.outboundSinceCycle;
           m.outboundSinceCycle = emptyOutbound();
           add(totals.outbound, r);

@@ -68,7 +68,15 @@ export interface CycleSchedulerOptions {
   readonly now?: () => number;
   readonly timers?: Timers;
   readonly maxBackoffMs?: number;
+  /**
+   * With windows: one more cycle this long after a window's cycle succeeds, so the acknowledgments
+   * of what the window sent are fetched the same night (the daemon runs only inbound in it).
+   */
+  readonly windowFollowUpMs?: number;
 }
+
+/** The reason of the extra cycle after a window (inbound only). */
+export const WINDOW_FOLLOW_UP = 'window-follow-up';
 
 export class CycleScheduler {
   private readonly now: () => number;
@@ -121,7 +129,7 @@ export class CycleScheduler {
       .then((ok) => {
         this.failureCount = ok ? 0 : this.failureCount + 1;
         this.running = undefined;
-        this.afterCycle();
+        this.afterCycle(ok && this.options.windows !== undefined && (reason === 'window' || reason === 'retry'));
       });
   }
 
@@ -131,11 +139,19 @@ export class CycleScheduler {
     return this.options.windows ? undefined : this.options.pollMs;
   }
 
-  private afterCycle(): void {
+  private afterCycle(windowDone = false): void {
     if (this.stopped) return;
     if (this.again) {
       this.again = false;
       this.trigger('again');
+      return;
+    }
+    const followUp = this.options.windowFollowUpMs;
+    if (windowDone && followUp) {
+      this.pollTimer = this.timers.set(() => {
+        this.pollTimer = undefined;
+        this.trigger(WINDOW_FOLLOW_UP);
+      }, followUp);
       return;
     }
     const delay = this.nextDelay();

@@ -125,4 +125,24 @@ describe('CycleScheduler (fake clock)', () => {
     s.stop();
     await windows.close();
   });
+
+  it('with cron windows and a follow-up: inbound runs once more after the window (the acknowledgments of what it sent)', async () => {
+    const t0 = Date.UTC(2026, 10, 22, 0, 59, 50);
+    const clock = new FakeClock(t0);
+    const r = recorder(clock);
+    const windows = new CronWindows(['0 2 * * *'], 'Europe/Berlin');
+    const s = new CycleScheduler({ pollMs: 30_000, windows, cycle: r.cycle, now: clock.now, timers: clock, windowFollowUpMs: 600_000 });
+    s.start();
+    await clock.advance(11_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window']);
+    await clock.advance(599_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window']);
+    await clock.advance(2_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window', 'window-follow-up']);
+    expect(r.runs[1]!.at - r.runs[0]!.at).toBeGreaterThanOrEqual(600_000);
+    await clock.advance(3_600_000); // one follow-up, not a new polling loop
+    expect(r.runs).toHaveLength(2);
+    s.stop();
+    await windows.close();
+  });
 });
