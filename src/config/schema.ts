@@ -55,6 +55,9 @@ export const OutboxSchema = z
     archive: z.enum(['move', 'delete']).default(DEFAULTS.outbox.archive),
     sentTemplate: Template.default(DEFAULTS.outbox.sentTemplate),
     errorDir: z.string().min(1),
+    /** Delete files in sentDir / errorDir older than this many days (by mtime); absent = keep for ever. */
+    sentRetentionDays: int(1).optional(),
+    errorRetentionDays: int(1).optional(),
     stableMs: Duration.default(DEFAULTS.outbox.stableMs),
     readiness: z.enum(['stable', 'marker']).default(DEFAULTS.outbox.readiness),
     markerSuffix: z.string().min(1).default(DEFAULTS.outbox.markerSuffix),

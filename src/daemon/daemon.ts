@@ -21,6 +21,7 @@ import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { DaemonMetrics } from './metrics.js';
+import { pruneFolder } from './retention.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
 import type { ProgressRow } from './progress-row.js';
 import { SystemdNotifier } from './notify.js';
@@ -458,6 +459,20 @@ export class Daemon {
     }
   }
 
+  /** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */
+  pruneFolders(): void {
+    for (const m of this.config.mailboxes) {
+      const o = m.outbox;
+      if (!o) continue;
+      const targets: [string | undefined, number | undefined][] = [[o.sentDir, o.sentRetentionDays], [o.errorDir, o.errorRetentionDays]];
+      for (const [dir, days] of targets) {
+        if (!dir || !days) continue;
+        const removed = pruneFolder(dir, days * 86_400_000, this.now(), (file, err) => this.logger.warn({ file, err: err.message }, 'retention: cannot delete'));
+        if (removed) this.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
+      }
+    }
+  }
+
   /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
   private observe(mailbox: string, direction: Direction, o: { deferred: number; progressed: number; reason?: string }): void {
     const t = this.watch.observe(mailbox, direction, o);
@@ -495,6 +510,7 @@ export class Daemon {
   }
 
   private prune(): void {
+    this.pruneFolders();
     const ms = this.config.retention.journalDays * 86_400_000;
     try {
       const rows = new InboundJournal(this.journal).pruneConfirmed(ms) + new OutboundJournal(this.journal).pruneFinished(ms);

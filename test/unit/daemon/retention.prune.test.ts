@@ -1,0 +1,40 @@
+// Retention of sentDir/errorDir: old regular files go (with their .error.json), recent ones,
+// symlinks and their targets stay; nothing is deleted unless configured.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pruneFolder } from '../../../src/daemon/retention.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('pruneFolder', () => {
+  it('deletes files older than the limit, in sub-folders too, never through a symlink', () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-retention-'));
+    dirs.push(d);
+    const day = 86_400_000;
+    const now = Date.now();
+    const old = (p: string, days: number): void => {
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, 'x');
+      const t = new Date(now - days * day);
+      fs.utimesSync(p, t, t);
+    };
+    old(path.join(d, 'err', 'a.x12'), 40);
+    old(path.join(d, 'err', 'a.x12.error.json'), 40);
+    old(path.join(d, 'err', 'b.x12'), 5);
+    old(path.join(d, 'err', '2026-01', 'c.x12'), 60);
+    old(path.join(d, 'precious', 'keep.txt'), 400);
+    fs.symlinkSync(path.join(d, 'precious', 'keep.txt'), path.join(d, 'err', 'link.x12'));
+    fs.symlinkSync(path.join(d, 'precious'), path.join(d, 'err', 'linkdir'));
+    const errors: string[] = [];
+    expect(pruneFolder(path.join(d, 'err'), 30 * day, now, (f) => errors.push(f))).toBe(2);
+    expect(fs.readdirSync(path.join(d, 'err')).sort()).toEqual(['2026-01', 'b.x12', 'link.x12', 'linkdir']);
+    expect(fs.readdirSync(path.join(d, 'err', '2026-01'))).toEqual([]);
+    expect(fs.existsSync(path.join(d, 'precious', 'keep.txt'))).toBe(true);
+    expect(errors).toEqual([]);
+    expect(pruneFolder(path.join(d, 'missing'), day, now, (f) => errors.push(f))).toBe(0);
+    expect(errors).toEqual([]);
+  });
+});
