@@ -1,33 +1,49 @@
-/** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. */
-import { ALL_ENDPOINTS, GridApiError, GridClient, GridError } from '../api/index.js';
+/** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. `--soap OPERATION [JSON]`: one SOAP 4.1 call. */
+import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
+import { ALL_OPERATIONS, operationByName } from '../api/soap/schema.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';
 
 const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key KEY]
-       gridsync call --list
+       gridsync call --soap OPERATION [JSON] [-c FILE | --base-url URL --api-key KEY]
+       gridsync call --list | --soap --list
 
 One REST call through the client (auth, retry, envelope). Prints the response's data as JSON; on an
 error prints errorCode and message to stderr and exits 1. Credentials come from -c FILE, from
 --base-url/--api-key, or from GRIDSYNC_API_BASE_URL / GRIDSYNC_API_KEY. A GET's JSON becomes the
-query string. Example: gridsync call POST /v2/parcels/pending-inbox-list '{"mailboxId":1001}'`;
+query string. Example: gridsync call POST /v2/parcels/pending-inbox-list '{"mailboxId":1001}'
+
+With --soap, one operation of the SOAP 4.1 interface: JSON holds its parameters by element name
+(SessionID is filled in from the API key or a Login); the result prints as JSON with element names
+as keys and 64-bit ids as strings. Example: gridsync call --soap ParcelInBox '{}'`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(
       argv,
       USAGE,
-      { config: { type: 'string', short: 'c' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, list: { type: 'boolean' }, 'allow-insecure-http': { type: 'boolean' } },
+      { config: { type: 'string', short: 'c' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, list: { type: 'boolean' }, soap: { type: 'boolean' }, 'allow-insecure-http': { type: 'boolean' } },
       true,
     );
     if (!args) return 0;
+    if (args.values.list && args.values.soap) {
+      for (const o of ALL_OPERATIONS) process.stdout.write(`${o.name.padEnd(28)} ${o.params.map((p) => `${p.name}:${p.type}`).join(', ').padEnd(60)} → ${o.result.type}  ${o.doc}\n`);
+      return 0;
+    }
     if (args.values.list) {
       for (const e of ALL_ENDPOINTS) process.stdout.write(`${e.method.padEnd(6)} ${e.path.padEnd(48)} ${e.name.padEnd(32)} ${e.summary}\n`);
       return 0;
     }
-    const [method, p, json] = args.positionals;
-    if (!method || !p || args.positionals.length > 3) throw new UsageError(USAGE);
-    if (!/^(GET|POST|PUT|DELETE)$/i.test(method)) throw new UsageError(`METHOD must be GET, POST, PUT or DELETE, not ${method}`);
+    const soap = args.values.soap === true;
+    const [method, p, json] = soap ? [undefined, args.positionals[0], args.positionals[1]] : args.positionals;
+    if (soap) {
+      if (!p || args.positionals.length > 2) throw new UsageError(USAGE);
+      if (!operationByName(p)) throw new UsageError(`unknown SOAP operation ${p}; gridsync call --soap --list shows them`);
+    } else {
+      if (!method || !p || args.positionals.length > 3) throw new UsageError(USAGE);
+      if (!/^(GET|POST|PUT|DELETE)$/i.test(method)) throw new UsageError(`METHOD must be GET, POST, PUT or DELETE, not ${method}`);
+    }
     let body: unknown;
     if (json !== undefined) {
       try {
@@ -54,21 +70,23 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (!baseUrl) throw new UsageError('no service: give -c FILE, --base-url, or GRIDSYNC_API_BASE_URL');
     if (!apiKey && !login) throw new UsageError('no credentials: give -c FILE, --api-key, or GRIDSYNC_API_KEY');
+    const auth = apiKey ? { apiKey } : (login as { login: string; password: string });
+    if (soap) return callSoap(baseUrl, auth, allowInsecureHttp, p, body, emulator);
     let client: GridClient;
     try {
-      client = new GridClient({ baseUrl, auth: apiKey ? { apiKey } : (login as { login: string; password: string }), allowInsecureHttp });
+      client = new GridClient({ baseUrl, auth, allowInsecureHttp });
     } catch (err) {
       await emulator?.close();
       throw new UsageError((err as Error).message);
     }
     try {
       let target = p;
-      if (method.toUpperCase() === 'GET' && body && typeof body === 'object') {
+      if ((method as string).toUpperCase() === 'GET' && body && typeof body === 'object') {
         const qs = new URLSearchParams(Object.entries(body as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])).toString();
         target = `${p}${p.includes('?') ? '&' : '?'}${qs}`;
         body = undefined;
       }
-      const data = await client.callRaw(method, target, body, {
+      const data = await client.callRaw(method as string, target, body, {
         onShapeMismatch: (field, detail) => process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
       });
       process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
@@ -83,4 +101,32 @@ export async function main(argv: string[]): Promise<number> {
       await emulator?.close();
     }
   });
+}
+
+async function callSoap(url: string, auth: { apiKey: string } | { login: string; password: string }, allowInsecureHttp: boolean, operation: string, params: unknown, emulator: Emulator | undefined): Promise<number> {
+  if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
+    await emulator?.close();
+    throw new UsageError('the JSON argument of --soap must be an object of parameters by element name');
+  }
+  let client: SoapClient;
+  try {
+    client = new SoapClient({ url, auth, allowInsecureHttp });
+  } catch (err) {
+    await emulator?.close();
+    throw new UsageError((err as Error).message);
+  }
+  try {
+    const result = await client.call(operation, (params ?? {}) as Record<string, unknown>);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof SoapFaultError) process.stderr.write(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);
+    else if (err instanceof GridApiError) process.stderr.write(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
+    else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
+    else throw err;
+    return 1;
+  } finally {
+    await client.close();
+    await emulator?.close();
+  }
 }

@@ -48,3 +48,27 @@ describe('gridsync call', () => {
     expect(list.stdout.trim().split('\n')).toHaveLength(119);
   });
 });
+
+describe('gridsync call --soap', () => {
+  it('calls one SOAP operation and prints its result as JSON (64-bit ids as strings)', async () => {
+    const id = await emu.inject({ mailboxId: 1001, fileName: 'soap.x12', content: Buffer.from('s') });
+    const r = await call('--soap', 'ParcelInBox', '{}', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { Count: number; ParcelIDInfoList: { ParcelID: string; FileName: string }[] };
+    expect(out.ParcelIDInfoList).toContainEqual(expect.objectContaining({ ParcelID: String(id), FileName: 'soap.x12' }));
+    const info = await call('--soap', 'ParcelInfo', `{"ParcelID":"${id}"}`, '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(JSON.parse(info.stdout)).toMatchObject({ ParcelID: String(id), Direction: 'InBox', StatusCode: 'InBoxReady' });
+  });
+
+  it('a fault goes to stderr with its code and item, exit 1; an unknown operation is a usage error', async () => {
+    const r = await call('--soap', 'ParcelInfo', '{"ParcelID":"1"}', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^soap:Client 4 \(ParcelID\): Parcel 1 not found/);
+    const bad = await call('--soap', 'ParcelOutBox', '{}', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown SOAP operation ParcelOutBox/);
+    const list = await call('--soap', '--list');
+    expect(list.stdout.trim().split('\n')).toHaveLength(65);
+  });
+});
