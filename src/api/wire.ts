@@ -203,11 +203,6 @@ export const ERROR_STATUS: Record<(typeof ERROR_CODES)[number], number> = {
 // ---------------------------------------------------------------------------------------------
 // Pagination
 
-export const Paging = z.object({
-  pageNo: z.number().int().min(1).optional(),
-  recordsPerPage: z.number().int().min(1).optional(),
-});
-
 /** Paging fields with the upper bound of one list (SPEC "Limits", API-NOTES §7). */
 export function pageRequest(maxRecordsPerPage: number) {
   return z.object({

@@ -32,10 +32,6 @@ export class SystemdNotifier {
     }
   }
 
-  status(text: string): void {
-    this.send(`--pid=${process.pid}`, `--status=${text}`);
-  }
-
   /**
    * While start-up waits for an unreachable service, asks systemd for more time instead of being
    * killed by TimeoutStartSec and restarted into the same wait.
