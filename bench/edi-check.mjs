@@ -4,6 +4,7 @@
 // corpus when one is given (--corpus or GRIDSYNC_EDI_CORPUS). Prints MB/s, the ratio to the
 // baseline and the peak RSS; the generated file lives in a temporary directory removed at the end.
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { validateEnvelopeFile } = await import(pathToFileURL(path.join(repoRoot, 'dist', 'outbound', 'checks.js')).href);
+
+// Child mode: one check of one file in a fresh process, so that its peak RSS is the check's alone.
+if (process.argv[2] === '--child') {
+  const verdict = await validateEnvelopeFile(process.argv[3], { counts: process.argv[4] === 'counts' });
+  console.log(JSON.stringify({ ok: verdict.ok, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+  process.exit(0);
+}
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -91,7 +99,10 @@ try {
   const file = path.join(tmp, 'large.x12');
   const gen = writeLargeX12(file, targetMb * MB);
   await measure(`generated X12, ${gen.interchanges} interchanges of 1,000 invoices`, file);
-  console.log(`  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (the file is ${(gen.bytes / MB).toFixed(0)} MB)`);
+  const child = (args) => JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', ...args], { encoding: 'utf8' }));
+  const bare = JSON.parse(execFileSync(process.execPath, ['-e', 'console.log(JSON.stringify({ maxRssMb: process.resourceUsage().maxRSS / 1024 }))'], { encoding: 'utf8' }));
+  const checked = child([file, 'counts']);
+  console.log(`  peak RSS of a process that only checks it: ${checked.maxRssMb.toFixed(0)} MB (an empty node process: ${bare.maxRssMb.toFixed(0)} MB; the file is ${(gen.bytes / MB).toFixed(0)} MB)`);
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -10,7 +10,7 @@ export type { EnvelopeVerdict };
 export type EnvelopeCheckOptions = CheckOptions;
 
 /** Read size of the streamed envelope check. */
-const READ_CHUNK = 1024 * 1024;
+const READ_CHUNK = 256 * 1024;
 
 /** `*.tmp`, `~*`, `.*` … → a matcher of file names (`*` any run, `?` one character). */
 export function ignoreMatcher(patterns: readonly string[]): (name: string) => boolean {
