@@ -10,5 +10,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
+    // A TMPDIR of its own for the run, removed at the end (test/helpers/tmpdir-setup.ts).
+    globalSetup: ['test/helpers/tmpdir-setup.ts'],
   },
 });
