@@ -124,6 +124,10 @@ function ack997(ix: Envelope, nextControl: () => number, now: Date): string | un
   const segs: string[] = [
     `ISA*00*${pad('', 10)}*00*${pad('', 10)}*${pad(ix.receiver.qualifier, 2)}*${pad(ix.receiver.id, 15)}*${pad(ix.sender.qualifier, 2)}*${pad(ix.sender.id, 15)}*${d.yymmdd}*${d.hhmm}*${rep}*${version}*${ctrl9}*0*${test}*>`,
   ];
+  // A TA1 about the envelope itself: when the sender asked for one (ISA14 = 1) or IEA01 is wrong.
+  const h = ix.header.slice(0, 105).split(ix.separators.element).map((e) => e.trim());
+  const wrongCount = ix.problems.some((p) => p.code === 'INTERCHANGE_COUNT_MISMATCH');
+  if (wrongCount || h[14] === '1') segs.push(`TA1*${ix.control}*${h[9] ?? ''}*${h[10] ?? ''}*${wrongCount ? 'E*021' : 'A*000'}`);
   const buckets = new Map<string, FunctionalGroup[]>();
   for (const g of groups) {
     const key = `${g.version}\u0000${g.sender}\u0000${g.receiver}`;

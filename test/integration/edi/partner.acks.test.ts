@@ -56,9 +56,13 @@ describe('demo partner acknowledgments', () => {
         'GE*1*22',
         'IEA*2*000000102',
       ]);
-    await upload('batch.x12', `\u00ef\u00bb\u00bf${first}\n${second}`);
+    // the third asks for a TA1 (ISA14 = 1) and declares 2 groups in IEA01 for the 1 it holds
+    const third = isa('000000103', '00401', 'P').replace('*000000103*0*', '*000000103*1*') + 'GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*31*X*004010~ST*810*0001~SE*2*0001~GE*1*31~IEA*2*000000103~';
+    await upload('batch.x12', `\u00ef\u00bb\u00bf${first}\n${second}\r\n${third}`);
     const got = await inbox();
-    expect([...got.keys()].sort()).toEqual(['997_000000101.x12', '997_000000102.x12']);
+    expect([...got.keys()].sort()).toEqual(['997_000000101.x12', '997_000000102.x12', '997_000000103.x12']);
+    expect(got.get('997_000000103.x12')?.slice(106)).toMatch(/^TA1\*000000103\*261122\*1200\*E\*021~GS\*FA\*/);
+    expect(got.get('997_000000101.x12')).not.toContain('TA1');
     const a = got.get('997_000000101.x12') as string;
     expect(a.slice(0, 106)).toMatch(/^ISA\*00\*.{10}\*00\*.{10}\*ZZ\*DEMOPARTNER {4}\*ZZ\*GRIDSYNC {7}\*\d{6}\*\d{4}\*\^\*00401\*\d{9}\*0\*P\*>~$/);
     expect(a.slice(106)).toMatch(/^GS\*FA\*DEMOPARTNER\*GRIDSYNC\*\d{8}\*\d{4}\*\d+\*X\*004010~ST\*997\*0001~AK1\*IN\*11~AK2\*810\*0001~AK5\*A~AK9\*A\*1\*1\*1~SE\*6\*0001~GE\*1\*\d+~IEA\*1\*\d{9}~$/);

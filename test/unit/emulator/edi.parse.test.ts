@@ -40,6 +40,12 @@ describe('emulator EDI envelopes', () => {
     expect(ack.content).toContain('AK1*IN*77~AK2*810*0001~AK5*A~AK9*A*1*1*1~SE*6*0001~');
   });
 
+  it('adds a TA1 when the sender asks for one in ISA14, and none otherwise', () => {
+    const asked = parseInterchanges(x12(78).replace('*000000078*0*P*', '*000000078*1*P*'))[0]!;
+    expect(acknowledgment(asked, () => 1, new Date())!.content.slice(106)).toMatch(/^TA1\*000000078\*261122\*1200\*A\*000~GS\*FA/);
+    expect(acknowledgment(parseInterchanges(x12(79))[0]!, () => 1, new Date())!.content).not.toContain('TA1');
+  });
+
   it('answers EDIFACT with a CONTRL going back to the sender', () => {
     const ix = parseInterchanges(edifact(5))[0]!;
     const ack = acknowledgment(ix, () => 901, new Date('2026-11-22T12:34:00Z'))!;
