@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ALL_ENDPOINTS, matchEndpoint } from '../../../src/api/catalog/index.js';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { x12 } from '../../helpers/edi.js';
 
@@ -18,6 +19,9 @@ afterEach(async () => {
   await emu.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+afterAll(() => {
+  process.stdout.write(`answers checked against the response schema: ${checked.size} of ${ALL_ENDPOINTS.length} endpoints\n`);
+});
 
 interface Env<T = unknown> { status: number; success: boolean; data: T; errorCode: string | null; message: string | null }
 
@@ -30,9 +34,16 @@ async function call<T = unknown>(method: string, p: string, body?: unknown, key 
   const env = (await res.json()) as Omit<Env<T>, 'status'>;
   return { status: res.status, ...env };
 }
+const checked = new Set<string>();
+/** A 200 whose data the client's response schema of that endpoint accepts (the client must read what the emulator says). */
 const ok = async <T = unknown>(method: string, p: string, body?: unknown, key?: string): Promise<T> => {
   const r = await call<T>(method, p, body, key);
   if (r.status !== 200) throw new Error(`${method} ${p} → ${r.status} ${r.errorCode ?? ''} ${r.message ?? ''}`);
+  const e = matchEndpoint(method, p)?.endpoint;
+  if (!e) throw new Error(`${method} ${p}: not a catalog endpoint`);
+  const parsed = e.response.safeParse(r.data);
+  if (!parsed.success) throw new Error(`${e.name}: the answer does not match the response schema: ${JSON.stringify(parsed.error.issues[0])}`);
+  checked.add(e.name);
   return r.data;
 };
 
