@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GridClient } from '../../src/api/index.js';
+import { GridClient, SoapClient, type MailboxTransport } from '../../src/api/index.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { Journal } from '../../src/journal/index.js';
@@ -12,12 +12,15 @@ export interface TestWorld {
   readonly root: string;
   readonly dirs: Record<'inbox' | 'outbox' | 'sent' | 'error' | 'state', string>;
   readonly emu: Emulator;
-  readonly client: GridClient;
+  /** REST or SOAP: the pipelines see only the transport interface. */
+  readonly client: MailboxTransport;
   readonly journal: Journal;
   close(): Promise<void>;
 }
 
-export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 'demo-key-1001'): Promise<TestWorld> {
+export type Protocol = 'rest' | 'soap';
+
+export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 'demo-key-1001', protocol: Protocol = 'rest'): Promise<TestWorld> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-test-'));
   const dirs = {
     inbox: path.join(root, 'inbox'),
@@ -28,7 +31,8 @@ export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 
   };
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   const emu = await startEmulator({ settings: { acknowledgeDelayMs: 0 }, ...emulatorOptions });
-  const client = new GridClient({ baseUrl: emu.url, auth: { apiKey }, sleep: async () => undefined });
+  const client: MailboxTransport =
+    protocol === 'soap' ? new SoapClient({ url: emu.url, auth: { apiKey }, sleep: async () => undefined }) : new GridClient({ baseUrl: emu.url, auth: { apiKey }, sleep: async () => undefined });
   const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
   return {
     root,

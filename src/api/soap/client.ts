@@ -264,7 +264,10 @@ export class SoapClient implements MailboxTransport {
         decoder.end();
       } catch (err) {
         res.body.destroy();
-        throw this.downloadFailure(def.name, parcelId, err, written > 0);
+        // The service answered 200 and the body broke off: a truncated answer, whether or not a content
+        // byte was decoded yet (data buffered when the socket failed is discarded by the stream, so
+        // "nothing written" does not mean "nothing sent"). The pipeline retries it on its next cycle.
+        throw this.downloadFailure(def.name, parcelId, err);
       }
       const info = this.result(def, this.checkPayload(def, res.statusCode, root)) as Rec | null;
       if (!info) throw new GridResponseError(def.name, 200, 'ParcelDownloadResult', 'missing');
@@ -460,11 +463,11 @@ export class SoapClient implements MailboxTransport {
     }
   }
 
-  private downloadFailure(operation: string, parcelId: number, err: unknown, wroteContent: boolean): Error {
+  private downloadFailure(operation: string, parcelId: number, err: unknown): Error {
     if (err instanceof InvalidBase64Error) return new ContentIntegrityError(operation, parcelId, 'invalid-base64', err.message, { cause: err });
     if (err instanceof SoapXmlError) return new ContentIntegrityError(operation, parcelId, err.truncated ? 'truncated' : 'malformed', err.message, { cause: err });
     const e = toTransportError(operation, err);
-    if (e instanceof GridTransportError && wroteContent) return new ContentIntegrityError(operation, parcelId, 'truncated', `the body broke off: ${e.message}`, { cause: e });
+    if (e instanceof GridTransportError) return new ContentIntegrityError(operation, parcelId, 'truncated', `the body broke off: ${e.message}`, { cause: e });
     return e;
   }
 }

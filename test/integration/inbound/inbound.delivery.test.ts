@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js';
 import { InboundJournal } from '../../../src/journal/index.js';
-import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, listFiles, makeWorld, type Protocol, type TestWorld } from '../../helpers/world.js';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -13,15 +13,17 @@ function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
 }
 
 let w: TestWorld;
-beforeEach(async () => {
-  w = await makeWorld();
-});
-afterEach(async () => w.close());
 
 const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
   new InboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) }, stateDir: w.dirs.state });
 
-describe('inbound pipeline against the emulator', () => {
+// The same behaviour over both service interfaces (same journal, same guarantees).
+describe.each(['rest', 'soap'] as Protocol[])('inbound pipeline against the emulator over %s', (protocol) => {
+  beforeEach(async () => {
+    w = await makeWorld({}, 'demo-key-1001', protocol);
+  });
+  afterEach(async () => w.close());
+
   it('delivers many parcels with random content byte-identical, each exactly once, and confirms them', async () => {
     const sent = new Map<number, string>();
     for (let i = 0; i < 60; i++) {

@@ -4,13 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OutboundPipeline, OutboxConfig } from '../../../src/outbound/index.js';
 import { OutboundJournal } from '../../../src/journal/index.js';
 import { edifact, x12 } from '../../helpers/edi.js';
-import { emulatorParcels, listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, listFiles, makeWorld, type Protocol, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 let w: TestWorld;
-beforeEach(async () => {
-  w = await makeWorld();
-});
-afterEach(async () => w.close());
 
 const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline => outboundPipeline(w, { stableMs: 50, concurrency: 4, ...over });
 
@@ -21,7 +17,13 @@ const uploadsByName = async (): Promise<Map<string, number>> => {
   return m;
 };
 
-describe('outbound pipeline against the emulator', () => {
+// The same behaviour over both service interfaces (same journal, same guarantees).
+describe.each(['rest', 'soap'] as Protocol[])('outbound pipeline against the emulator over %s', (protocol) => {
+  beforeEach(async () => {
+    w = await makeWorld({}, 'demo-key-1001', protocol);
+  });
+  afterEach(async () => w.close());
+
   it('sends every finished file exactly once and archives it; ignores temp names', async () => {
     for (let i = 1; i <= 30; i++) fs.writeFileSync(path.join(w.dirs.outbox, `o${i}.${i % 2 ? 'x12' : 'edi'}`), i % 2 ? x12(i) : edifact(i));
     fs.writeFileSync(path.join(w.dirs.outbox, 'export.tmp'), 'half');
