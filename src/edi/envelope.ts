@@ -134,6 +134,16 @@ function split(text: string, sep: string): string[] {
   return out;
 }
 
+/** The first three elements (tag, 01, 02): all a set or group trailer or an ST needs, without splitting the rest. */
+function firstThree(text: string, sep: string): string[] {
+  const a = text.indexOf(sep);
+  if (a === -1) return [text];
+  const b = text.indexOf(sep, a + 1);
+  if (b === -1) return [text.slice(0, a), text.slice(a + 1)];
+  const c = text.indexOf(sep, b + 1);
+  return [text.slice(0, a), text.slice(a + 1, b), c === -1 ? text.slice(b + 1) : text.slice(b + 1, c)];
+}
+
 /** Splits a segment into elements, honouring the EDIFACT release character. */
 export function splitElements(text: string, sep: string, release: string): string[] {
   if (release === '' || !text.includes(release)) return split(text, sep);
@@ -356,7 +366,7 @@ export class EnvelopeReader {
       if (this.set) this.set.segments++;
       return;
     }
-    const f = split(s.text, s.separators.element);
+    const f = tag === 'GS' ? split(s.text, s.separators.element) : firstThree(s.text, s.separators.element);
     const el = (i: number): string => (f[i] ?? '').trim();
     switch (tag) {
       case 'GS':
