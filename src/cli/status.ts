@@ -1,12 +1,60 @@
 /** `gridsync status`: the journal's view — counts per state, last cycle, recent failures. */
+import fs from 'node:fs';
 import path from 'node:path';
-import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
+import type { Config } from '../config/index.js';
+import { InboundJournal, Journal, JournalLockedError, OutboundJournal } from '../journal/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 
 const USAGE = `usage: gridsync status [-c FILE] [--json]
 
-Reads the journal (also while the daemon runs): counts per state, the last cycle, recent failures.`;
+Reads the journal (also while the daemon runs): whether a daemon is running, per mailbox what is
+in flight and what waits (inbound parcels listed but not yet downloaded; outbox files not yet
+claimed; files in errorDir), counts per state, the last cycle, recent failures.`;
+
+/** The pid of the gridsync holding the journal's lock, or null when none runs. */
+function runningDaemon(file: string): { running: boolean; pid: number | null } {
+  try {
+    Journal.open(file).close();
+    return { running: false, pid: null };
+  } catch (err) {
+    if (err instanceof JournalLockedError) return { running: true, pid: err.holderPid ?? null };
+    return { running: false, pid: null };
+  }
+}
+
+const countFiles = (dir: string | undefined, skip: (name: string) => boolean = () => false): number | null => {
+  if (!dir) return null;
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && !skip(e.name)).length;
+  } catch {
+    return null;
+  }
+};
+
+const IN_FLIGHT_IN = ['downloading', 'staged', 'placed'] as const;
+const IN_FLIGHT_OUT = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
+
+function perMailbox(cfg: Config, journal: Journal) {
+  const inJ = new InboundJournal(journal);
+  const outJ = new OutboundJournal(journal);
+  return cfg.mailboxes.map((m) => {
+    const id = m.mailboxId;
+    const inbound = m.inbox
+      ? id === undefined
+        ? { note: 'the key user\'s own mailbox (id learned at start-up): see the totals below' }
+        : { inFlight: inJ.inStates(id, [...IN_FLIGHT_IN]).length, waiting: inJ.inStates(id, ['listed']).length }
+      : undefined;
+    const outbound = m.outbox
+      ? {
+          ...(id === undefined ? {} : { inFlight: outJ.inStates(id, m.outbox.dir, [...IN_FLIGHT_OUT]).length }),
+          waitingInOutbox: countFiles(m.outbox.dir, (n) => n.startsWith('.') || n.endsWith('.tmp') || n.endsWith('.part') || n.endsWith(m.outbox?.markerSuffix ?? '.done')),
+          inErrorDir: countFiles(m.outbox.errorDir, (n) => n.endsWith('.error.json')),
+        }
+      : undefined;
+    return { name: m.name ?? String(id), mailboxId: id ?? null, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}) };
+  });
+}
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -20,12 +68,16 @@ export async function main(argv: string[]): Promise<number> {
     } catch (err) {
       throw new UsageError(`cannot read the journal ${file}: ${(err as Error).message} (has gridsync run yet?)`);
     }
+    const daemon = runningDaemon(file);
     try {
+      const mailboxes = perMailbox(loaded.config, journal);
       const inbound = new InboundJournal(journal).summary();
       const outbound = new OutboundJournal(journal).summary();
       const lastCycle = journal.getMeta('lastCycle');
       const report = {
         journal: file,
+        daemon,
+        mailboxes,
         lastCycle: lastCycle ? (JSON.parse(lastCycle) as unknown) : null,
         inbound: { counts: inbound.counts, recentFailures: inbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, parcelId: r.parcel_id, fileName: r.file_name, attempts: r.attempts, reason: r.last_error, at: new Date(r.updated_at).toISOString() })) },
         outbound: { counts: outbound.counts, recentFailures: outbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, file: r.file_name, state: r.state, errorCode: r.error_code, httpStatus: r.http_status, reason: r.last_error, errorFile: r.final_path, at: new Date(r.updated_at).toISOString() })) },
@@ -36,9 +88,18 @@ export async function main(argv: string[]): Promise<number> {
       }
       const table = (title: string, counts: Record<string, number>): string =>
         `${title}\n${Object.keys(counts).length === 0 ? '  (nothing yet)' : Object.entries(counts).map(([k, v]) => `  ${k.padEnd(12)} ${String(v).padStart(8)}`).join('\n')}`;
+      const n = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : String(v));
       const lines = [
+        `daemon      ${daemon.running ? `running (pid ${daemon.pid ?? '?'})` : 'not running'}`,
         `journal     ${file}`,
         `last cycle  ${lastCycle ? (JSON.parse(lastCycle) as { at: string }).at : 'never'}`,
+        '',
+        'mailbox        in: in flight  waiting   out: in flight  waiting  errorDir',
+        ...mailboxes.map((m) => {
+          const i = m.inbound && 'inFlight' in m.inbound ? m.inbound : undefined;
+          const o = m.outbound;
+          return `  ${m.name.padEnd(14)} ${m.inbound ? `${n(i?.inFlight).padStart(9)}  ${n(i?.waiting).padStart(7)}` : `${'-'.padStart(9)}  ${'-'.padStart(7)}`}   ${o ? `${n(o.inFlight).padStart(13)}  ${n(o.waitingInOutbox).padStart(7)}  ${n(o.inErrorDir).padStart(8)}` : ''}`.trimEnd();
+        }),
         '',
         table('inbound parcels', inbound.counts),
         '',
