@@ -163,6 +163,10 @@ export function splitElements(text: string, sep: string, release: string): strin
   return out;
 }
 
+/** Shared by every group and set in summary mode, where nothing is recorded on them: no array per set. */
+const NONE: Problem[] = [];
+const NONE_SETS: TransactionSet[] = [];
+
 const count = (v: string | undefined): number => (v !== undefined && /^\s*\d+\s*$/.test(v) ? Number(v) : Number.NaN);
 const q = (v: string | undefined): string => `'${v ?? ''}'`;
 
@@ -323,7 +327,7 @@ export class EnvelopeReader {
 
   private openGroup(g: Omit<FunctionalGroup, 'sets' | 'setCount' | 'declaredSets' | 'complete' | 'problems'>): void {
     const ix = this.ix as Interchange;
-    this.group = { ...g, sets: [], setCount: 0, declaredSets: undefined, complete: false, problems: [] };
+    this.group = { ...g, sets: this.detail ? [] : NONE_SETS, setCount: 0, declaredSets: undefined, complete: false, problems: this.detail ? [] : NONE };
     if (g.explicit) ix.groupCount++;
     if (this.detail) ix.groups.push(this.group);
   }
@@ -331,7 +335,7 @@ export class EnvelopeReader {
   private openSet(id: string, control: string, identifier: string): void {
     const ix = this.ix as Interchange;
     const g = this.group as FunctionalGroup;
-    this.set = { id, control, identifier, segments: 1, complete: false, problems: [] };
+    this.set = { id, control, identifier, segments: 1, complete: false, problems: this.detail ? [] : NONE };
     g.setCount++;
     ix.setCount++;
     if (this.detail) g.sets.push(this.set);
