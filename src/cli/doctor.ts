@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { catalog, GridApiError, GridClient } from '../api/index.js';
+import { catalog, GridApiError, GridClient, SoapClient, type GridClientOptions } from '../api/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl } from '../config/redact.js';
@@ -142,16 +142,18 @@ async function bounded<T>(ms: number, what: string, fn: (signal: AbortSignal) =>
 function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
   const shown = redactUrl(cfg.api.baseUrl);
   const clean = (msg: string): string => msg.split(cfg.api.baseUrl).join(shown).replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
-  let client: GridClient | undefined;
+  let client: ServiceProbe | undefined;
   let budgetEnd = 0;
   let me: { mailboxId: number } | undefined;
   let gaveUp: string | undefined;
   const remaining = (): number => Math.max(0, budgetEnd - Date.now());
-  const call = async <T>(what: string, fn: (c: GridClient, signal: AbortSignal) => Promise<T>): Promise<T> => {
+  const op = cfg.api.protocol === 'soap'
+    ? { version: 'SOAP Version', me: 'SOAP WhoAmI', mailbox: (id: number) => `SOAP ParcelInBoxEx (mailbox ${id})` }
+    : { version: 'GET /v2/version', me: 'GET /v2/users/me', mailbox: (id: number) => `GET /v2/mailboxes/${id}` };
+  const call = async <T>(what: string, fn: (c: ServiceProbe, signal: AbortSignal) => Promise<T>): Promise<T> => {
     if (!client) {
       budgetEnd = Date.now() + DOCTOR_SERVICE_BUDGET_MS;
-      client = new GridClient({
-        baseUrl: cfg.api.baseUrl,
+      client = serviceProbe(cfg, {
         auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
         allowInsecureHttp: cfg.api.allowInsecureHttp,
         timeouts: { connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS), headersMs: DOCTOR_CALL_TIMEOUT_MS, bodyMs: DOCTOR_CALL_TIMEOUT_MS },
@@ -176,12 +178,12 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
     },
   });
   const checks: Check[] = [
-    guarded(`service ${shown}`, `${shown}: GET /v2/version`, async () => {
-      const v = await call('GET /v2/version', (c, signal) => c.call(catalog.auth.version, {}, { signal }));
-      return ok(`answers, version ${v.version}`);
+    guarded(`service ${shown}`, `${shown}: ${op.version}`, async () => {
+      const v = await call(op.version, (c, signal) => c.version(signal));
+      return ok(`answers, version ${v}`);
     }),
-    guarded('credentials', `${shown}: GET /v2/users/me`, async () => {
-      const u = await call('GET /v2/users/me', (c, signal) => c.call(catalog.users.me, {}, { signal }));
+    guarded('credentials', `${shown}: ${op.me}`, async () => {
+      const u = await call(op.me, (c, signal) => c.me(signal));
       me = u;
       return ok(`user ${u.login} (mailbox ${u.mailboxId}, ${u.authLevel})`);
     }),
@@ -190,10 +192,10 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
     if (m.mailboxId === undefined) return;
     const id = m.mailboxId;
     checks.push(
-      guarded(`mailboxes[${i}] ${m.name ?? id}: mailbox ${id} reachable with the key`, `${shown}: GET /v2/mailboxes/${id}`, async () => {
+      guarded(`mailboxes[${i}] ${m.name ?? id}: mailbox ${id} reachable with the key`, `${shown}: ${op.mailbox(id)}`, async () => {
         if (me && me.mailboxId === id) return ok('the key user\'s own mailbox');
         try {
-          await call(`GET /v2/mailboxes/${id}`, (c, signal) => c.call(catalog.mailboxes.get, { mailboxId: id }, { signal }));
+          await call(op.mailbox(id), (c, signal) => c.mailbox(id, signal));
           return ok();
         } catch (err) {
           if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
@@ -289,4 +291,35 @@ export async function main(argv: string[]): Promise<number> {
     await close();
     return failed === 0 ? 0 : 2;
   });
+}
+
+/** The three questions doctor asks the service, over the configured interface. */
+interface ServiceProbe {
+  version(signal: AbortSignal): Promise<string>;
+  me(signal: AbortSignal): Promise<{ login: string; mailboxId: number; authLevel: string }>;
+  mailbox(mailboxId: number, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+function serviceProbe(cfg: Config, options: Omit<GridClientOptions, 'baseUrl'>): ServiceProbe {
+  if (cfg.api.protocol === 'soap') {
+    const c = new SoapClient({ url: cfg.api.baseUrl, ...options });
+    return {
+      version: async (signal) => String(await c.call('Version', {}, { signal })),
+      me: async (signal) => {
+        const s = (await c.call('WhoAmI', {}, { signal })) as { LoginName?: string; MailboxID: number; AuthLevel: string };
+        return { login: s.LoginName ?? '', mailboxId: s.MailboxID, authLevel: s.AuthLevel };
+      },
+      // Listing the mailbox's inbox is the access check the SOAP interface offers (as the daemon does).
+      mailbox: async (mailboxId, signal) => void (await c.pendingInbox(mailboxId, { signal })),
+      close: () => c.close(),
+    };
+  }
+  const c = new GridClient({ baseUrl: cfg.api.baseUrl, ...options });
+  return {
+    version: async (signal) => (await c.call(catalog.auth.version, {}, { signal })).version,
+    me: async (signal) => c.call(catalog.users.me, {}, { signal }),
+    mailbox: async (mailboxId, signal) => void (await c.call(catalog.mailboxes.get, { mailboxId }, { signal })),
+    close: () => c.close(),
+  };
 }

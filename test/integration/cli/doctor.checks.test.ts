@@ -100,6 +100,21 @@ describe('doctor', () => {
   });
 });
 
+describe('doctor over SOAP', () => {
+  it('asks the service through the SOAP interface when api.protocol is soap', async () => {
+    const emu = await startEmulator({ port: 0 });
+    cleanups.push(() => emu.close());
+    const w = world({ baseUrl: emu.url, protocol: 'soap', apiKey: 'demo-key-1001' }, {}, {});
+    const cfg = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
+    cfg.mailboxes.push({ mailboxId: 1002, name: 'other', inbox: { dir: './inbox-1002' } });
+    fs.writeFileSync(w.configFile, YAML.stringify(cfg), { mode: 0o600 });
+    const r = await cli(['doctor', '-c', w.configFile]);
+    expect(r.stdout).toMatch(/✓ service http:\/\/127\.0\.0\.1:\d+: answers, version v4\.1/);
+    expect(r.stdout).toMatch(/✓ credentials: user erp \(mailbox 1001, MailboxAdmin\)/);
+    expect(r.stdout).toMatch(/✗ mailboxes\[1\] other: mailbox 1002 reachable with the key: the key cannot reach mailbox 1002 \(AccessDenied\)/);
+  });
+});
+
 describe('a mailbox the key cannot reach', () => {
   it('once exits 2 with one line naming the key path; no stack trace, no file sent to errorDir', () => {
     const w = world({ baseUrl: 'embedded', apiKey: 'demo-key-1001' }, {}, { mailboxId: 4242 });
