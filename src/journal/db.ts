@@ -99,9 +99,10 @@ export class Journal {
       db.pragma('busy_timeout = 5000');
       return new Journal(db, journalPath, now, undefined);
     }
-    fs.mkdirSync(path.dirname(journalPath), { recursive: true });
+    fs.mkdirSync(path.dirname(journalPath), { recursive: true, mode: 0o700 });
     const lockDb = options.lock === false ? undefined : acquireLock(journalPath);
     try {
+      ensurePrivateFile(journalPath);
       const db = new Database(journalPath);
       db.pragma('journal_mode = WAL');
       // FULL until the WAL exists and its directory entry is durable (SQLite fsyncs the directory
@@ -283,6 +284,7 @@ function migrate(db: Db): void {
 function acquireLock(journalPath: string): Db {
   const lockPath = `${journalPath}.lock`;
   const pidPath = `${lockPath}.pid`;
+  ensurePrivateFile(lockPath);
   const lockDb = new Database(lockPath);
   lockDb.pragma('busy_timeout = 0');
   try {
@@ -297,6 +299,25 @@ function acquireLock(journalPath: string): Db {
   }
   fs.writeFileSync(pidPath, `${process.pid}\n`);
   return lockDb;
+}
+
+/**
+ * The journal holds file names, paths and parcel ids: 0600 whatever the umask (SQLite gives its
+ * -wal and -shm files the database file's mode). A journal left readable by others is tightened.
+ */
+function ensurePrivateFile(file: string): void {
+  try {
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+    try {
+      fs.fchmodSync(fd, 0o600);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const st = fs.lstatSync(file);
+    if (st.isFile() && (st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) fs.chmodSync(file, 0o600);
+  }
 }
 
 function readIfExists(file: string): string | undefined {

@@ -100,6 +100,9 @@ export class OutboundPipeline {
   async checkPrerequisites(): Promise<void> {
     const processingDir = this.ctx.processingDir;
     for (const d of [this.cfg.dir, this.cfg.errorDir, processingDir, ...(this.cfg.sentDir ? [this.cfg.sentDir] : [])]) await ensureDirDurable(d);
+    // Only gridsync writes in processing/: the claimed snapshots there are what gets sent.
+    const st = await fs.promises.stat(processingDir);
+    if (st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) await fs.promises.chmod(processingDir, 0o700);
     if (!(await sameFilesystem(processingDir, this.cfg.dir))) {
       throw new Error(`processing ${processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; set outbox.processingDir to a folder on the outbox's filesystem`);
     }
