@@ -29,5 +29,8 @@ EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/dist/cli/main.js"]
+# Core dumps off before Node starts (a dump would hold the API key and the bearer token; Node
+# cannot lower its own RLIMIT_CORE): the shell sets the limit, then exec replaces the shell with
+# node, so signals reach node directly as before.
+ENTRYPOINT ["/bin/sh", "-c", "ulimit -c 0 && exec node --max-semi-space-size=4 /app/dist/cli/main.js \"$@\"", "gridsync"]
 CMD ["run", "-c", "/etc/gridsync/gridsync.yaml"]

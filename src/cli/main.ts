@@ -10,6 +10,7 @@
  * (test/integration/api/client.memory.test.ts measures it).
  */
 import { gridsyncVersion } from '../version.js';
+import { disableCoreDumps } from './core-dumps.js';
 import { describeForOperator, exitCodeFor } from './exit-codes.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
@@ -49,6 +50,8 @@ async function dispatch(argv: string[]): Promise<number> {
     process.stderr.write(`gridsync: unknown command '${command}'\n\n${usage()}\n`);
     return 2;
   }
+  // Before any command reads a secret.
+  disableCoreDumps();
   const mod = await entry.load();
   return mod.main(rest);
 }

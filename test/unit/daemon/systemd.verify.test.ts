@@ -34,4 +34,20 @@ describe.skipIf(!available)('systemd units', () => {
     }
     expect(unit).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
   });
+
+  // Issue 11: the units scored 3.4; a system-call allow list, /proc hidden, no core dumps.
+  it.each(['gridsync.service', 'gridsync@.service'])('%s: systemd-analyze security scores at most 2.0, core dumps off', (unit) => {
+    const text = fs.readFileSync(path.join(repoRoot, 'systemd', unit), 'utf8');
+    for (const line of ['SystemCallFilter=@system-service', 'SystemCallErrorNumber=EPERM', 'ProtectProc=invisible', 'ProcSubset=pid', 'PrivateMounts=yes', 'RemoveIPC=yes', 'LimitCORE=0']) {
+      expect(text).toContain(line);
+    }
+    const r = spawnSync('systemd-analyze', ['security', '--offline=yes', path.join(repoRoot, 'systemd', unit)], { encoding: 'utf8' });
+    const score = Number(/Overall exposure level for [^:]+: ([\d.]+)/.exec(r.stdout + r.stderr)?.[1]);
+    if (Number.isNaN(score)) {
+      console.log(`NOTICE: this systemd-analyze cannot score a unit file offline; ${unit} not scored`);
+      return;
+    }
+    console.log(`${unit}: systemd-analyze security exposure ${score}`);
+    expect(score).toBeLessThanOrEqual(2.0);
+  });
 });
