@@ -2,6 +2,7 @@
  * The local service: `startEmulator()` runs the REST v2 emulator in-process (tests, the daemon's
  * `baseUrl: embedded`); `gridsync emulator` runs it as a process.
  */
+import { GridsyncError } from '../errors/index.js';
 import { EmulatorStore } from './store.js';
 import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
@@ -69,7 +70,7 @@ const DEFAULT_SETTINGS: EmulatorSettings = {
 };
 
 /** A refused emulator configuration (exposure without the safeguards). */
-export class EmulatorConfigError extends Error {
+export class EmulatorConfigError extends GridsyncError {
   readonly code = 'EMULATOR_CONFIG';
 }
 
