@@ -58,18 +58,19 @@ export async function main(argv: string[]): Promise<number> {
     });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), tty ? 250 : 1000);
     try {
-      const t = await daemon.runOnce();
+      const { totals: t, left, rounds, timedOut } = await daemon.runOnce();
       clearInterval(ticker);
       view.finish(daemon.progressRows());
-      logger.info({ inbound: t.inbound, outbound: t.outbound, interrupted: interrupted.signal.aborted }, 'once: cycle done');
-      // Items left over mean deliveries did not happen (an unwritable inbox, a full disk): a
-      // scheduler running `once` must see it, not a 0.
-      const leftOver = daemon.deferReasons(t);
-      if (leftOver.length) {
-        logger.error({ reasons: leftOver }, 'once: items left undelivered');
-        process.stderr.write(`gridsync once: items left undelivered:\n${leftOver.map((r) => `  ${r}`).join('\n')}\n`);
+      logger.info({ inbound: t.inbound, outbound: t.outbound, rounds, interrupted: interrupted.signal.aborted }, 'once: done');
+      // Exit 0 only when nothing deliverable is left: a scheduler running `once` must see every
+      // parcel or file this run could not deliver, each named with its reason.
+      if (left.length) {
+        logger.error({ left, timedOut }, 'once: items left undelivered');
+        const lines = left.map((l) => `  ${l.mailbox} ${l.direction === 'in' ? 'inbound ' : 'outbound'} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`);
+        const head = timedOut ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):` : 'gridsync once: items left undelivered:';
+        process.stderr.write(`${head}\n${lines.join('\n')}\n`);
       }
-      return t.inbound.failed + t.outbound.failed + t.outbound.rejected > 0 || leftOver.length > 0 || interrupted.signal.aborted ? 1 : 0;
+      return left.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {
       clearInterval(ticker);
       await daemon.close();

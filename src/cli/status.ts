@@ -74,11 +74,14 @@ export async function main(argv: string[]): Promise<number> {
       const inbound = new InboundJournal(journal).summary();
       const outbound = new OutboundJournal(journal).summary();
       const lastCycle = journal.getMeta('lastCycle');
+      const lastOnceText = journal.getMeta('lastOnce');
+      const lastOnce = lastOnceText ? (JSON.parse(lastOnceText) as { at: string; left: { mailbox: string; direction: string; item: string; kind: string; reason: string; code?: string }[] }) : null;
       const report = {
         journal: file,
         daemon,
         mailboxes,
         lastCycle: lastCycle ? (JSON.parse(lastCycle) as unknown) : null,
+        lastOnce,
         inbound: { counts: inbound.counts, recentFailures: inbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, parcelId: r.parcel_id, fileName: r.file_name, attempts: r.attempts, reason: r.last_error, at: new Date(r.updated_at).toISOString() })) },
         outbound: { counts: outbound.counts, recentFailures: outbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, file: r.file_name, state: r.state, errorCode: r.error_code, httpStatus: r.http_status, reason: r.last_error, errorFile: r.final_path, at: new Date(r.updated_at).toISOString() })) },
       };
@@ -105,6 +108,10 @@ export async function main(argv: string[]): Promise<number> {
         '',
         table('outbound files', outbound.counts),
       ];
+      if (lastOnce?.left.length) {
+        lines.push('', `left undelivered by the last \`once\` (${lastOnce.at})`);
+        for (const l of lastOnce.left) lines.push(`  ${l.direction === 'in' ? 'in ' : 'out'}  ${l.mailbox} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`);
+      }
       if (report.inbound.recentFailures.length || report.outbound.recentFailures.length) {
         lines.push('', 'recent failures');
         for (const f of report.inbound.recentFailures) lines.push(`  in   parcel ${f.parcelId} ${f.fileName ?? ''}: ${f.reason ?? ''} (${f.at})`);

@@ -50,6 +50,8 @@ export const DEFAULTS = {
     connections: 8,
     timeouts: { connectMs: 10 * SECOND, headersMs: 60 * SECOND, bodyMs: 60 * SECOND },
   },
+  /** `gridsync once` repeats cycles while transient failures leave work, for at most this long. */
+  once: { drainTimeoutMs: 5 * MINUTE },
   emulator: { port: 0 },
   log: { level: 'info', pretty: 'auto' },
   http: { enabled: false, host: '127.0.0.1', port: 9464 },

@@ -150,6 +150,7 @@ export const ConfigSchema = z
       .prefault({}),
     retention: z.object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) }).strict().prefault({}),
     shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
+    once: z.object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) }).strict().prefault({}),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),
   })
   .strict();

@@ -57,6 +57,27 @@ interface MailboxRuntime {
   outboundSinceCycle: OutboundCycleResult;
 }
 
+/** One item `once` leaves undelivered, and why. */
+export interface LeftItem {
+  readonly mailbox: string;
+  readonly direction: 'in' | 'out';
+  /** `parcel 123 (name)`, a file name, or `(cycle)` when the whole cycle failed. */
+  readonly item: string;
+  /** pending/service: transient, retried while the drain time lasts; the others are final for this run. */
+  readonly kind: 'pending' | 'service' | 'deferred' | 'failed' | 'unreadable';
+  readonly reason: string;
+  readonly code?: string;
+}
+
+export interface DrainResult {
+  readonly totals: CycleTotals;
+  /** Empty when nothing deliverable is left: the only case `once` exits 0. */
+  readonly left: LeftItem[];
+  readonly rounds: number;
+  /** The drain time ran out with transient failures left. */
+  readonly timedOut: boolean;
+}
+
 export interface CycleTotals {
   inbound: InboundCycleResult;
   outbound: OutboundCycleResult;
@@ -240,7 +261,7 @@ export class Daemon {
         if (err instanceof GridApiError && (err.httpStatus === 403 || (err.httpStatus === 404 && !err.noSuchEndpoint))) {
           throw new StartupError(
             'STARTUP_MAILBOX_UNREACHABLE',
-            `mailboxes[${i}].mailboxId: the credentials${me !== undefined ? ` (user of mailbox ${me})` : ''} cannot reach mailbox ${m.mailboxId}: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}; check the id, or use the key of a user with access to that mailbox`,
+            `mailboxes[${i}].mailboxId: the API key${me !== undefined ? ` (user of mailbox ${me})` : ''} cannot reach mailbox ${m.mailboxId}: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}; check the id, or use the key of a user with access to that mailbox`,
           );
         }
         // Anything else (the service wobbling) is not a verdict on the id: the cycles will tell.
@@ -306,23 +327,92 @@ export class Daemon {
   }
 
   /** `gridsync once`: recovery, then one full cycle of every mailbox, inbound and outbound. */
-  async runOnce(): Promise<CycleTotals> {
+  async runOnce(): Promise<DrainResult> {
+    const started = this.now();
+    const deadline = started + this.config.once.drainTimeout;
     const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
-    for (const m of this.mailboxes) {
-      if (this.abort.signal.aborted) break;
-      if (m.inbound) {
-        add(totals.inbound, await m.inbound.recover());
-        this.directionStarted.set(`${m.name}\0in`, this.now());
-        add(totals.inbound, await m.inbound.runCycle({ signal: this.abort.signal }));
+    for (let round = 1; ; round++) {
+      const cycleErrors: LeftItem[] = [];
+      for (const m of this.mailboxes) {
+        if (this.abort.signal.aborted) break;
+        if (m.inbound) {
+          try {
+            if (round === 1) add(totals.inbound, await m.inbound.recover());
+            this.directionStarted.set(`${m.name}\0in`, this.directionStarted.get(`${m.name}\0in`) ?? this.now());
+            add(totals.inbound, await m.inbound.runCycle({ signal: this.abort.signal }));
+          } catch (err) {
+            if (!this.abort.signal.aborted) cycleErrors.push(cycleError(m.name, 'in', err));
+          }
+        }
+        if (m.outbound) {
+          try {
+            if (round === 1) add(totals.outbound, await m.outbound.recover());
+            this.directionStarted.set(`${m.name}\0out`, this.directionStarted.get(`${m.name}\0out`) ?? this.now());
+            add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
+          } catch (err) {
+            if (!this.abort.signal.aborted) cycleErrors.push(cycleError(m.name, 'out', err));
+          }
+        }
       }
-      if (m.outbound) {
-        add(totals.outbound, await m.outbound.recover());
-        this.directionStarted.set(`${m.name}\0out`, this.now());
-        add(totals.outbound, await m.outbound.runCycle({ signal: this.abort.signal }));
+      const left = [...cycleErrors, ...this.leftItems(started)];
+      const retryable = left.filter((l) => l.kind === 'pending' || l.kind === 'service');
+      const wait = Math.min(backoffDelay(round, 1000), deadline - this.now());
+      if (retryable.length === 0 || this.abort.signal.aborted || wait <= 0) {
+        const result: DrainResult = { totals, left, rounds: round, timedOut: retryable.length > 0 && wait <= 0 && !this.abort.signal.aborted };
+        this.recordCycle(totals);
+        this.recordOnce(result);
+        return result;
+      }
+      this.logger.info({ round, retryable: retryable.length, retryInMs: wait }, 'once: work left after a transient failure; another cycle after a pause');
+      await this.sleep(wait, this.abort.signal).catch(() => undefined);
+    }
+  }
+
+  /**
+   * What this run leaves undelivered, each with its reason: journal rows not finished (pending: a
+   * later cycle may finish them; deferred: a local condition holds them), rows that failed or went
+   * to errorDir during this run, and listed parcels that cannot be acted on.
+   */
+  private leftItems(since: number): LeftItem[] {
+    const out: LeftItem[] = [];
+    const inJournal = new InboundJournal(this.journal);
+    const outJournal = new OutboundJournal(this.journal);
+    for (const [i, m] of this.mailboxes.entries()) {
+      if (m.inbound) {
+        for (const r of inJournal.inStates(m.mailboxId, ['listed', 'downloading', 'staged', 'placed', 'failed'])) {
+          const item = `parcel ${r.parcel_id}${r.file_name ? ` (${r.file_name})` : ''}`;
+          if (r.state === 'failed') {
+            if (r.updated_at >= since) out.push({ mailbox: m.name, direction: 'in', item, kind: 'failed', reason: r.last_error ?? 'failed' });
+            continue;
+          }
+          const held = m.inbound.heldLocally.get(r.parcel_id);
+          if (held !== undefined) out.push({ mailbox: m.name, direction: 'in', item, kind: 'deferred', reason: held });
+          else out.push({ mailbox: m.name, direction: 'in', item, kind: 'pending', reason: r.last_error ?? `not finished (${r.state})` });
+        }
+        for (const [id, u] of m.inbound.unreadable) {
+          out.push({ mailbox: m.name, direction: 'in', item: `parcel ${id}${u.fileName ? ` (${u.fileName})` : ''}`, kind: 'unreadable', reason: u.reason, code: u.code });
+        }
+      }
+      const outboxDir = this.config.mailboxes[i]?.outbox?.dir;
+      if (m.outbound && outboxDir) {
+        for (const r of outJournal.inStates(m.mailboxId, outboxDir, ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring', 'in_error'])) {
+          if (r.state === 'in_error') {
+            if (r.updated_at >= since) out.push({ mailbox: m.name, direction: 'out', item: r.file_name, kind: 'failed', reason: r.last_error ?? 'moved to errorDir', ...(r.error_code ? { code: r.error_code } : {}) });
+            continue;
+          }
+          out.push({ mailbox: m.name, direction: 'out', item: r.file_name, kind: 'pending', reason: r.last_error ?? `not finished (${r.state})` });
+        }
       }
     }
-    this.recordCycle(totals);
-    return totals;
+    return out;
+  }
+
+  private recordOnce(result: DrainResult): void {
+    try {
+      this.journal.setMeta('lastOnce', JSON.stringify({ at: new Date(this.now()).toISOString(), rounds: result.rounds, timedOut: result.timedOut, left: result.left }));
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'cannot record the run in the journal');
+    }
   }
 
   /** Where each mailbox and direction stands (progress lines, summary table); started ones only. */
@@ -485,16 +575,6 @@ export class Daemon {
     }
   }
 
-  /** Why items were left for later, per mailbox and direction that has any (once's exit reasons). */
-  deferReasons(totals: CycleTotals): string[] {
-    const out: string[] = [];
-    if (totals.inbound.deferred > 0) {
-      for (const m of this.mailboxes) if (m.inbound?.lastDeferReason) out.push(`${m.name} inbound: ${m.inbound.lastDeferReason}`);
-      if (out.length === 0) out.push(`${totals.inbound.deferred} inbound parcel(s) deferred (see the log)`);
-    }
-    if (totals.outbound.deferred > 0) out.push(`${totals.outbound.deferred} outbound file(s) deferred (see the log)`);
-    return out;
-  }
 
   /** Directions whose deliveries stopped (readiness, status). */
   get stuckDeliveries(): StuckDirection[] {
@@ -630,4 +710,9 @@ function describeConnectFailure(err: unknown): string {
   }
   if (err instanceof GridTransportError) return `the service is not reachable: ${err.message}`;
   return `the service's answer could not be used: ${(err as Error).message}`;
+}
+
+function cycleError(mailbox: string, direction: 'in' | 'out', err: unknown): LeftItem {
+  const code = (err as { code?: unknown }).code;
+  return { mailbox, direction, item: '(cycle)', kind: 'service', reason: describeConnectFailure(err), ...(typeof code === 'string' ? { code } : {}) };
 }

@@ -16,7 +16,7 @@ import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
-import { GridsyncError } from '../errors/index.js';
+import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/inbound.js';
 import { silentLogger, type Logger } from '../log.js';
 
@@ -101,6 +101,8 @@ export class InboundPipeline {
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
    */
   readonly unreadable = new Map<string, { fileName?: string; reason: string; code: string }>();
+  /** Parcels held back in the last cycle by a local condition (disk full, inbox not writable), with the reason. */
+  readonly heldLocally = new Map<number, string>();
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.journal = new InboundJournal(options.journal);
@@ -155,6 +157,7 @@ export class InboundPipeline {
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
+    this.heldLocally.clear();
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
     this.noteUnreadable(pending.unreadable);
     this.tally(result, 'unreadable', pending.unreadable.length);
@@ -251,9 +254,10 @@ export class InboundPipeline {
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
+      if (err instanceof DeferError || row?.state === 'staged') this.heldLocally.set(parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
-      this.logger.warn({ parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
+      this.logger.warn({ ...errorFields(err), parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
       return;
     }
     if (err instanceof GridApiError && err.noSuchEndpoint) {
@@ -261,23 +265,23 @@ export class InboundPipeline {
       this.journal.noteError(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
-      this.logger.warn({ parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
+      this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
       return;
     }
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
       this.tally(result, 'failed', 1, { reason });
-      this.logger.error({ parcelId, err: reason }, 'parcel failed: the service no longer knows it');
+      this.logger.error({ ...errorFields(err), parcelId, err: reason }, 'parcel failed: the service no longer knows it');
       return;
     }
     const state = await this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
     if (state === 'failed') {
       this.tally(result, 'failed', 1, { reason });
-      this.logger.error({ parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
+      this.logger.error({ ...errorFields(err), parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
     } else {
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
-      this.logger.warn({ parcelId, err: reason }, 'download failed; will retry');
+      this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'download failed; will retry');
     }
   }
 

@@ -28,7 +28,7 @@ describe('once: items left undelivered', () => {
 
     const stuck = runCli(['once', '-c', w.configFile]);
     expect(stuck.status).toBe(1);
-    expect(stuck.stderr).toMatch(/items left undelivered:\n {2}mb1001 inbound: .*orders/);
+    expect(stuck.stderr).toMatch(/items left undelivered:\n {2}mb1001 inbound +parcel \d+ \(po-1\.x12\): deferred: .*orders/);
     expect(stuck.stderr).not.toMatch(/\n\s+at /); // no stack trace
 
     fs.rmSync(path.join(w.inbox, 'orders'));

@@ -64,7 +64,7 @@ describe('daemon: typed pipeline events', () => {
     const daemon = await Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false });
     cleanups.push(() => daemon.close());
     const seen = record(daemon);
-    const totals = await daemon.runOnce();
+    const { totals } = await daemon.runOnce();
 
     expect(total(seen, 'outbound:claimed')).toBe(4);
     expect(total(seen, 'outbound:sent')).toBe(3);
@@ -107,7 +107,7 @@ describe('daemon: typed pipeline events', () => {
     daemon.events.on('outbound:sent', () => {
       throw new Error('listener bug');
     });
-    const totals = await daemon.runOnce();
+    const { totals } = await daemon.runOnce();
     expect(totals.outbound.archived).toBe(1);
     expect(fs.readdirSync(path.join(w.dir, 'sent'))).toEqual(['a.x12']);
   });

@@ -68,7 +68,7 @@ describe('daemon: several mailboxes', () => {
     await w.emu.inject({ mailboxId: 1002, fileName: 'p.x12', content: Buffer.from('ISA*p~') });
     const daemon = await Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false });
     cleanups.push(() => daemon.close());
-    const totals = await daemon.runOnce();
+    const { totals } = await daemon.runOnce();
     expect(totals.outbound.archived).toBe(1);
     expect(totals.inbound.confirmed).toBeGreaterThanOrEqual(1);
     expect(w.files('ours/sent')).toEqual(['inv.x12']);
