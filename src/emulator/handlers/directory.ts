@@ -25,6 +25,12 @@ import {
 const visibleUser = (ctx: HandlerContext, id: number): UserRow => user(ctx, id);
 const visibleGrid = (ctx: HandlerContext, id: number): GridIdRow => grid(ctx, id);
 
+/** The network of a mailbox the caller can see (undefined otherwise: the filter matches nothing). */
+const owner = (ctx: HandlerContext, mailboxId: number): number | undefined =>
+  canSeeMailbox(ctx.world, caller(ctx), mailboxId)
+    ? (ctx.world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number }).network_id
+    : undefined;
+
 const showStatus = (ctx: HandlerContext): [string, unknown[]] =>
   ctx.input.status === undefined ? ['', []] : [' AND status = ?', [ctx.input.status]];
 
@@ -35,7 +41,8 @@ export const directoryHandlers: Record<string, Handler> = {
     const rows = (ctx.world.store.db.prepare('SELECT * FROM users ORDER BY user_id').all() as UserRow[])
       .filter((u) => canSeeMailbox(ctx.world, caller(ctx), u.mailbox_id))
       .filter((u) => (ctx.input.mailboxId === undefined || u.mailbox_id === ctx.input.mailboxId) && (ctx.input.networkId === undefined || u.network_id === ctx.input.networkId))
-      .filter((u) => ctx.input.authLevel === undefined || u.auth_level === ctx.input.authLevel);
+      .filter((u) => ctx.input.authLevel === undefined || u.auth_level === ctx.input.authLevel)
+      .filter((u) => ctx.input.status === undefined || u.status === ctx.input.status);
     return { data: rows.slice(offset, offset + limit).map(userInfo) };
   },
   'users.byName': (ctx) => {
@@ -53,7 +60,8 @@ export const directoryHandlers: Record<string, Handler> = {
     const [st, args] = showStatus(ctx);
     const rows = (ctx.world.store.db.prepare(`SELECT * FROM networks WHERE 1 = 1${st} ORDER BY network_id`).all(...args) as NetworkRow[])
       .filter((n) => canSeeNetwork(caller(ctx), n.network_id))
-      .filter((n) => !ctx.input.networkId || n.network_id === ctx.input.networkId);
+      .filter((n) => !ctx.input.networkId || n.network_id === ctx.input.networkId)
+      .filter((n) => !ctx.input.mailboxId || owner(ctx, ctx.input.mailboxId as number) === n.network_id);
     return { data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, networks: rows.slice(offset, offset + limit).map(networkInfo) } };
   },
   'mailboxes.list': (ctx) => {

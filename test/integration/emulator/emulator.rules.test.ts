@@ -195,6 +195,10 @@ describe('Authentication', () => {
     expect((await call<{ networkId: number }[]>('POST', '/v2/users/list', {}, as('key-netadmin1'))).data.every((u) => u.networkId === 1)).toBe(true);
     expect((await call<unknown[]>('POST', '/v2/comms/list', { showInactive: true }, as('key-netadmin1'))).data).toEqual([]);
     expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as('key-netadmin1'))).data.networks.map((n) => n.networkId)).toEqual([1]);
+    // Root sees both; the mailboxId filter gives the network owning that mailbox.
+    expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as(ROOT))).data.networks.map((n) => n.networkId)).toEqual([1, 2]);
+    expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as(ROOT))).data.networks.map((n) => n.networkId)).toEqual([2]);
+    expect((await call<{ networks: unknown[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as('key-netadmin1'))).data.networks).toEqual([]);
   });
 
   it('rule 7: every endpoint that sets a password enforces lower, upper, digit and non-alphanumeric, with no maximum length', async () => {
@@ -361,6 +365,7 @@ describe('Limits', () => {
     for (let i = 0; i < 30; i++) await call('POST', '/v2/users', { login: `bulk${i}`, password: 'Bulk-pass1', email: `b${i}@one.example` });
     expect((await call<unknown[]>('POST', '/v2/users/list', {})).data).toHaveLength(25);
     expect((await call<unknown[]>('POST', '/v2/users/list', { pageNo: 2 })).data.length).toBeGreaterThan(0);
+    expect((await call<unknown[]>('POST', '/v2/users/list', { status: 'Suspended' })).data).toEqual([]);
     for (let i = 0; i < 30; i++) await emu.inject({ mailboxId: 1001, fileName: `p${i}`, content: Buffer.from('p') });
     expect((await call<unknown[]>('POST', '/v2/parcels/inbox-list', {})).data).toHaveLength(25);
     for (const p of ['/v2/users/list', '/v2/ids/list', '/v2/parcels/inbox-list', '/v2/parcels/outbox-list', '/v2/carboncopies/list']) {
