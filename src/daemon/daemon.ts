@@ -6,6 +6,7 @@
  * Cleanup follows graphile-worker: every resource registers its release, and close() runs them all
  * in reverse order even when one fails.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { catalog, GridApiError, GridClient, GridConfigError, GridTransportError, SoapClient, type MailboxTransport } from '../api/index.js';
@@ -441,6 +442,7 @@ export class Daemon {
     this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
       ready: () => this.readiness(),
       metrics: async () => {
+        await this.sampleFreeSpace();
         for (const m of this.mailboxes) if (m.outbound) this.metrics.queueDepth.set({ mailbox: m.name }, m.outbound.queueDepth);
         return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
       },
@@ -546,6 +548,24 @@ export class Daemon {
       const retryInMs = backoffDelay(failuresBefore + 1, this.config.schedule.poll);
       this.logger.error({ err: this.lastError, failures: failuresBefore + 1, retryInMs }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
       return false;
+    }
+  }
+
+  /** Free space of every folder gridsync writes to (the disk-headroom alert). */
+  private async sampleFreeSpace(): Promise<void> {
+    const folders: [string, string, string | undefined][] = [['', 'stateDir', this.config.stateDir]];
+    for (const m of this.config.mailboxes) {
+      const name = m.name ?? '';
+      folders.push([name, 'inbox', m.inbox?.dir], [name, 'sentDir', m.outbox?.sentDir], [name, 'errorDir', m.outbox?.errorDir]);
+    }
+    for (const [mailbox, folder, dir] of folders) {
+      if (!dir) continue;
+      try {
+        const st = await fs.promises.statfs(dir);
+        this.metrics.freeBytes.set({ mailbox, folder }, st.bavail * st.bsize);
+      } catch {
+        // A folder that is not there yet is reported by readiness and doctor, not here.
+      }
     }
   }
 

@@ -13,6 +13,7 @@ export class DaemonMetrics {
   readonly stuck = new Gauge({ name: 'gridsync_deliveries_stuck', help: '1 while items wait and nothing has been delivered for several cycles (see /readyz for the reason)', labelNames: ['direction', 'mailbox'] as const, registers: [this.registry] });
   readonly stuckCycles = new Gauge({ name: 'gridsync_stuck_cycles', help: 'Consecutive cycles with items waiting and nothing delivered', labelNames: ['direction', 'mailbox'] as const, registers: [this.registry] });
   readonly rateLimitPauses = new Counter({ name: 'gridsync_rate_limit_pauses_total', help: 'Times a 429 paused every request to the service until Retry-After', registers: [this.registry] });
+  readonly freeBytes = new Gauge({ name: 'gridsync_folder_free_bytes', help: 'Free bytes (for an unprivileged user) on the filesystem of each folder gridsync writes to', labelNames: ['mailbox', 'folder'] as const, registers: [this.registry] });
   readonly up = new Gauge({ name: 'gridsync_service_reachable', help: '1 when the last call to the service succeeded', registers: [this.registry] });
 
   constructor() {
