@@ -29,6 +29,19 @@ describe('config errors name the key and the expected form', () => {
     expect(e.message).toMatch(/mailboxes\[0\]\.outbox\.stableMs: expected a duration such as .*30s/);
   });
 
+  it('api.protocol: rest (default) or soap, anything else named', () => {
+    expect(parseConfig(base(), 'test.yaml', {}, '/etc/gridsync').config.api.protocol).toBe('rest');
+    const soap = base();
+    soap.api.protocol = 'soap';
+    expect(parseConfig(soap, 'test.yaml', {}, '/etc/gridsync').config.api.protocol).toBe('soap');
+    expect(parseConfig(base(), 'test.yaml', { GRIDSYNC_API_PROTOCOL: 'soap' }, '/etc/gridsync').config.api.protocol).toBe('soap');
+    const raw = base();
+    raw.api.protocol = 'ftp';
+    const e = errorOf(raw);
+    expect(e.key).toBe('api.protocol');
+    expect(e.message).toMatch(/api\.protocol: .*"rest".*"soap"/);
+  });
+
   it('a wrong type', () => {
     const raw = base();
     raw.mailboxes[0].inbox.concurrency = 'many';
