@@ -263,7 +263,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       if (w) warnings.push(w);
     }
   }
-  if (secretInFile && source !== '' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));
+  // The embedded emulator's demo key guards nothing: no warning for the quick-start config.
+  if (secretInFile && api.baseUrl !== 'embedded' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));
   else if (fs.existsSync(source)) warnings.push(...configFileWarnings(source, false));
   if (!api.apiKey && !(api.login && api.password)) {
     throw new ConfigError(`config ${source}: api.apiKey: no credentials — set api.apiKey (or GRIDSYNC_API_KEY), api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`, 'api.apiKey');
