@@ -148,8 +148,11 @@ describe('baseUrl: embedded', () => {
     cleanups.push(() => w.cleanup());
     const child = startCli(['run', '-c', w.configFile], { GRIDSYNC_HTTP_PORT: '0' }, w.dir);
     cleanups.push(async () => {
-      child.kill('SIGKILL');
+      // SIGTERM: the daemon closes its embedded emulator, which removes its temporary content folder.
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await child.exited;
+      clearTimeout(timer);
     });
     const [, url] = await child.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"embedded emulator started"/);
     await child.waitFor(/"msg":"gridsync started"/);
