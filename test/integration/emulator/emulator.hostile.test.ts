@@ -87,6 +87,22 @@ describe('the emulator survives broken-off requests and any body on any route', 
   });
 });
 
+describe('oversized bodies', () => {
+  it('a JSON body over 1 MiB on any route is a 400 naming the limit, with the connection closed', async () => {
+    const { emu, errors } = await startWatched();
+    const body = JSON.stringify({ pageNo: 1, pad: 'x'.repeat(2_000_000) });
+    for (const p of ['/v2/users/list', '/v2/keys/create', '/_emulator/faults']) {
+      const res = await fetch(emu.url + p, { method: 'POST', body, headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' } });
+      const env = (await res.json()) as { errorCode: string; message: string };
+      expect([p, res.status, env.errorCode]).toEqual([p, 400, 'InvalidParameter']);
+      expect(env.message).toMatch(/larger than 1048576 bytes/);
+      expect(res.headers.get('connection')).toBe('close');
+    }
+    expect((await fetch(`${emu.url}/v2/auth/version`)).status).toBe(200);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('admin routes and exposure', () => {
   it('admin routes: loopback only, unless remote admin is on and the Root key is sent', () => {
     const base = { admin: true, remoteAdmin: false, rootKey: false };
