@@ -17,7 +17,11 @@ RUN npm run build && npm prune --omit=dev
 FROM node:22-bookworm-slim AS run
 ENV NODE_ENV=production
 WORKDIR /app
-RUN groupadd --system gridsync && useradd --system --gid gridsync --home-dir /data --shell /usr/sbin/nologin gridsync \
+# A fixed uid/gid, so files on mounted shares belong to a known owner; match your share with
+# --build-arg GRIDSYNC_UID=… --build-arg GRIDSYNC_GID=… (docs/docker.md).
+ARG GRIDSYNC_UID=10001
+ARG GRIDSYNC_GID=10001
+RUN groupadd --system --gid "$GRIDSYNC_GID" gridsync && useradd --system --uid "$GRIDSYNC_UID" --gid gridsync --home-dir /data --shell /usr/sbin/nologin gridsync \
   && mkdir -p /data /etc/gridsync && chown gridsync:gridsync /data
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
