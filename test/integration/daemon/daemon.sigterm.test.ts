@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Journal, OutboundJournal } from '../../../src/journal/index.js';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 
@@ -60,14 +61,30 @@ describe('daemon: SIGTERM during a large upload', () => {
     return { dir, emu, configFile, outbox, sent: path.join(dir, 'sent'), uploads };
   }
 
+  function uploadingRows(dir: string): number {
+    const file = path.join(dir, 'state', 'journal.sqlite');
+    if (!fs.existsSync(file)) return 0;
+    let journal: Journal | undefined;
+    try {
+      journal = Journal.open(file, { readonly: true });
+      return new OutboundJournal(journal).inStates(1001, path.join(dir, 'outbox'), ['uploading']).length;
+    } catch {
+      return 0; // created but not yet migrated by the daemon
+    } finally {
+      journal?.close();
+    }
+  }
+
   async function dropAndTerminateMidUpload(w: Awaited<ReturnType<typeof setup>>) {
     const child = startCli(['run', '-c', w.configFile]);
     cleanups.push(() => child.kill('SIGKILL'));
     await child.waitFor(/"msg":"gridsync started"/);
     fs.writeFileSync(path.join(w.outbox, 'big.x12.part'), BIG);
     fs.renameSync(path.join(w.outbox, 'big.x12.part'), path.join(w.outbox, 'big.x12'));
-    // Claimed (moved out of the outbox) → the upload is in flight, held by the latency.
-    await eventually(() => !fs.existsSync(path.join(w.outbox, 'big.x12')), 10_000, 'the file claimed');
+    // The journal says `uploading` once the attempt's start is committed, just before the request
+    // goes out; the latency then holds it in flight. (Waiting for the claim alone raced on a busy
+    // machine: SIGTERM arrived before the upload began, and nothing was in flight to drain.)
+    await eventually(() => uploadingRows(w.dir) > 0, 15_000, 'the upload started');
     await new Promise((r) => setTimeout(r, 300));
     expect(await w.uploads()).toBe(0);
     child.kill('SIGTERM');
@@ -139,7 +156,7 @@ describe('daemon: SIGTERM during a large upload', () => {
     fs.writeFileSync(path.join(w.outbox, 'big.x12'), BIG);
     const once = startCli(['once', '-c', w.configFile]);
     cleanups.push(() => once.kill('SIGKILL'));
-    await eventually(() => !fs.existsSync(path.join(w.outbox, 'big.x12')), 10_000, 'the file claimed');
+    await eventually(() => uploadingRows(w.dir) > 0, 15_000, 'the upload started');
     once.kill('SIGTERM');
     const exit = await once.exited;
     expect(exit.code).toBe(1);
