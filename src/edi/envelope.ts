@@ -16,6 +16,7 @@ export type ProblemLevel = 'envelope' | 'counts';
 export type ProblemCode =
   | 'NOT_EDI'
   | 'BAD_HEADER'
+  | 'SEGMENT_TOO_LONG'
   | 'OUTSIDE_INTERCHANGE'
   | 'HEADER_INSIDE_INTERCHANGE'
   | 'MISSING_CONTROL'
@@ -233,7 +234,7 @@ export class EnvelopeReader {
   }
 
   private failure(f: TokenizerFailure): void {
-    const code: ProblemCode = f.tag === 'ISA' || f.tag === 'UNA' ? 'BAD_HEADER' : 'NOT_EDI';
+    const code: ProblemCode = f.kind === 'bad-header' ? 'BAD_HEADER' : f.kind === 'too-long' ? 'SEGMENT_TOO_LONG' : 'NOT_EDI';
     const p: Problem = { level: 'envelope', code, interchange: code === 'NOT_EDI' && this.interchanges === 0 ? 0 : f.interchange, segment: f.index, tag: f.tag, message: f.message };
     this.record(p);
   }

@@ -37,6 +37,8 @@ export interface Segment {
 
 /** The stream cannot be split any further (no recognisable interchange header, malformed ISA/UNA, …). */
 export interface TokenizerFailure {
+  /** `not-edi`: no interchange header where one must be; `bad-header`: an ISA/UNA that cannot be read; `too-long`: no terminator in sight. */
+  readonly kind: 'not-edi' | 'bad-header' | 'too-long';
   /** 1-based index of the interchange being read (the one the broken header would open). */
   readonly interchange: number;
   /** The segment index the failure is at (the header that cannot be read). */
@@ -160,10 +162,10 @@ export class Tokenizer {
     return (cut === -1 ? text : text.slice(0, cut)).trimEnd().slice(0, 16);
   }
 
-  private fail(tag: string, message: string): void {
+  private fail(tag: string, message: string, kind: TokenizerFailure['kind'] = 'bad-header'): void {
     this.failed = true;
     this.carry = undefined;
-    this.sink.fail({ interchange: Math.max(1, this.interchanges), index: this.index + 1, tag, message });
+    this.sink.fail({ kind, interchange: Math.max(1, this.interchanges), index: this.index + 1, tag, message });
   }
 
   private learn(syntax: Syntax, seps: Separators): void {
@@ -230,7 +232,7 @@ export class Tokenizer {
         }
         if (this.seps === undefined) {
           const start = data.toString('latin1', pos, pos + 12);
-          this.fail(/^[A-Za-z0-9]{1,3}/.exec(start)?.[0] ?? '', `not an X12 (ISA) or EDIFACT (UNA/UNB) interchange: the data starts with ${JSON.stringify(start)}`);
+          this.fail(/^[A-Za-z0-9]{1,3}/.exec(start)?.[0] ?? '', `not an X12 (ISA) or EDIFACT (UNA/UNB) interchange: the data starts with ${JSON.stringify(start)}`, 'not-edi');
           return;
         }
         // Data after a complete interchange that opens no new one: split it with the last
@@ -255,7 +257,7 @@ export class Tokenizer {
           if (rest.trim() !== '') this.emit(rest, false);
           pos = len;
         } else if (len - pos > this.maxSegment) {
-          this.fail(this.tagOf(data.toString('latin1', pos, pos + 16)), `no segment terminator ${JSON.stringify((this.seps as Separators).segment)} within ${this.maxSegment} bytes`);
+          this.fail(this.tagOf(data.toString('latin1', pos, pos + 16)), `no segment terminator ${JSON.stringify((this.seps as Separators).segment)} within ${this.maxSegment} bytes`, 'too-long');
           return;
         }
         break;
