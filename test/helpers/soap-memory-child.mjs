@@ -10,7 +10,7 @@ const base = rss();
 const t0 = performance.now();
 const { parcelId } = await partner.uploadParcel(file, { fileName: 'big.bin', gridIdFrom: 5002, gridIdTo: 5001 });
 const t1 = performance.now();
-const inbound = (await us.pendingInbox(1001)).find((p) => p.fileName === 'big.bin');
+const inbound = (await us.pendingInbox(1001)).parcels.find((p) => p.fileName === 'big.bin');
 const sink = fs.createWriteStream(out);
 const r = await us.downloadParcel(inbound.parcelId, sink, { expectedBytes: inbound.bytes });
 sink.end();

@@ -168,7 +168,21 @@ export class SoapClient implements MailboxTransport {
 
   async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
     const c = await this.call('ParcelInBoxEx', { NetworkID: 0, MailboxID: mailboxId, GridIDFrom: 0, GridIDTo: 0 }, options);
-    return { parcels: list(c).map((r) => summary('ParcelInBoxEx', r)), unreadable: [], omitted: 0 };
+    const parcels: ParcelSummary[] = [];
+    const unreadable: PendingInbox['unreadable'][number][] = [];
+    const rows = list(c);
+    for (const r of rows) {
+      try {
+        parcels.push(summary('ParcelInBoxEx', r));
+      } catch (err) {
+        // One record the journal cannot hold (an id above 2^53) is reported; the others still flow.
+        if (!(err instanceof GridResponseError)) throw err;
+        unreadable.push({ error: err, ...(typeof r.FileName === 'string' ? { fileName: r.FileName } : {}), ...(r.ParcelID !== undefined ? { roughId: String(r.ParcelID) } : {}) });
+      }
+    }
+    // The service may answer only part of the waiting parcels; TotalRecords says how many wait.
+    const total = Number((c as Rec | null)?.TotalRecords ?? rows.length);
+    return { parcels, unreadable, omitted: Math.max(0, total - rows.length) };
   }
 
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
@@ -266,7 +280,7 @@ export class SoapClient implements MailboxTransport {
         res.body.destroy();
         // The service answered 200 and the body broke off: a truncated answer, whether or not a content
         // byte was decoded yet (data buffered when the socket failed is discarded by the stream, so
-        // "nothing written" does not mean "nothing sent"). The pipeline retries it on its next cycle.
+        // "nothing written" does not mean "nothing sent"). Retried like any truncation.
         throw this.downloadFailure(def.name, parcelId, err);
       }
       const info = this.result(def, this.checkPayload(def, res.statusCode, root)) as Rec | null;

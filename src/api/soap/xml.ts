@@ -185,8 +185,16 @@ export interface ReadOptions {
 const MAX_DEPTH = 64;
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
-/** The text saxes holds between two events. Read and cleared to stream long text (saxes emits text only at the next tag). */
-type SaxesInternals = { text: string };
+/**
+ * saxes' own state, used for two things its API does not offer: `text` (what it holds between two
+ * events: read and cleared to stream long text, as saxes emits text only at the next tag), and
+ * whether it stands plainly inside text (`state` 13, nothing carried over), in which case a chunk
+ * of pure content text is handed out without passing it through saxes character by character.
+ */
+type SaxesInternals = { text: string; state: number; carriedFromPrevious: string | undefined };
+const SAXES_IN_TEXT = 13;
+/** Characters that need saxes even inside content text: markup, entities, `]]>`, CR normalisation. */
+const NEEDS_PARSER = /[<&\]\r]/;
 
 /** Reads a whole XML document from chunks; returns the root element. */
 export async function readXml(source: AsyncIterable<Uint8Array | string>, options: ReadOptions = {}): Promise<XmlNode> {
@@ -247,7 +255,14 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
 
   const decoder = new TextDecoder('utf-8');
   for await (const chunk of source) {
-    parser.write(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    if (streaming && internals.state === SAXES_IN_TEXT && internals.carriedFromPrevious === undefined && internals.text === '' && !NEEDS_PARSER.test(text)) {
+      // The middle of a long content element: saxes would only append it to its text buffer.
+      pending.push([text, streaming.name]);
+      await flush();
+      continue;
+    }
+    parser.write(text);
     if (failure) throw failure;
     // Guard against a server that sends endless text where none is streamed.
     if (!streaming && internals.text.length > maxText) throw new SoapXmlError(`more than ${maxText} characters of text`, '(xml)');

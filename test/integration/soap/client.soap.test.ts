@@ -139,7 +139,19 @@ describe('SoapClient against the emulator', () => {
     const id = await emu.inject({ mailboxId: 1001, fileName: 'a.txt', content: Buffer.from('a') });
     const inbox = (await c.call('ParcelInBox')) as { ParcelIDInfoList: { ParcelID: string }[] };
     expect(inbox.ParcelIDInfoList[0]?.ParcelID).toBe((9223372036854000000n + BigInt(id)).toString());
-    await expect(c.pendingInbox(1001)).rejects.toBeInstanceOf(GridResponseError);
+    const pending = await c.pendingInbox(1001);
+    expect(pending.parcels).toEqual([]);
+    expect(pending.unreadable).toEqual([expect.objectContaining({ fileName: 'a.txt', roughId: (9223372036854000000n + BigInt(id)).toString() })]);
+    expect(pending.unreadable[0]?.error).toBeInstanceOf(GridResponseError);
+  });
+
+  it('reports the parcels a capped inbox answer left out', async () => {
+    emu = await startEmulator({ settings: { soap: { inboxCap: 2 } } });
+    const c = client({ apiKey: 'demo-key-1001' });
+    for (let i = 0; i < 3; i++) await emu.inject({ mailboxId: 1001, fileName: `p${i}.txt`, content: Buffer.from('p') });
+    const pending = await c.pendingInbox(1001);
+    expect(pending.parcels.map((p) => p.fileName)).toEqual(['p0.txt', 'p1.txt']);
+    expect(pending.omitted).toBe(1);
   });
 });
 

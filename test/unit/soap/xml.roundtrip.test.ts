@@ -46,6 +46,20 @@ describe('SOAP XML', () => {
     expect(content.text).toBe('');
   });
 
+  it('streamed text is exact whichever way it is cut: CR LF, entities and CDATA inside, any chunk size', async () => {
+    const b64 = Buffer.alloc(100_000, 9).toString('base64');
+    const lines = b64.match(/.{1,76}/g)!.join('\r\n');
+    const body = `${lines.slice(0, 5000)}&#65;${lines.slice(5000, 9000)}<![CDATA[QUJD]]>${lines.slice(9000)}`;
+    const xml = `<e:Envelope xmlns:e="${SOAP11_ENV}"><e:Body><g:ParcelUpload xmlns:g="${SOAP_NS}"><g:Content>${body}</g:Content><g:Bytes>1</g:Bytes></g:ParcelUpload></e:Body></e:Envelope>`;
+    const expected = `${lines.slice(0, 5000)}A${lines.slice(5000, 9000)}QUJD${lines.slice(9000)}`.replace(/\r\n/g, '\n');
+    for (const size of [1, 7, 4096, 65536]) {
+      const got: string[] = [];
+      const root = await readXml(pieces(xml, size), { streamElements: new Set(['Content']), onStream: (t) => void got.push(t) });
+      expect(got.join('').replace(/\r\n/g, '\n'), `chunks of ${size}`).toBe(expected);
+      expect(child(soapPayload(root).payload, 'Bytes')?.text).toBe('1');
+    }
+  });
+
   it('parses every date form and refuses bad numbers', () => {
     expect(parseDate('2026-05-07T08:00:00')).toBe(Date.UTC(2026, 4, 7, 8));
     expect(parseDate('2026-05-07T08:00:00.1234567Z')).toBe(Date.UTC(2026, 4, 7, 8, 0, 0, 123));
