@@ -14,7 +14,7 @@
  *   `InBoxReady` until confirmed, then `InBoxTransferred`.
  * - interchange: one EDI envelope inside a parcel (X12 ISA…IEA, EDIFACT UNB…UNZ).
  * - envelope (response envelope): `{ success, data, errorCode, message }` around every response.
- * - journal states (gridsync's own, see src/journal): inbound listed → downloading → staged →
+ * - journal states (gridsync's own, see src/journal): inbound listed → staged →
  *   placed → confirmed | failed; outbound seen → claiming → claimed → uploading → uploaded →
  *   archived | rejected | failed.
  *

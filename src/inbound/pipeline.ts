@@ -11,7 +11,7 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
 import { ContentIntegrityError, GridApiError, GridError, GridResponseError, type DownloadTarget, type MailboxTransport, type UnreadableParcel } from '../api/index.js';
-import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, fsyncFile, openDirInside, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant, type DirHandle } from '../files/index.js';
+import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, openDirInside, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant, type DirHandle } from '../files/index.js';
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -86,6 +86,11 @@ export class InboundPipeline {
   private readonly mailboxId: number;
   /** Final paths taken by parcels in flight in this process (besides the journal's staged/placed rows). */
   private readonly inFlightPaths = new Set<string>();
+  /**
+   * Free bytes in staging as last measured, less the declared size of every download started
+   * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
+   */
+  private spaceLeft: number | undefined;
   private current: { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined;
 
   /** The cycle in progress or last run: parcels it took on and how far it got (the CLI's progress line). */
@@ -211,6 +216,7 @@ export class InboundPipeline {
 
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
+    this.spaceLeft = undefined;
     for (const row of rows) {
       void queue.add(() => this.processParcel(row.parcel_id, result, signal));
     }
@@ -290,11 +296,14 @@ export class InboundPipeline {
   }
 
   private async download(row: InboundRow, signal?: AbortSignal): Promise<void> {
-    const need = (row.declared_bytes ?? 0) + (this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes);
-    const free = await freeBytes(this.stagingDir);
-    if (free < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${free} bytes free, ${need} needed`);
+    const declared = row.declared_bytes ?? 0;
+    const need = declared + (this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes);
+    if (this.spaceLeft === undefined || this.spaceLeft < need) this.spaceLeft = await freeBytes(this.stagingDir);
+    if (this.spaceLeft < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${this.spaceLeft} bytes free, ${need} needed`);
+    this.spaceLeft -= declared;
+    // No journal write before the download: a crash during it leaves the row `listed` and the
+    // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);
-    await this.journal.markDownloading(this.mailboxId, row.parcel_id, part);
     let info;
     const target = new StagingTarget(part, this.inbox.fileMode ?? DEFAULTS.fileMode);
     try {
@@ -303,7 +312,6 @@ export class InboundPipeline {
         ...(signal ? { signal } : {}),
       });
       await target.finish();
-      await fsyncFile(part);
     } catch (err) {
       await target.discardAttempt();
       if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
@@ -312,7 +320,7 @@ export class InboundPipeline {
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
     const finalPath = await this.chooseFinalPath(row, fileName);
-    await this.journal.markStaged(this.mailboxId, row.parcel_id, { bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
+    await this.journal.markStaged(this.mailboxId, row.parcel_id, { stagingPath: part, bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
     crashPoint('in.staged');
   }
 
@@ -377,10 +385,12 @@ export class InboundPipeline {
         if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
         await fs.promises.rename(part, dir.at(name));
         crashPoint('in.renamed');
+        await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
+      } else {
+        // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
+        // in place — but that crash may have come before the directory's fsync.
         await dir.sync();
-        await fsyncDir(path.dirname(part));
       }
-      // No .part: it was renamed before a crash (nobody else writes in staging), so the file is in place.
       if (this.inbox.doneMarker) await this.writeMarker(dir, name + this.inbox.doneSuffix);
     } catch (err) {
       if (err instanceof GridNameCollisionError) throw err;
@@ -455,12 +465,14 @@ class StagingTarget implements DownloadTarget {
   async openAttempt(): Promise<fs.WriteStream> {
     await this.discardAttempt();
     // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
-    this.stream = fs.createWriteStream(this.part, { mode: this.mode, highWaterMark: 1024 * 1024 });
+    // `flush`: the stream fsyncs its descriptor before closing it, so the file is durable before
+    // the rename makes it visible, without a second open just to fsync.
+    this.stream = fs.createWriteStream(this.part, { mode: this.mode, highWaterMark: 1024 * 1024, flush: true });
     this.writeback = new IncrementalSync(this.stream);
     return this.stream;
   }
 
-  /** Ends the last attempt's file (the caller fsyncs it). */
+  /** Ends the last attempt's file; resolves once it is fsynced and closed. */
   async finish(): Promise<void> {
     const stream = this.stream;
     await this.writeback?.stop();

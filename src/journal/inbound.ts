@@ -4,9 +4,14 @@
  * appends to the event trail; it resolves once durable (group commit: `Journal.commit`). The
  * pipelines never write SQL.
  *
- *   listed → downloading → staged → placed → confirmed
- *      ↑_________↓ (attempt failed, retried)    failed (reason; after maxAttempts)
+ *   listed → staged → placed → confirmed
+ *      ↑_____↓ (attempt failed, retried)    failed (reason; after maxAttempts)
  *   confirmed → listed (redelivery: reset on the service on purpose; delivery + 1)
+ *
+ * `downloading` is no longer written: the download's start carries nothing a crash needs (the
+ * .part's path follows from the parcel id and a new attempt rewrites it from the start), and its
+ * commit was a quarter of the journal's writes per parcel. Journals written by older versions may
+ * still hold rows in that state; they are recovered like `listed`.
  */
 import { GridsyncError } from '../errors/index.js';
 import type { Journal } from './db.js';
@@ -18,7 +23,7 @@ export type InboundState = (typeof INBOUND_STATES)[number];
 export const INBOUND_TRANSITIONS: Readonly<Record<InboundState, readonly InboundState[]>> = {
   listed: ['listed', 'downloading', 'staged', 'confirmed', 'failed'],
   downloading: ['listed', 'downloading'],
-  staged: ['downloading', 'staged'],
+  staged: ['listed', 'downloading', 'staged'],
   placed: ['staged'],
   confirmed: ['placed'],
   failed: ['listed', 'downloading', 'staged', 'placed'],
@@ -103,12 +108,14 @@ export class InboundJournal {
     });
   }
 
-  markDownloading(mailboxId: number, parcelId: number, stagingPath: string): Promise<void> {
-    return this.transition(mailboxId, parcelId, 'downloading', { staging_path: stagingPath }, { stagingPath });
-  }
-
-  markStaged(mailboxId: number, parcelId: number, s: { bytes: number; sha256: string; finalPath: string; fileName: string | null }): Promise<void> {
-    return this.transition(mailboxId, parcelId, 'staged', { bytes: s.bytes, sha256: s.sha256, final_path: s.finalPath, file_name: s.fileName }, { bytes: s.bytes, sha256: s.sha256, finalPath: s.finalPath });
+  markStaged(mailboxId: number, parcelId: number, s: { stagingPath: string; bytes: number; sha256: string; finalPath: string; fileName: string | null }): Promise<void> {
+    return this.transition(
+      mailboxId,
+      parcelId,
+      'staged',
+      { staging_path: s.stagingPath, bytes: s.bytes, sha256: s.sha256, final_path: s.finalPath, file_name: s.fileName },
+      { stagingPath: s.stagingPath, bytes: s.bytes, sha256: s.sha256, finalPath: s.finalPath },
+    );
   }
 
   markPlaced(mailboxId: number, parcelId: number): Promise<void> {
