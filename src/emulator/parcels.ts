@@ -25,7 +25,16 @@ export interface StoredContent {
   readonly sha256: string;
   /** First bytes, for routing by envelope. */
   readonly head: Buffer;
+  /** The whole content when it is small (already in memory): no second read to scan it. */
+  readonly data?: Buffer;
 }
+
+/**
+ * Content up to this size is kept in memory while it arrives and written with one call, and sent
+ * from one read: a stream per small parcel (open, writes and close on the thread pool) cost more
+ * CPU than the rest of the request.
+ */
+const SMALL_CONTENT = 256 * 1024;
 
 /**
  * Streams a JSON body with a base64 `content` field into a content file (decoded, hashed,
@@ -39,13 +48,23 @@ export async function receiveContentBody(
 ): Promise<{ fields: Record<string, unknown>; content: StoredContent | undefined }> {
   const name = `tmp-${randomUUID()}`;
   const file = world.store.contentPath(name);
-  const out = fs.createWriteStream(file);
+  // Small content stays in memory and is written with one call at the end; past SMALL_CONTENT it
+  // goes to a stream from then on.
+  let small: Buffer[] | undefined = [];
+  let smallBytes = 0;
+  let out: fs.WriteStream | undefined;
   // A write still in flight when the request breaks off fails after destroy(): without a listener
   // that 'error' event would be an uncaught exception and end the process.
   let writeError: Error | undefined;
-  out.on('error', (err) => {
-    writeError ??= err;
-  });
+  const openStream = (): fs.WriteStream => {
+    const stream = fs.createWriteStream(file);
+    stream.on('error', (err) => {
+      writeError ??= err;
+    });
+    for (const b of small ?? []) stream.write(b);
+    small = undefined;
+    return stream;
+  };
   const decoder = new Base64Decoder();
   const hash = createHash('sha256');
   const head: Buffer[] = [];
@@ -58,16 +77,23 @@ export async function receiveContentBody(
       head.push(buf.subarray(0, HEAD_BYTES - headBytes));
       headBytes += Math.min(buf.length, HEAD_BYTES - headBytes);
     }
+    if (small && smallBytes + buf.length <= SMALL_CONTENT) {
+      small.push(buf);
+      smallBytes += buf.length;
+      return;
+    }
+    out ??= openStream();
+    const stream = out;
     if (writeError) throw writeError;
-    if (!out.write(buf)) {
+    if (!stream.write(buf)) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
-          out.off('drain', done);
-          out.off('close', done);
+          stream.off('drain', done);
+          stream.off('close', done);
           resolve();
         };
-        out.on('drain', done);
-        out.on('close', done);
+        stream.on('drain', done);
+        stream.on('close', done);
       });
       if (writeError) throw writeError;
     }
@@ -78,22 +104,32 @@ export async function receiveContentBody(
       onChunk: (text) => write(decoder.push(/\s/.test(text) ? text.replace(/\s+/g, '') : text)),
     });
     if (parsed.streamedFieldSeen) decoder.end();
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    let data: Buffer | undefined;
+    if (out) {
+      const stream = out;
+      await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    } else {
+      data = Buffer.concat(small ?? [], smallBytes);
+      fs.writeFileSync(file, data);
+    }
     const fields = parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value) ? (parsed.value as Record<string, unknown>) : undefined;
     if (!fields) throw invalidParameter('body: must be a JSON object');
     if (!parsed.streamedFieldSeen) {
       fs.rmSync(file, { force: true });
       return { fields, content: undefined };
     }
-    return { fields, content: { name, bytes: decoder.bytes, sha256: hash.digest('hex'), head: Buffer.concat(head) } };
+    return { fields, content: { name, bytes: decoder.bytes, sha256: hash.digest('hex'), head: Buffer.concat(head), ...(data ? { data } : {}) } };
   } catch (err) {
     // The stream opens its file asynchronously: removing it before the stream is closed could
     // leave a file created after the removal.
-    await new Promise<void>((resolve) => {
-      if (out.closed) return resolve();
-      out.once('close', () => resolve());
-      out.destroy();
-    });
+    const stream = out;
+    if (stream) {
+      await new Promise<void>((resolve) => {
+        if (stream.closed) return resolve();
+        stream.once('close', () => resolve());
+        stream.destroy();
+      });
+    }
     fs.rmSync(file, { force: true });
     if (err instanceof InvalidBase64Error) throw invalidParameter(`content: ${err.message}`);
     if (err instanceof JsonStreamError) throw invalidParameter(`body: ${err.message}`);
@@ -234,7 +270,7 @@ function copyToCarbonCopies(world: World, inParcelId: number, toMailbox: number,
 
 function scanInterchanges(world: World, content: StoredContent): Interchange[] {
   if (content.bytes > INTERCHANGE_SCAN_LIMIT || !startsLikeEdi(content.head)) return [];
-  return parseInterchanges(fs.readFileSync(world.store.contentPath(content.name)));
+  return parseInterchanges(content.data ?? fs.readFileSync(world.store.contentPath(content.name)));
 }
 
 /** The demo partner picks the parcel up (confirms it) and answers each interchange. */
@@ -316,8 +352,15 @@ export function streamDownload(world: World, p: ParcelRow, plan: FaultPlan): (re
       if (!res.write(text)) await new Promise((r) => res.once('drain', r));
       return true;
     };
-    if (!(await send(prefix))) return;
     const encoder = new Base64Encoder();
+    if (p.bytes <= SMALL_CONTENT) {
+      // One read and one write: the whole response is a few KB.
+      const data = fs.readFileSync(world.store.contentPath(p.content));
+      if (!(await send(prefix + encoder.push(data) + encoder.end() + suffix))) return;
+      res.end();
+      return;
+    }
+    if (!(await send(prefix))) return;
     for await (const chunk of fs.createReadStream(world.store.contentPath(p.content), { highWaterMark: 192 * 1024 })) {
       if (res.destroyed) return;
       if (!(await send(encoder.push(chunk as Buffer)))) return;

@@ -150,6 +150,7 @@ export class EmulatorStore {
       this.ownsContentDir = true;
     }
     this.db.pragma('busy_timeout = 5000');
+    cacheStatements(this.db);
     fs.mkdirSync(this.contentDir, { recursive: true });
     this.db.exec(SCHEMA);
   }
@@ -234,4 +235,24 @@ export class EmulatorStore {
     this.db.close();
     if (this.ownsContentDir) fs.rmSync(this.contentDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Makes `db.prepare` return one statement per SQL text: handlers prepare their statements on every
+ * request, and preparing was the largest share of the emulator's SQLite work per request. Safe
+ * because no handler changes a statement's mode (pluck, raw, expand) or iterates one across an
+ * await. Bounded: SQL built from optional filters has a few shapes; a flood of others starts over.
+ */
+function cacheStatements(db: Db): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let st = cache.get(sql);
+    if (!st) {
+      if (cache.size >= 1000) cache.clear();
+      st = prepare(sql);
+      cache.set(sql, st);
+    }
+    return st;
+  }) as Db['prepare'];
 }
