@@ -353,8 +353,9 @@ export function streamDownload(world: World, p: ParcelRow, plan: FaultPlan): (re
       return true;
     };
     const encoder = new Base64Encoder();
-    if (p.bytes <= SMALL_CONTENT) {
-      // One read and one write: the whole response is a few KB.
+    if (p.bytes <= SMALL_CONTENT && breakAt === Number.POSITIVE_INFINITY) {
+      // One read and one write: the whole response is a few KB. (A body to cut takes the path
+      // below, whose separate writes reach the socket before it is cut.)
       const data = fs.readFileSync(world.store.contentPath(p.content));
       if (!(await send(prefix + encoder.push(data) + encoder.end() + suffix))) return;
       res.end();

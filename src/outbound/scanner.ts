@@ -215,9 +215,10 @@ export class OutboxScanner {
         }
         await fs.promises.rename(source, processing);
         crashPoint('out.claim-renamed');
-        await fsyncDir(path.dirname(processing));
-        await fsyncDir(cfg.dir);
       }
+      // Also when a crash came between the rename and these fsyncs: the journal must not say
+      // claimed before the move is durable.
+      await Promise.all([fsyncDir(path.dirname(processing)), fsyncDir(cfg.dir)]);
       const { bytes, sha256 } = await this.snapshot(processing, ino);
       await journal.markClaimed(row.id, bytes, sha256);
       this.ctx.tally('claimed');
