@@ -261,6 +261,10 @@ export class OutboxScanner {
       let result: { bytes: number; sha256: string };
       try {
         result = await copyHashing(handle, out);
+        // The snapshot is what ends in sentDir/errorDir: give it the ERP's file's group and
+        // permission bits (never set-id), so whoever could read the file there still can.
+        await out.chmod(stat.mode & 0o777);
+        await out.chown(-1, stat.gid).catch(() => undefined); // not a member of that group: keep ours
         await out.sync();
       } finally {
         await out.close();
