@@ -2,7 +2,7 @@
  * Incremental base64 for parcel content, both ways, shared by the client and the emulator.
  *
  * Strict on decode because Node is not: `Buffer.from('@@@!!!', 'base64')` is 0 bytes without an
- * error, and a truncated string silently gives fewer bytes (../shared/TESTING.md). The decoder
+ * error, and a truncated string silently gives fewer bytes (docs/testing.md). The decoder
  * accepts only the standard alphabet, `=` padding only at the very end, and a total length that is
  * a multiple of 4; anything else is an InvalidBase64Error, so a damaged parcel is never placed.
  */

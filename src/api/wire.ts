@@ -1,7 +1,7 @@
 /**
  * Wire shapes of the Grid EDI exchange service, REST v2 — the one definition shared by the
- * client (`src/api`) and the emulator (`src/emulator`). Sources: ../shared/SPEC.md (wins on any
- * doubt) and ../shared/API-NOTES.md.
+ * client (`src/api`) and the emulator (`src/emulator`). The wire facts
+ * behind them, in our words: docs/wire.md.
  *
  * Glossary
  * - network: a tenant of the service; it contains mailboxes.
@@ -40,7 +40,7 @@ export const DateTime = z
     message: 'expected an ISO 8601 datetime',
   });
 
-/** A response-side enum: known values typed, unknown strings preserved (API-NOTES §5). */
+/** A response-side enum: known values typed, unknown strings preserved (docs/wire.md#enumerations). */
 function lenient<const T extends readonly [string, ...string[]]>(strict: z.ZodEnum<{ [K in T[number]]: K }>) {
   return z.union([strict, z.string()]) as unknown as z.ZodType<T[number] | (string & {})>;
 }
@@ -164,7 +164,7 @@ export const CallbackDeliveryStatus = z.enum(['Active', 'Pending', 'Completed', 
 // ---------------------------------------------------------------------------------------------
 // Envelope and errors
 
-/** Every response. `errorCode`/`message` may be "", null or absent on success (API-NOTES §1). */
+/** Every response. `errorCode`/`message` may be "", null or absent on success (docs/wire.md#envelope). */
 export const Envelope = z
   .object({
     success: z.boolean(),
@@ -188,7 +188,7 @@ export const ERROR_CODES = [
 /** The published codes, typed; a code the service invents later is preserved as a string. */
 export type ErrorCode = (typeof ERROR_CODES)[number] | (string & {});
 
-/** The HTTP status each published errorCode travels with (SPEC.md, Errors). */
+/** The HTTP status each published errorCode travels with (docs/wire.md#errors). */
 export const ERROR_STATUS: Record<(typeof ERROR_CODES)[number], number> = {
   InvalidSession: 401,
   InvalidAPIKey: 401,
@@ -203,7 +203,7 @@ export const ERROR_STATUS: Record<(typeof ERROR_CODES)[number], number> = {
 // ---------------------------------------------------------------------------------------------
 // Pagination
 
-/** Paging fields with the upper bound of one list (SPEC "Limits", API-NOTES §7). */
+/** Paging fields with the upper bound of one list (docs/wire.md#limits). */
 export function pageRequest(maxRecordsPerPage: number) {
   return z.object({
     pageNo: z.number().int().min(1).optional(),
@@ -211,7 +211,7 @@ export function pageRequest(maxRecordsPerPage: number) {
   });
 }
 
-/** SPEC "Authentication" rule 7: lower, upper, digit and a non-alphanumeric; no maximum length. */
+/** auth rule 7 (docs/wire.md#authentication): lower, upper, digit and a non-alphanumeric; no maximum length. */
 export const Password = z
   .string()
   .refine((p) => /[a-z]/.test(p) && /[A-Z]/.test(p) && /\d/.test(p) && /[^A-Za-z0-9]/.test(p), {
@@ -373,7 +373,7 @@ export type LoginResult = z.infer<typeof LoginResult>;
 
 export const VersionInfo = z.object({ version: z.string() }).loose();
 
-/** Download payload; one guide uses `size` for `bytes` (API-NOTES §4.2): accept both. */
+/** Download payload; one guide uses `size` for `bytes` (docs/wire.md#ep-download): accept both. */
 export const DownloadResult = z
   .object({
     parcelId: LongId,
@@ -385,13 +385,13 @@ export const DownloadResult = z
   })
   .loose();
 
-/** Upload answers a bare parcelId, or (one guide) an object carrying it (API-NOTES §8). */
+/** Upload answers a bare parcelId, or (one guide) an object carrying it (docs/wire.md#records). */
 export const UploadResult = z.union([
   LongId,
   z.object({ parcelId: LongId }).loose().transform((o) => o.parcelId),
 ]);
 
-/** Confirm answers `true`, or (one guide) `{ parcelId, status }` (API-NOTES §6.3). */
+/** Confirm answers `true`, or (one guide) `{ parcelId, status }` (docs/wire.md#confirm). */
 export const ConfirmResult = z.union([z.literal(true), z.object({ parcelId: LongId }).loose()]);
 
 export const CallbackRegistration = z
@@ -489,5 +489,5 @@ export const TrafficStatsRow = z
 
 export const StatusListItem = z.object({ code: z.string(), description: z.string() }).loose();
 
-/** A record whose fields SPEC.md does not show: an object, typed as far as known. */
+/** A record whose fields the reference does not show: an object, typed as far as known. */
 export const UnknownRecord = z.record(z.string(), z.unknown());

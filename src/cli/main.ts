@@ -2,7 +2,7 @@
 /**
  * The `gridsync` command: dispatches to one module per command (src/cli/<command>.ts). Each
  * command module exports `main(argv: string[]): Promise<number>` and returns the exit code
- * (DESIGN.md: 0 ok · 1 some item failed · 2 config/auth/usage error).
+ * (docs/errors.md: 0 ok · 1 some item failed · 2 config/auth/usage error).
  *
  * Node runs with a 4 MB young-generation semi-space (shebang, npm start, systemd, Docker): parcel
  * streaming allocates fast and briefly, and the default 16 MB semi-space lets peak RSS sit ~70 MB

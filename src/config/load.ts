@@ -72,7 +72,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   'mailboxes[].outbox': Object.keys(OutboxSchema.shape),
 };
 
-/** The names DESIGN.md promises, where the plain rule would double the section (API_API_KEY). */
+/** The documented names (docs/operations.md), where the plain rule would double the section (API_API_KEY). */
 const ENV_ALIASES: Record<string, readonly string[]> = {
   API_KEY: ['api', 'apiKey'],
   API_KEY_FILE: ['api', 'apiKeyFile'],

@@ -1,5 +1,5 @@
 /**
- * Callback (webhook) delivery, API-NOTES §9: a `Parcel` event fires when a parcel becomes
+ * Callback (webhook) delivery, docs/wire.md#callbacks: a `Parcel` event fires when a parcel becomes
  * InBoxReady (and on confirm); each registration scoped to that mailbox, its network or nothing
  * gets a POST with a small JSON payload and Basic auth when configured; non-2xx or no answer is
  * retried after the configured gaps, and every attempt is recorded.

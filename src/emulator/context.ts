@@ -1,6 +1,6 @@
 /**
  * What every emulator handler gets: the store, the caller, the validated request, the clock, and
- * the errors that become the envelope's errorCode and HTTP status (SPEC.md "Errors").
+ * the errors that become the envelope's errorCode and HTTP status (docs/wire.md#errors).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GridsyncError } from '../errors/index.js';
@@ -28,12 +28,12 @@ export const duplicateObject = (message: string): EmulatorError => new EmulatorE
 export interface EmulatorSettings {
   readonly tokenLifetimeMs: number;
   readonly maxUploadBytes: number;
-  /** Legacy mode (API-NOTES §6.1): download hides a parcel from the pending list until redelivery. */
+  /** Legacy mode (docs/wire.md#legacy-download): download hides a parcel from the pending list until redelivery. */
   readonly legacyDownloadMode: boolean;
   readonly redeliverAfterMs: number;
   /** Delay before the demo partner acknowledges an interchange. */
   readonly acknowledgeDelayMs: number;
-  /** Gaps between callback delivery attempts (API-NOTES §9: 1 s, 5 s, 25 s). */
+  /** Gaps between callback delivery attempts (docs/wire.md#callbacks: 1 s, 5 s, 25 s). */
   readonly callbackRetryDelaysMs: readonly number[];
   /** The SOAP endpoint (src/emulator/soap/): session idle timeout, open sessions per user, a parcel id offset to test ids beyond 2^53, most parcels per ParcelInBox answer. */
   readonly soap?: { readonly sessionTimeoutS?: number; readonly maxSessionsPerUser?: number; readonly parcelIdOffset?: string; readonly inboxCap?: number };
@@ -83,7 +83,7 @@ export function canSeeNetwork(caller: UserRow, networkId: number): boolean {
   return atLeast(caller, 'NetOps') || networkId === caller.network_id;
 }
 
-/** `mailboxId` omitted or 0 means the caller's own (API-NOTES §2); another tenant's is not found. */
+/** `mailboxId` omitted or 0 means the caller's own (docs/wire.md#authentication); another tenant's is not found. */
 export function resolveMailbox(ctx: HandlerContext, requested: unknown): number {
   const caller = ctx.caller as UserRow;
   const id = typeof requested === 'number' && requested !== 0 ? requested : caller.mailbox_id;

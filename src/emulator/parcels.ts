@@ -1,5 +1,5 @@
 /**
- * The parcel lifecycle of API-NOTES §6 over the store: delivery (routing over an Active
+ * The parcel lifecycle of docs/wire.md#inbound-states over the store: delivery (routing over an Active
  * interconnect into the receiver's inbox), streamed content in both directions, confirm, reset,
  * cancel, interchanges, and the demo partner's acknowledgments.
  */
@@ -38,7 +38,7 @@ const SMALL_CONTENT = 256 * 1024;
 
 /**
  * Streams a JSON body with a base64 `content` field into a content file (decoded, hashed,
- * counted), and returns the other fields. Whitespace inside the base64 is tolerated (API-NOTES §7);
+ * counted), and returns the other fields. Whitespace inside the base64 is tolerated (docs/wire.md#limits);
  * anything else invalid is a 400.
  */
 export async function receiveContentBody(

@@ -1,6 +1,6 @@
 /**
  * The emulator's HTTP server: node:http + find-my-way, routes registered from the shared catalog
- * (every path and alias), the envelope and statuses of SPEC.md, auth, AuthLevel checks, fault
+ * (every path and alias), the envelope and statuses of docs/wire.md, auth, AuthLevel checks, fault
  * injection, and the admin routes outside /v2 that tests and the soak harness use.
  *
  * node:http rather than a framework: fault injection needs the raw socket (reset before or after

@@ -1,6 +1,6 @@
 /**
  * The inbound pipeline of one mailbox: pending inbox → local inbox folder, exactly once per
- * delivery, confirmed only after the file is durably placed (DESIGN.md "Inbound pipeline").
+ * delivery, confirmed only after the file is durably placed (docs/architecture.md#inbound-lifecycle).
  *
  * Work comes from the journal first (every row in an intermediate state, by parcel id) and from the
  * pending list second: on some service versions a downloaded parcel leaves the pending list before

@@ -1,5 +1,5 @@
 /**
- * Named crash points for the crash tests (../shared/TESTING.md): `GRIDSYNC_CRASH_AT=placed:3` makes
+ * Named crash points for the crash tests (docs/testing.md): `GRIDSYNC_CRASH_AT=placed:3` makes
  * the process SIGKILL itself the 3rd time it passes `crashPoint('placed')`. Several points may be
  * given, comma-separated. Pipelines call `crashPoint` right after every durable step; in
  * production the variable is unset and a call costs one Map lookup.

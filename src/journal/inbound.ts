@@ -1,6 +1,6 @@
 /**
- * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of DESIGN.md
- * "Inbound pipeline". Each transition checks the previous state inside its own savepoint and
+ * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of
+ * docs/architecture.md#inbound-lifecycle. Each transition checks the previous state inside its own savepoint and
  * appends to the event trail; it resolves once durable (group commit: `Journal.commit`). The
  * pipelines never write SQL.
  *

@@ -1,6 +1,6 @@
 /**
  * Outbound journal: one row per file claimed from an outbox folder, and the named transitions of
- * DESIGN.md "Outbound pipeline". Each checks the previous state in one transaction and appends to
+ * docs/architecture.md#outbound-lifecycle. Each checks the previous state in one transaction and appends to
  * the event trail; each resolves once durable (group commit: `Journal.commit`).
  *
  *   claiming → claimed → uploading → uploaded → archived

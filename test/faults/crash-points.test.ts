@@ -1,4 +1,4 @@
-// The deterministic core of the crash tests (TESTING.md): `gridsync once` as a child process,
+// The deterministic core of the crash tests (docs/testing.md): `gridsync once` as a child process,
 // killed with SIGKILL by each named crash point for n = 1, 2, 3, then run again until done. Every
 // parcel must be in the inbox exactly once and confirmed; every file uploaded exactly once and
 // archived; nothing left in staging or processing.

@@ -1,6 +1,6 @@
 // The soak harness: the assembled daemon, as a process, against everything at once.
 //
-// The parent is the oracle (TESTING.md): it owns the emulator process, injects inbound parcels as a
+// The parent is the oracle (docs/testing.md): it owns the emulator process, injects inbound parcels as a
 // trading partner, drops outbound files as the ERP, consumes the inbox as the ERP, injects HTTP
 // faults, kills and restarts the daemon and the emulator, fills the inbox filesystem and takes its
 // permissions away — all driven by one seed — and at the end checks the invariants against the

@@ -1,9 +1,9 @@
-/** Auth (6): login, logout, token refresh, session info, password change, version. SPEC.md + API-NOTES §2, §8. */
+/** Auth (6): login, logout, token refresh, session info, password change, version. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { LoginResult, Password, SessionInfo, VersionInfo } from '../wire.js';
 import { endpoint } from './endpoint.js';
 
-/** `login` is the reference field; one documented variant sends `email` instead (API-NOTES §2). */
+/** `login` is the reference field; one documented variant sends `email` instead (docs/wire.md#authentication). */
 export const LoginRequest = z
   .object({
     login: z.string().min(1).optional(),
@@ -13,7 +13,7 @@ export const LoginRequest = z
   .loose()
   .refine((r) => r.login !== undefined || r.email !== undefined, { message: 'login is required', path: ['login'] });
 
-/** The endpoint page sends `token`; SPEC.md names it `refreshToken`. Either is accepted. */
+/** The endpoint page sends `token`; the published rules name it `refreshToken`. Either is accepted. */
 export const RefreshRequest = z
   .object({ token: z.string().min(1).optional(), refreshToken: z.string().min(1).optional() })
   .loose()

@@ -1,4 +1,4 @@
-/** Callbacks (8): webhook registrations, their events and delivery queue. SPEC.md "Events" + API-NOTES §8, §9. */
+/** Callbacks (8): webhook registrations, their events and delivery queue. docs/wire.md#catalog. */
 import { z } from 'zod';
 import {
   CallbackDeliveryStatus,

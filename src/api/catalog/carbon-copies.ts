@@ -1,4 +1,4 @@
-/** Carbon Copies (5): copy one mailbox's traffic to another. API-NOTES §10. */
+/** Carbon Copies (5): copy one mailbox's traffic to another. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, Direction, IntId, pageRequest, Status } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

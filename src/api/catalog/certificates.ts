@@ -1,4 +1,4 @@
-/** Certificates (5) of communication channels. API-NOTES §10; the responses are CommIDInfo. */
+/** Certificates (5) of communication channels. docs/wire.md#catalog; the responses are CommIDInfo. */
 import { z } from 'zod';
 import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureHashAlgorithm } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

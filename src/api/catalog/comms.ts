@@ -1,4 +1,4 @@
-/** Comms (8): communication channels (AS2, SFTP, …) of mailboxes. SPEC.md "Comms" + API-NOTES §10. */
+/** Comms (8): communication channels (AS2, SFTP, …) of mailboxes. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { CommChannel, CommIDInfo, IntId, Status, UseType } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

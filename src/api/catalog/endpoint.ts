@@ -26,7 +26,7 @@ export const ENDPOINT_GROUPS = [
 ] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
-/** Endpoint counts per group as SPEC.md's table gives them (119 in all). */
+/** Endpoint counts per group as the service's published table (docs/wire.md#catalog) (119 in all). */
 export const SPEC_GROUP_COUNTS: Record<EndpointGroup, number> = {
   Auth: 6,
   Networks: 6,
@@ -49,7 +49,7 @@ export const SPEC_GROUP_COUNTS: Record<EndpointGroup, number> = {
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
- * How well the wire shape is known: `exact` when SPEC.md or API-NOTES.md gives request and
+ * How well the wire shape is known: `exact` when the published reference gives request and
  * response; `partial` when only some fields are published (the rest pass through as unknown).
  */
 export type ShapeKnowledge = 'exact' | 'partial';
@@ -66,7 +66,7 @@ export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.Zo
   readonly method: HttpMethod;
   /** Reference path; path parameters in braces, named after request fields: `/v2/parcels/{parcelId}`. */
   readonly path: string;
-  /** Other method/path forms the service also answers (SPEC.md's mapping list, API-NOTES §10). */
+  /** Other method/path forms the service also answers (the published alias list, docs/wire.md#aliases, docs/wire.md#catalog). */
   readonly aliases?: readonly { method: HttpMethod; path: string }[];
   /**
    * Request fields: path parameters plus the JSON body (POST/PUT/DELETE) or query string (GET).

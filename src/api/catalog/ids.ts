@@ -1,4 +1,4 @@
-/** Grid IDs (13): trading-partner identities (qualifier + id). SPEC.md "Grid IDs" + API-NOTES §10. */
+/** Grid IDs (13): trading-partner identities (qualifier + id). docs/wire.md#catalog. */
 import { z } from 'zod';
 import { Delimiter, EDIStandard, GridIDInfo, IntId, pageRequest, RoutingGroup, Status } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

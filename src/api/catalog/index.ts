@@ -1,5 +1,5 @@
 /**
- * The endpoint catalog: every endpoint of SPEC.md's 16 groups, declared once and shared by the
+ * The endpoint catalog: every endpoint of the 16 groups of the service (docs/wire.md#catalog), declared once and shared by the
  * client (typed calls, `gridsync call`) and the emulator (routing, request validation).
  */
 import type { EndpointDef, HttpMethod } from './endpoint.js';
@@ -72,7 +72,7 @@ const routes: Route[] = ALL_ENDPOINTS.flatMap((e) =>
   }),
 ).sort((a, b) => b.literals - a.literals);
 
-/** Constraints a path parameter's value must meet for the route to match (routing traps, API-NOTES §10). */
+/** Constraints a path parameter's value must meet for the route to match (docs/wire.md#routing-traps). */
 const PARAM_PATTERNS: Record<string, RegExp> = {
   showInactive: /^(true|false)$/,
 };

@@ -1,4 +1,4 @@
-/** Interchanges (8): the EDI envelopes (ISA…IEA, UNB…UNZ) inside parcels. API-NOTES §10. */
+/** Interchanges (8): the EDI envelopes (ISA…IEA, UNB…UNZ) inside parcels. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, IntId, InterchangeIDInfo, LongId, pageRequest, pagedObject } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Keys (4): API keys of users. SPEC.md "Keys" + API-NOTES §10. The full key is shown once, at creation. */
+/** Keys (4): API keys of users. docs/wire.md#catalog. The full key is shown once, at creation. */
 import { z } from 'zod';
 import { IntId, KeyRecord, KeyVisibility } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Mailboxes (7). API-NOTES §8, §10. */
+/** Mailboxes (7). docs/wire.md#records, docs/wire.md#catalog. */
 import { z } from 'zod';
 import { Delimiter, IntId, MailboxIDInfo, pageRequest, pagedObject, Status } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Networks (6). SPEC.md "Networks" + API-NOTES §10. SPEC's alias `POST /v2/networks` (create) has no reference page and no entry. */
+/** Networks (6). docs/wire.md#catalog. The published alias `POST /v2/networks` (create) has no reference page and no entry. */
 import { z } from 'zod';
 import { Delimiter, IntId, NetworkContact, NetworkContactType, NetworkIDInfo, pageRequest, pagedObject, Status } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

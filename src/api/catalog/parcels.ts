@@ -1,4 +1,4 @@
-/** Parcels (15): upload, download, inbox/outbox lists, confirmation, manifest. SPEC.md + API-NOTES §8, §10. */
+/** Parcels (15): upload, download, inbox/outbox lists, confirmation, manifest. docs/wire.md#catalog. */
 import { z } from 'zod';
 import {
   ConfirmResult,
@@ -16,7 +16,7 @@ import { endpoint } from './endpoint.js';
 
 const parcelIdBody = z.object({ parcelId: LongId.refine((n) => n > 0, 'must be positive') }).loose();
 
-// Bounds of the parcel lists are not published; the emulator allows 1–500 (API-NOTES §7).
+// Bounds of the parcel lists are not published; the emulator allows 1–500 (docs/wire.md#limits).
 const parcelListFilter = pageRequest(500).extend({
   mailboxId: IntId.optional(),
   gridIdFrom: IntId.optional(),

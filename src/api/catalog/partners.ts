@@ -1,4 +1,4 @@
-/** Partners (7): interconnects between two grid IDs; routing needs an Active one. SPEC.md + API-NOTES §10. */
+/** Partners (7): interconnects between two grid IDs; routing needs an Active one. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, IntId, InterconnectIDInfo, pageRequest, Status } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Portals (2): the web portal of a mailbox. API-NOTES §10. */
+/** Portals (2): the web portal of a mailbox. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, IntId } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Reports (8). SPEC.md "Reports" + API-NOTES §10. `/v2/reports/{showInactive}` only matches true/false. */
+/** Reports (8). docs/wire.md#catalog. `/v2/reports/{showInactive}` only matches true/false. */
 import { z } from 'zod';
 import { DateTime, IntId, MonthlyReportRow, StatisticsPeriod, TrafficStatsRow } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

@@ -1,4 +1,4 @@
-/** Status Lists (1): the status vocabularies of parcels and interchanges. API-NOTES §8. */
+/** Status Lists (1): the status vocabularies of parcels and interchanges. docs/wire.md#records. */
 import { z } from 'zod';
 import { StatusListItem } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

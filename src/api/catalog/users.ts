@@ -1,4 +1,4 @@
-/** Users (16). SPEC.md "Users" + API-NOTES §2, §10. `GET /v2/users/me` tells the caller's default mailbox. */
+/** Users (16). docs/wire.md#catalog. `GET /v2/users/me` tells the caller's default mailbox. */
 import { z } from 'zod';
 import { AuthLevel, IntId, pageRequest, Password, Status, UserIDInfo } from '../wire.js';
 import { groupEndpoints } from './endpoint.js';

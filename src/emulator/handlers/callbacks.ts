@@ -1,4 +1,4 @@
-/** Callback handlers (8): registration, test, events and the delivery queue. API-NOTES §8, §9. */
+/** Callback handlers (8): registration, test, events and the delivery queue. docs/wire.md#records, docs/wire.md#callbacks. */
 import { canSeeMailbox, canSeeNetwork, iso, objectNotFound, resolveMailbox, type Handler, type HandlerContext } from '../context.js';
 import { post, type CallbackEventRow, type CallbackRow } from '../callbacks.js';
 import type { UserRow } from '../store.js';

@@ -1,4 +1,4 @@
-/** Parcel handlers (15) and interchange handlers (8): API-NOTES §6, §8, §10. */
+/** Parcel handlers (15) and interchange handlers (8): docs/wire.md#inbound-states, docs/wire.md#records, docs/wire.md#catalog. */
 import { UploadRequest } from '../../api/catalog/parcels.js';
 import { ISA_FIELDS } from '../../api/catalog/interchanges.js';
 import { parseInterchanges } from '../edi.js';
@@ -29,7 +29,7 @@ function listParcels(ctx: HandlerContext, direction: 'in' | 'out'): ParcelRow[] 
     where.push('status = ?');
     args.push(input.status);
   } else if (direction === 'in') {
-    // Without a status filter the inbox list shows only what is not yet confirmed (API-NOTES §6.1).
+    // Without a status filter the inbox list shows only what is not yet confirmed (docs/wire.md#legacy-download).
     where.push("status = 'InBoxReady'");
   }
   for (const [field, col] of [['gridIdFrom', 'grid_id_from'], ['gridIdTo', 'grid_id_to']] as const) {

@@ -1,4 +1,4 @@
-// `gridsync call` (DESIGN.md contract) against the emulator: data as JSON on stdout, errors on stderr with exit 1, usage exit 2.
+// `gridsync call` (docs/contracts.md) against the emulator: data as JSON on stdout, errors on stderr with exit 1, usage exit 2.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // The daemon commands as operators and schedulers run them: built CLI in child processes, exit
-// codes of DESIGN.md (0 ok · 1 some item failed · 2 config/auth/usage), --help and --version.
+// codes of docs/errors.md (0 ok · 1 some item failed · 2 config/auth/usage), --help and --version.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

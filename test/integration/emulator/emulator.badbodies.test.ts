@@ -1,7 +1,7 @@
 // Property-style: every endpoint of the catalog, sent generated bad requests (missing required
 // fields, wrong types, huge numbers, unknown enum values, unknown ids, garbage bodies), answers a
 // 4xx envelope with a sensible errorCode — never a 500, never a hang. The catalog is used only to
-// enumerate the endpoints and their field names; what counts as a good answer is SPEC's error table.
+// enumerate the endpoints and their field names; what counts as a good answer is the error table of docs/wire.md#errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { ALL_ENDPOINTS, type EndpointDef } from '../../../src/api/catalog/index.js';
@@ -99,7 +99,7 @@ function request(e: EndpointDef, body: Record<string, unknown> | string, key = R
   return { path, init: { method: e.method, headers, body: typeof body === 'string' ? body : JSON.stringify(rest) } };
 }
 
-describe('no request produces a 500 (SPEC "Errors": every error is a 4xx envelope with its errorCode)', () => {
+describe('no request produces a 500 (docs/wire.md#errors: every error is a 4xx envelope with its errorCode)', () => {
   it('covers all 119 endpoints', () => {
     expect(ALL_ENDPOINTS).toHaveLength(119);
   });

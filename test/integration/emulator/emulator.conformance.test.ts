@@ -1,4 +1,4 @@
-// The emulator against the observable rules of SPEC.md and API-NOTES.md, over real HTTP.
+// The emulator against the observable rules of the service (docs/wire.md), over real HTTP.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,7 +33,7 @@ async function req(method: string, p: string, opts: { key?: string | null; beare
 const upload = (content: string, extra: Record<string, unknown> = {}, key = 'demo-key-1001') =>
   req('POST', '/v2/parcels/upload', { key, body: { fileName: 'f.x12', content: Buffer.from(content).toString('base64'), ...extra } });
 
-describe('authentication (SPEC "Authentication")', () => {
+describe('authentication (docs/wire.md#authentication)', () => {
   it('matches X-API-Key exactly: a wrong header name is 401, an unknown key is InvalidAPIKey', async () => {
     expect((await req('GET', '/v2/users/me', { key: null, headers: { 'x-api-token': 'demo-key-1001' } })).body.errorCode).toBe('InvalidSession');
     const bad = await req('GET', '/v2/users/me', { key: 'nope' });
@@ -77,7 +77,7 @@ describe('authentication (SPEC "Authentication")', () => {
   });
 });
 
-describe('errors and limits (SPEC "Errors", "Limits")', () => {
+describe('errors and limits (docs/wire.md#errors and docs/wire.md#limits)', () => {
   it.each([
     ['POST', '/v2/parcels/inbox-list', { recordsPerPage: 0 }, 'recordsPerPage'],
     ['POST', '/v2/parcels/inbox-list', { recordsPerPage: 501 }, 'recordsPerPage'],
@@ -121,7 +121,7 @@ describe('errors and limits (SPEC "Errors", "Limits")', () => {
   });
 });
 
-describe('parcel lifecycle and routing (API-NOTES §6)', () => {
+describe('parcel lifecycle and routing (docs/wire.md#inbound-states)', () => {
   it('routes an upload by its ISA envelope into the receiver’s inbox; download, confirm, delivered', async () => {
     // From the demo partner to us (the partner's own inbox would acknowledge at once).
     const content = x12(77).replace('ZZ*GRIDSYNC       *ZZ*DEMOPARTNER    ', 'ZZ*DEMOPARTNER    *ZZ*GRIDSYNC       ');

@@ -1,4 +1,4 @@
-// The directory side of the emulator over real HTTP: the nine endpoints SPEC.md shapes field by
+// The directory side of the emulator over real HTTP: the nine endpoints the service shapes field by
 // field, and writes that change what reads return (comms, carbon copies, API keys, users, grid
 // IDs, mailboxes, networks, partners, portals), with state kept across a restart.
 import fs from 'node:fs';
@@ -49,7 +49,7 @@ const ok = async <T = unknown>(method: string, p: string, body?: unknown, key?: 
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-describe('the endpoints SPEC.md shapes field by field', () => {
+describe('the endpoints the service shapes field by field', () => {
   it('networks/get-contact returns exactly networkId, contactType, name, email, phone; update-config changes it', async () => {
     const c = await ok('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Owner' });
     expect(c).toEqual({ networkId: 1, contactType: 'Owner', name: 'Dana Owner', email: 'owner@net.example', phone: '+1 555 0100' });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ALL_ENDPOINTS, ENDPOINT_GROUPS, SPEC_GROUP_COUNTS, catalog, endpointByName, matchEndpoint, pathParams } from '../../../src/api/catalog/index.js';
 
 describe('endpoint catalog', () => {
-  it('has exactly the per-group counts of SPEC.md, 119 in all', () => {
+  it('has exactly the per-group counts of the service (docs/wire.md#catalog), 119 in all', () => {
     const counts = Object.fromEntries(ENDPOINT_GROUPS.map((g) => [g, ALL_ENDPOINTS.filter((e) => e.group === g).length]));
     console.table(ENDPOINT_GROUPS.map((g) => ({ group: g, spec: SPEC_GROUP_COUNTS[g], catalog: counts[g] })));
     expect(counts).toEqual(SPEC_GROUP_COUNTS);
@@ -25,7 +25,7 @@ describe('endpoint catalog', () => {
     }
   });
 
-  it('routes literal segments before parameters (API-NOTES §10 traps)', () => {
+  it('routes literal segments before parameters (docs/wire.md#routing-traps)', () => {
     expect(matchEndpoint('GET', '/v2/users/me')?.endpoint.name).toBe('users.me');
     expect(matchEndpoint('GET', '/v2/users/17')).toEqual({ endpoint: catalog.users.get, params: { userId: '17' } });
     expect(matchEndpoint('GET', '/v2/users/key/17')?.endpoint.name).toBe('users.key');
