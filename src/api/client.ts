@@ -7,9 +7,11 @@ import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
-import { issuePath, readEnvelope } from './envelope.js';
-import { GridApiError, GridConfigError, GridResponseError } from './errors.js';
-import { HttpChannel, type HttpTimeouts } from './http.js';
+import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
+import { scanList } from './list-stream.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { GridApiError, GridConfigError, GridLimitError, GridResponseError, GridTransportError } from './errors.js';
+import { HttpChannel, toTransportError, type HttpTimeouts } from './http.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
 import { RateGate } from './rate-gate.js';
 import { RetryLoop, type RetryOptions } from './retry-loop.js';
@@ -44,6 +46,8 @@ export interface GridClientOptions {
   readonly logger?: ClientLogger;
   /** Plain http:// to a host that is not loopback is refused unless true. */
   readonly allowInsecureHttp?: boolean;
+  /** Protective limits on what the service may send (defaults: src/config/defaults.ts). */
+  readonly limits?: Partial<ClientLimits>;
   /** Called when a 429 starts a pause of every request of this client (for a metric). */
   readonly onRateLimitPause?: (ms: number) => void;
 }
@@ -52,6 +56,14 @@ export interface GridClientOptions {
 export type ListRow<E extends EndpointDef> = RowOf<z.output<E['response']>>;
 type RowOf<O> = O extends readonly (infer R)[] ? R : ArrayElements<{ [K in keyof O as string extends K ? never : number extends K ? never : K]: O[K] }>;
 type ArrayElements<O> = { [K in keyof O]: O[K] extends readonly (infer R)[] ? R : never }[keyof O];
+
+export interface ClientLimits {
+  readonly maxBodyBytes: number;
+  readonly maxListEntries: number;
+  readonly minBytesPerSecond: number;
+  readonly rateWindowMs: number;
+  readonly maxParcelBytes: number;
+}
 
 const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
 
@@ -64,6 +76,8 @@ export class GridClient implements MailboxTransport {
   private readonly logger: ClientLogger | undefined;
   private readonly shapes: ShapeWarnings;
   private readonly gate: RateGate;
+  private readonly limits: ClientLimits;
+  private readonly callMs: number;
   private closed = false;
 
   constructor(options: GridClientOptions) {
@@ -76,6 +90,8 @@ export class GridClient implements MailboxTransport {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.shapes = new ShapeWarnings(options.logger);
+    this.limits = { ...DEFAULTS.api.limits, ...options.limits };
+    this.callMs = options.timeouts?.callMs ?? DEFAULTS.api.timeouts.callMs;
     this.session = new Session(options.auth, (endpoint, body) => this.tokenCall(endpoint, body), this.now, this.logger);
     const sleep = options.sleep ?? realSleep;
     this.gate = new RateGate(this.now, sleep, options.onRateLimitPause);
@@ -100,10 +116,12 @@ export class GridClient implements MailboxTransport {
   /** Calls one catalog endpoint; returns its validated `data`. */
   async call<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions = {}): Promise<z.output<E['response']>> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
-    return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
-      const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, options.signal);
-      return readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() });
-    }) as Promise<z.output<E['response']>>;
+    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
+      this.withDeadline(endpoint.name, options.signal, async (signal) => {
+        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
+        return readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name));
+      }),
+    ) as Promise<z.output<E['response']>>;
   }
 
   /**
@@ -116,10 +134,12 @@ export class GridClient implements MailboxTransport {
     const name = match?.endpoint.name ?? `${method.toUpperCase()} ${path}`;
     const idempotent = match?.endpoint.idempotent ?? method.toUpperCase() === 'GET';
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const data = await this.retry.run({ endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal }, async (headers) => {
-      const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, options.signal);
-      return readEnvelope(undefined, res, { name, now: this.now() });
-    });
+    const data = await this.retry.run({ endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal }, (headers) =>
+      this.withDeadline(name, options.signal, async (signal) => {
+        const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, signal);
+        return readEnvelope(undefined, res, this.envelopeOptions(name));
+      }),
+    );
     const check = match?.endpoint.response.safeParse(data ?? null);
     if (check && !check.success) {
       const issue = check.error.issues[0];
@@ -167,8 +187,9 @@ export class GridClient implements MailboxTransport {
 
   async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
     const endpoint = catalog.parcels.pendingInboxList;
-    const { parcels, unreadable } = decodeParcelList(endpoint.name, await this.callData(endpoint, { mailboxId }, options), this.shapes);
-    return { parcels, unreadable, omitted: 0 };
+    const { data, total } = await this.callList(endpoint, { mailboxId }, options);
+    const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
+    return { parcels, unreadable, omitted: Math.max(0, total - parcels.length - unreadable.length) };
   }
 
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
@@ -187,11 +208,12 @@ export class GridClient implements MailboxTransport {
     const endpoint = catalog.parcels.outboxList;
     const perPage = 500;
     for (let pageNo = 1; ; pageNo++) {
-      const data = await this.callData(endpoint, { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage }, options);
+      const { data, total } = await this.callList(endpoint, { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage }, options);
       const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
       if (unreadable[0]) throw unreadable[0].error;
+      if (total > parcels.length) throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.limits.maxListEntries, `a page of ${total} records`);
       yield* parcels;
-      if ((data as unknown[]).length < perPage) return;
+      if (total < perPage) return;
     }
   }
 
@@ -205,33 +227,69 @@ export class GridClient implements MailboxTransport {
     const resettable = isDownloadTarget(target);
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
-    return this.retry.run(retry, async (headers) => {
-      const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, options.signal);
-      if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() })) as never;
-      let writable: Writable;
-      try {
-        writable = resettable ? await target.openAttempt() : target;
-      } catch (err) {
-        res.body.destroy();
-        throw err;
+    return this.retry.run(retry, (headers) =>
+      this.withMinimumRate(endpoint.name, options.signal, () => written, async (signal) => {
+        const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, signal);
+        if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
+        let writable: Writable;
+        try {
+          writable = resettable ? await target.openAttempt() : target;
+        } catch (err) {
+          res.body.destroy();
+          throw err;
+        }
+        written = 0;
+        try {
+          return await receiveParcel(res, writable, {
+            endpoint: endpoint.name,
+            parcelId,
+            expectedBytes: options.expectedBytes,
+            maxBytes: options.expectedBytes ?? this.limits.maxParcelBytes,
+            signal,
+            now: this.now(),
+            shapes: this.shapes,
+            onWritten: (n) => {
+              written = n;
+            },
+          });
+        } catch (err) {
+          if (resettable) await target.discardAttempt();
+          throw err;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Runs one streamed attempt under the minimum transfer rate: over each window of
+   * `limits.rateWindowMs` at least `minBytesPerSecond` must arrive, or the attempt is broken off
+   * (a parcel trickled a byte a second would otherwise hold a cycle for ever).
+   */
+  private async withMinimumRate<T>(endpoint: string, outer: AbortSignal | undefined, progress: () => number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { minBytesPerSecond, rateWindowMs } = this.limits;
+    const ctl = new AbortController();
+    const onAbort = (): void => ctl.abort();
+    outer?.addEventListener('abort', onAbort, { once: true });
+    let mark = progress();
+    const timer =
+      minBytesPerSecond > 0
+        ? setInterval(() => {
+            const now = progress();
+            if (now - mark < (minBytesPerSecond * rateWindowMs) / 1000) ctl.abort();
+            mark = now;
+          }, rateWindowMs)
+        : undefined;
+    try {
+      return await fn(ctl.signal);
+    } catch (err) {
+      if (ctl.signal.aborted && !outer?.aborted) {
+        throw new GridTransportError(endpoint, 'GRIDSYNC_TOO_SLOW', `less than ${minBytesPerSecond} bytes/s over ${rateWindowMs} ms (api.limits.minBytesPerSecond)`, false, { cause: err });
       }
-      try {
-        return await receiveParcel(res, writable, {
-          endpoint: endpoint.name,
-          parcelId,
-          expectedBytes: options.expectedBytes,
-          signal: options.signal,
-          now: this.now(),
-          shapes: this.shapes,
-          onWritten: (n) => {
-            written = n;
-          },
-        });
-      } catch (err) {
-        if (resettable) await target.discardAttempt();
-        throw err;
-      }
-    });
+      throw err;
+    } finally {
+      clearInterval(timer);
+      outer?.removeEventListener('abort', onAbort);
+    }
   }
 
   /**
@@ -270,10 +328,62 @@ export class GridClient implements MailboxTransport {
   /** A catalog call whose `data` is returned unvalidated: the MailboxTransport methods decode it tolerantly. */
   private callData<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions): Promise<unknown> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
-    return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
-      const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, options.signal);
-      return readEnvelope(undefined, res, { name: endpoint.name, now: this.now() });
-    });
+    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
+      this.withDeadline(endpoint.name, options.signal, async (signal) => {
+        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
+        return readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
+      }),
+    );
+  }
+
+  /**
+   * A list call read as it streams: at most `maxListEntries` records are kept, the rest only
+   * counted. Returns the kept records and how many the list held.
+   */
+  private callList<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions): Promise<{ data: unknown; total: number }> {
+    const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
+    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
+      this.withDeadline(endpoint.name, options.signal, async (signal) => {
+        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
+        if (res.statusCode >= 300) return (await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name))) as never;
+        let scanned;
+        try {
+          scanned = await scanList(res.body, { endpoint: endpoint.name, maxItems: this.limits.maxListEntries, maxValueBytes: this.limits.maxBodyBytes });
+        } catch (err) {
+          res.body.destroy();
+          throw toTransportError(endpoint.name, err);
+        }
+        const { members } = scanned;
+        if (members.success !== true) throw apiErrorFrom(endpoint.name, res, members, this.now());
+        return { data: scanned.items ?? members.data, total: scanned.total };
+      }),
+    );
+  }
+
+  private envelopeOptions(name: string): ReadEnvelopeOptions {
+    return { name, now: this.now(), maxBodyBytes: this.limits.maxBodyBytes };
+  }
+
+  /**
+   * Runs one attempt of a non-streamed call under the overall deadline `timeouts.callMs`: an
+   * answer that trickles in a byte at a time never trips the idle timeout, but it trips this.
+   */
+  private async withDeadline<T>(endpoint: string, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), this.callMs);
+    const onAbort = (): void => ctl.abort();
+    outer?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await fn(ctl.signal);
+    } catch (err) {
+      if (ctl.signal.aborted && !outer?.aborted) {
+        throw new GridTransportError(endpoint, 'GRIDSYNC_CALL_DEADLINE', `no complete answer within ${this.callMs} ms (api.timeouts.callMs)`, false, { cause: err });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    }
   }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {

@@ -4,7 +4,7 @@
  * the endpoint's validated `data` or a typed error.
  */
 import type { EndpointDef } from './catalog/index.js';
-import { GridApiError, GridResponseError } from './errors.js';
+import { GridApiError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { parseRetryAfter } from './retry.js';
 import { Envelope } from './wire.js';
@@ -20,16 +20,23 @@ export function issuePath(prefix: string, path: readonly PropertyKey[]): string 
 export interface ReadEnvelopeOptions {
   readonly name: string;
   readonly now: number;
+  /** Cap of a successful answer's body; larger is refused (GridLimitError), never buffered. */
+  readonly maxBodyBytes?: number;
 }
 
 /** Reads a (small) JSON body and returns the validated `data`, or throws the right typed error. */
 export async function readEnvelope(endpoint: EndpointDef | undefined, res: RawResponse, options: ReadEnvelopeOptions): Promise<unknown> {
   const { name } = options;
   let text: string;
+  let over: boolean;
+  const limit = res.statusCode >= 400 ? MAX_ERROR_BODY : (options.maxBodyBytes ?? Number.POSITIVE_INFINITY);
   try {
-    text = await readLimited(res.body, res.statusCode >= 400 ? MAX_ERROR_BODY : Number.POSITIVE_INFINITY);
+    ({ text, over } = await readLimited(res.body, limit));
   } catch (err) {
     throw toTransportError(name, err);
+  }
+  if (res.statusCode < 400 && over) {
+    throw new GridLimitError(name, 'api.limits.maxBodyBytes', limit, `the answer is larger than ${limit} bytes`);
   }
   let json: unknown;
   try {
@@ -66,16 +73,18 @@ export function apiErrorFrom(name: string, res: RawResponse, json: unknown, now:
   return new GridApiError(name, res.statusCode, errorCode, message, retryAfterMs);
 }
 
-export async function readLimited(body: AsyncIterable<Uint8Array> & { destroy(): void }, limit: number): Promise<string> {
+/** Reads at most `limit` bytes of a body; `over` tells that more was coming (the rest is not read). */
+export async function readLimited(body: AsyncIterable<Uint8Array> & { destroy(): void }, limit: number): Promise<{ text: string; over: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) {
+      chunks.push(Buffer.from(chunk).subarray(0, chunk.byteLength - (size - limit)));
       body.destroy();
-      break;
+      return { text: Buffer.concat(chunks).toString('utf8'), over: true };
     }
     chunks.push(Buffer.from(chunk));
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { text: Buffer.concat(chunks).toString('utf8'), over: false };
 }

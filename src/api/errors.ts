@@ -111,6 +111,24 @@ export class UploadOutcomeUnknownError extends GridError {
   }
 }
 
+/**
+ * The service's answer went past a limit gridsync sets to protect itself: a body larger than
+ * `api.limits.maxBodyBytes`, a call past its deadline, a transfer slower than the minimum rate,
+ * a download longer than declared. Not retried within the call when the answer was too large.
+ */
+export class GridLimitError extends GridError {
+  readonly code = 'GRID_LIMIT_EXCEEDED';
+  constructor(
+    endpoint: string,
+    /** The config key of the limit. */
+    readonly limitKey: string,
+    readonly limit: number,
+    detail: string,
+  ) {
+    super(`${endpoint}: ${detail} (limit ${limitKey} = ${limit})`, endpoint);
+  }
+}
+
 /** The client was configured in a way it refuses (plain http to a remote host, no credentials). */
 export class GridConfigError extends GridError {
   readonly code = 'GRID_CONFIG_ERROR';

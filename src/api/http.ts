@@ -21,6 +21,8 @@ export interface HttpTimeouts {
   readonly connectMs?: number;
   readonly headersMs?: number;
   readonly bodyMs?: number;
+  /** A whole non-streamed call, answer included. */
+  readonly callMs?: number;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);

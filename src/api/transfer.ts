@@ -39,6 +39,8 @@ export interface ReceiveOptions {
   readonly parcelId: number;
   /** Byte count known from the list: verified too. */
   readonly expectedBytes?: number | undefined;
+  /** Content beyond this is never written: the attempt stops at the first byte past it. */
+  readonly maxBytes: number;
   readonly signal?: AbortSignal | undefined;
   readonly now: number;
   readonly shapes: ShapeWarnings;
@@ -60,6 +62,9 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
     const slab = await slabs.take(maxDecodedLength(text.length));
     const buf = decoder.push(text, slab);
     if (buf.length === 0) return slabs.give(slab);
+    if (written + buf.length > options.maxBytes) {
+      throw new ContentIntegrityError(endpoint, parcelId, 'byte-mismatch', `the content runs past the ${options.maxBytes} bytes declared; stopped before writing more`);
+    }
     hash.update(buf);
     written += buf.length;
     options.onWritten(written);

@@ -48,7 +48,19 @@ export const DEFAULTS = {
     /** Attempts per request for the retryable failures (429, 500, 503, network). */
     maxAttempts: 3,
     connections: 8,
-    timeouts: { connectMs: 10 * SECOND, headersMs: 60 * SECOND, bodyMs: 60 * SECOND },
+    /** callMs: a whole non-streamed call (answer included); a trickling answer must not hang a cycle. */
+    timeouts: { connectMs: 10 * SECOND, headersMs: 60 * SECOND, bodyMs: 60 * SECOND, callMs: 2 * MINUTE },
+    limits: {
+      /** Largest non-streamed answer (lists, records); a body past it is refused, not buffered. */
+      maxBodyBytes: 32 * MiB,
+      /** Records of one list taken per cycle (the rest wait for the next cycle and cost nothing). */
+      maxListEntries: 5000,
+      /** A streamed transfer slower than this over a whole window is broken off (slowloris). */
+      minBytesPerSecond: 1024,
+      rateWindowMs: 30 * SECOND,
+      /** Sizes on the wire are 32-bit: a parcel without a declared size is cut off here. */
+      maxParcelBytes: 2 * 1024 * MiB - 1,
+    },
   },
   /** `gridsync once` repeats cycles while transient failures leave work, for at most this long. */
   once: { drainTimeoutMs: 5 * MINUTE },

@@ -106,7 +106,21 @@ export const ConfigSchema = z
         maxAttempts: int(1, 10).default(DEFAULTS.api.maxAttempts),
         connections: int(1, 128).default(DEFAULTS.api.connections),
         timeouts: z
-          .object({ connectMs: Duration.default(DEFAULTS.api.timeouts.connectMs), headersMs: Duration.default(DEFAULTS.api.timeouts.headersMs), bodyMs: Duration.default(DEFAULTS.api.timeouts.bodyMs) })
+          .object({
+            connectMs: Duration.default(DEFAULTS.api.timeouts.connectMs),
+            headersMs: Duration.default(DEFAULTS.api.timeouts.headersMs),
+            bodyMs: Duration.default(DEFAULTS.api.timeouts.bodyMs),
+            callMs: Duration.default(DEFAULTS.api.timeouts.callMs),
+          })
+          .strict()
+          .prefault({}),
+        limits: z
+          .object({
+            maxBodyBytes: int(1024).default(DEFAULTS.api.limits.maxBodyBytes),
+            maxListEntries: int(1).default(DEFAULTS.api.limits.maxListEntries),
+            minBytesPerSecond: int(0).default(DEFAULTS.api.limits.minBytesPerSecond),
+            rateWindowMs: Duration.default(DEFAULTS.api.limits.rateWindowMs),
+          })
           .strict()
           .prefault({}),
       })

@@ -215,6 +215,7 @@ export class Daemon {
         maxAttempts: cfg.api.maxAttempts,
         connections: cfg.api.connections,
         timeouts: cfg.api.timeouts,
+        limits: cfg.api.limits,
         allowInsecureHttp: cfg.api.allowInsecureHttp,
         logger: this.logger.child({ component: 'client' }),
         onRateLimitPause: () => this.metrics.rateLimitPauses.inc(),

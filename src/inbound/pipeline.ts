@@ -165,6 +165,9 @@ export class InboundPipeline {
     this.heldLocally.clear();
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
     this.noteUnreadable(pending.unreadable);
+    if (pending.omitted > 0) {
+      this.logger.warn({ taken: pending.parcels.length, omitted: pending.omitted }, 'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles');
+    }
     this.tally(result, 'unreadable', pending.unreadable.length);
     const listings: Promise<boolean>[] = [];
     for (const p of pending.parcels) {
