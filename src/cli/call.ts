@@ -1,17 +1,19 @@
 /** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. `--soap OPERATION [JSON]`: one SOAP 4.1 call. */
+import fs from 'node:fs';
 import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
 import { ALL_OPERATIONS, operationByName } from '../api/soap/schema.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';
 
-const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key KEY]
-       gridsync call --soap OPERATION [JSON] [-c FILE | --base-url URL --api-key KEY]
+const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key-file FILE]
+       gridsync call --soap OPERATION [JSON] [-c FILE | --base-url URL --api-key-file FILE]
        gridsync call --list | --soap --list
 
 One REST call through the client (auth, retry, envelope). Prints the response's data as JSON; on an
 error prints errorCode and message to stderr and exits 1. Credentials come from -c FILE, from
---base-url/--api-key, or from GRIDSYNC_API_BASE_URL / GRIDSYNC_API_KEY. A GET's JSON becomes the
+--base-url with --api-key-file FILE (or GRIDSYNC_API_KEY_FILE), or from GRIDSYNC_API_BASE_URL /
+GRIDSYNC_API_KEY. --api-key KEY still works but every user sees it in ps: gridsync warns. A GET's JSON becomes the
 query string. Example: gridsync call POST /v2/parcels/pending-inbox-list '{"mailboxId":1001}'
 
 With --soap, one operation of the SOAP 4.1 interface: JSON holds its parameters by element name
@@ -23,7 +25,7 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(
       argv,
       USAGE,
-      { config: { type: 'string', short: 'c' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, list: { type: 'boolean' }, soap: { type: 'boolean' }, 'allow-insecure-http': { type: 'boolean' } },
+      { config: { type: 'string', short: 'c' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, 'api-key-file': { type: 'string' }, list: { type: 'boolean' }, soap: { type: 'boolean' }, 'allow-insecure-http': { type: 'boolean' } },
       true,
     );
     if (!args) return 0;
@@ -53,7 +55,18 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     let baseUrl = args.values['base-url'] ?? process.env.GRIDSYNC_API_BASE_URL;
-    let apiKey = args.values['api-key'] ?? process.env.GRIDSYNC_API_KEY;
+    if (args.values['api-key'] !== undefined) process.stderr.write('gridsync: warning: --api-key is visible to every user of this machine (ps, /proc); use --api-key-file FILE or GRIDSYNC_API_KEY instead\n');
+    const keyFile = args.values['api-key-file'] ?? process.env.GRIDSYNC_API_KEY_FILE;
+    let fileKey: string | undefined;
+    if (keyFile !== undefined) {
+      try {
+        fileKey = fs.readFileSync(keyFile, 'utf8').trim();
+      } catch (err) {
+        throw new UsageError(`--api-key-file ${keyFile}: ${(err as Error).message}`);
+      }
+      if (!fileKey) throw new UsageError(`--api-key-file ${keyFile} is empty`);
+    }
+    let apiKey = args.values['api-key'] ?? fileKey ?? process.env.GRIDSYNC_API_KEY;
     let login: { login: string; password: string } | undefined;
     let allowInsecureHttp = args.values['allow-insecure-http'] ?? false;
     let emulator: Emulator | undefined;
@@ -69,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     if (!baseUrl) throw new UsageError('no service: give -c FILE, --base-url, or GRIDSYNC_API_BASE_URL');
-    if (!apiKey && !login) throw new UsageError('no credentials: give -c FILE, --api-key, or GRIDSYNC_API_KEY');
+    if (!apiKey && !login) throw new UsageError('no credentials: give -c FILE, --api-key-file FILE, or GRIDSYNC_API_KEY');
     const auth = apiKey ? { apiKey } : (login as { login: string; password: string });
     if (soap) return callSoap(baseUrl, auth, allowInsecureHttp, p, body, emulator);
     let client: GridClient;

@@ -237,7 +237,7 @@ export class Daemon {
       const inbound = m.inbox
         ? new InboundPipeline({ ...common, mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } } })
         : undefined;
-      const outbound = m.outbox ? new OutboundPipeline({ ...common, mailbox: { mailboxId, name, outbox: m.outbox } }) : undefined;
+      const outbound = m.outbox ? new OutboundPipeline({ ...common, mailbox: { mailboxId, name, outbox: m.outbox, configFile: path.resolve(this.options.loaded.file) } }) : undefined;
       try {
         await inbound?.checkPrerequisites();
         await outbound?.checkPrerequisites();

@@ -118,7 +118,8 @@ export class Disposal {
         failedAt: new Date(this.ctx.now()).toISOString(),
         mailboxId: this.ctx.mailboxId,
         journalId: row.id,
-        requeue: `gridsync requeue ${finalPath}`,
+        // The command as the operator must type it: without -c, requeue would look for another config.
+        requeue: `gridsync requeue${this.ctx.configFile ? ` -c ${this.ctx.configFile}` : ''} ${finalPath}`,
       };
       const reportPath = `${finalPath}${ERROR_REPORT_SUFFIX}`;
       // errorDir may be shared with the ERP: never write through a link planted under the report's name.

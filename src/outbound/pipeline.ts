@@ -82,6 +82,7 @@ export class OutboundPipeline {
       cfg: this.cfg,
       mailboxId,
       processingDir: this.cfg.processingDir ?? path.join(options.stateDir, 'processing'),
+      ...(options.mailbox.configFile ? { configFile: options.mailbox.configFile } : {}),
       logger: (options.logger ?? silentLogger).child({ mailboxId, direction: 'out', outbox: this.cfg.dir }),
       now: this.now,
       tally: (key, n = 1, detail = {}) => {

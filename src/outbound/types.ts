@@ -35,6 +35,8 @@ export interface OutboundMailbox {
   readonly mailboxId: number;
   readonly name: string;
   readonly outbox: OutboxConfig;
+  /** The config file the daemon runs with: the requeue hint in error reports names it (`-c`). */
+  readonly configFile?: string;
 }
 
 export interface OutboundCycleResult {
@@ -58,6 +60,8 @@ export interface OutboxContext {
   readonly cfg: OutboxConfig;
   readonly mailboxId: number;
   readonly processingDir: string;
+  /** The config file, for the requeue hint of error reports. */
+  readonly configFile?: string;
   readonly logger: Logger;
   readonly now: () => number;
   /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
