@@ -314,7 +314,8 @@ function ensurePrivateFile(file: string): void {
       fs.closeSync(fd);
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Cannot create it: SQLite's own open fails next, with the error the start-up check explains.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return;
     const st = fs.lstatSync(file);
     if (st.isFile() && (st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) fs.chmodSync(file, 0o600);
   }
