@@ -9,9 +9,10 @@ type Scalar = string | number | boolean | null;
 
 const SKIPPED = new Set(['name', 'message', 'stack', 'cause']);
 
+/** The message is `err`, as in every log line gridsync writes about an error. */
 export function errorFields(err: unknown): Record<string, Scalar> {
-  if (!(err instanceof Error)) return { message: String(err) };
-  const fields: Record<string, Scalar> = { message: err.message };
+  if (!(err instanceof Error)) return { err: String(err) };
+  const fields: Record<string, Scalar> = { err: err.message };
   if (err instanceof GridsyncError) fields.code = err.code;
   for (const [key, value] of Object.entries(err)) {
     if (SKIPPED.has(key)) continue;

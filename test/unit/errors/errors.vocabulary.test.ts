@@ -53,7 +53,7 @@ describe('errorFields', () => {
   it('carries the code and the context fields an operator searches by', () => {
     const fields = errorFields(new GridApiError('parcels.download', 503, 'ServiceUnavailable', 'busy', 2000));
     expect(fields).toMatchObject({ code: 'GRID_API_ERROR', endpoint: 'parcels.download', httpStatus: 503, errorCode: 'ServiceUnavailable', retryAfterMs: 2000 });
-    expect(fields.message).toContain('HTTP 503');
+    expect(fields.err).toContain('HTTP 503');
     expect(Object.keys(fields)).not.toContain('stack');
   });
 
@@ -67,8 +67,8 @@ describe('errorFields', () => {
     expect(errorFields(err)).toMatchObject({ code: 'ENOENT', syscall: 'open', path: '/nonexistent/gridsync-errors-test' });
   });
 
-  it('turns a non-Error into a message', () => {
-    expect(errorFields('boom')).toEqual({ message: 'boom' });
+  it('turns a non-Error into the err field', () => {
+    expect(errorFields('boom')).toEqual({ err: 'boom' });
   });
 });
 
