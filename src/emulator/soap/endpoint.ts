@@ -12,7 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../../api/base64.js';
 import { ALL_OPERATIONS, SOAP_NS, SOAP_PATH, operationByName, type OperationDef } from '../../api/soap/schema.js';
 import { buildWsdl } from '../../api/soap/wsdl.js';
-import { SoapXmlError, STREAM_SLOT, decodeFields, escapeText, readXml, soapPayload, writeFault, writeResponse, type SoapVersion } from '../../api/soap/xml.js';
+import { SoapXmlError, STREAM_SLOT, decodeFields, escapeText, readXml, soapPayload, writeFault, writeField, writeResponse, type SoapVersion, type XmlNode } from '../../api/soap/xml.js';
 import type { World } from '../context.js';
 import type { FaultInjector, FaultPlan } from '../faults.js';
 import type { StoredContent } from '../parcels.js';
@@ -27,6 +27,8 @@ export const SOAP_DEFAULTS = { sessionTimeoutS: 1200, maxSessionsPerUser: 5, par
 const CONTENT_ELEMENTS: ReadonlySet<string> = new Set(['Content', 'ContentBase64']);
 const HEAD_BYTES = 4096;
 const ADMIN_PREFIX = '/_emulator/soap/';
+/** Form-binding bodies are read whole: large content belongs on the SOAP binding. */
+const FORM_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Fault-injection names: the REST catalog name where the operation is the same step of the workflow. */
 const FAULT_NAMES: Record<string, string> = {
@@ -79,13 +81,14 @@ export class SoapEndpoint {
   /** True for the paths this endpoint answers (the server's one hook asks this first). */
   owns(pathname: string): boolean {
     const p = pathname.toLowerCase();
-    return p === SOAP_PATH.toLowerCase() || pathname.startsWith(ADMIN_PREFIX);
+    return p === SOAP_PATH.toLowerCase() || p.startsWith(`${SOAP_PATH.toLowerCase()}/`) || pathname.startsWith(ADMIN_PREFIX);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     let version: SoapVersion = /application\/soap\+xml/i.test(req.headers['content-type'] ?? '') ? '1.2' : '1.1';
     try {
       if (url.pathname.startsWith(ADMIN_PREFIX)) return this.admin(req, res, url);
+      if (url.pathname.length > SOAP_PATH.length + 1) return await this.form(req, res, url, url.pathname.slice(SOAP_PATH.length + 1));
       if (req.method === 'GET') {
         req.resume();
         if ([...url.searchParams.keys()].some((k) => k.toLowerCase() === 'wsdl')) {
@@ -228,14 +231,17 @@ export class SoapEndpoint {
   }
 
   /** FileInfo with the content base64-encoded while it is sent; Content-Length exact. */
-  private async streamDownload(res: ServerResponse, def: OperationDef, p: Parameters<typeof standardOfContent>[1], asString: boolean, version: SoapVersion, plan?: FaultPlan): Promise<void> {
+  private async streamDownload(
+    res: ServerResponse, def: OperationDef, p: Parameters<typeof standardOfContent>[1], asString: boolean, version: SoapVersion, plan?: FaultPlan,
+    render: (info: Record<string, unknown>) => string = (info) => writeResponse(def, info, version), type = contentType(version),
+  ): Promise<void> {
     const info = {
       ParcelID: this.ids.out(p.parcel_id), FileName: p.file_name, FileDate: p.created, Bytes: plan?.wrongBytes ? p.bytes + 1 : p.bytes,
       Standard: standardOfContent(this.world, p), [asString ? 'ContentBase64String' : 'Content']: STREAM_SLOT, routerArchive: false,
     };
-    const [prefix, suffix] = writeResponse(def, info, version).split(STREAM_SLOT) as [string, string];
+    const [prefix, suffix] = render(info).split(STREAM_SLOT) as [string, string];
     const length = Buffer.byteLength(prefix) + base64Length(p.bytes) + Buffer.byteLength(suffix);
-    res.writeHead(200, { 'content-type': contentType(version), 'content-length': String(length) });
+    res.writeHead(200, { 'content-type': type, 'content-length': String(length) });
     const breakAt = plan && (plan.truncate || plan.resetDuringBody) ? Math.floor(length / 2) : Number.POSITIVE_INFINITY;
     let sent = 0;
     const write = async (text: string): Promise<boolean> => {
@@ -257,6 +263,78 @@ export class SoapEndpoint {
     }
     if (!(await write(encoder.end() + suffix))) return;
     res.end();
+  }
+
+  /**
+   * The form binding some vendor tools use: `POST <address>/<Operation>` with form fields (or GET
+   * with a query), one per parameter, all required; the answer is the bare result as XML whose root
+   * is the result's type name; errors are HTTP 500 with plain text, no SOAP fault.
+   */
+  private async form(req: IncomingMessage, res: ServerResponse, url: URL, opName: string): Promise<void> {
+    const def = operationByName(opName);
+    const plainError = (status: number, text: string): void => this.send(res, status, 'text/plain; charset=utf-8', text);
+    if (!def) {
+      req.resume();
+      return plainError(500, `${opName} Web Service method name is not valid.`);
+    }
+    let fields: URLSearchParams;
+    if (req.method === 'GET') {
+      req.resume();
+      fields = url.searchParams;
+    } else if (req.method === 'POST' && /application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req) {
+        size += (chunk as Buffer).length;
+        if (size > FORM_MAX_BYTES) return plainError(500, `Request body larger than ${FORM_MAX_BYTES} bytes: use the SOAP binding for large content.`);
+        chunks.push(chunk as Buffer);
+      }
+      fields = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    } else {
+      req.resume();
+      return plainError(500, 'Request format is unrecognized: send application/x-www-form-urlencoded.');
+    }
+    const upload = new ContentSink(this.world);
+    const children: XmlNode[] = [];
+    try {
+      for (const p of def.params) {
+        const v = fields.get(p.name);
+        if (v === null) return plainError(500, `Missing parameter: ${p.name}.`);
+        if (CONTENT_ELEMENTS.has(p.name)) await upload.push(v);
+        children.push({ name: p.name, ns: SOAP_NS, text: v, children: [], nil: false, streamed: CONTENT_ELEMENTS.has(p.name) });
+      }
+    } catch (err) {
+      await upload.discard();
+      return plainError(500, (err as Error).message);
+    }
+    const content = await upload.finish().catch(async (err: unknown) => {
+      await upload.discard();
+      throw err;
+    });
+    try {
+      const params = decodeFields({ name: def.name, ns: SOAP_NS, text: '', children, nil: false, streamed: false }, def.params, def.name, { fillDefaults: true });
+      const caller = def.session ? this.sessions.authenticate(params.SessionID) : null;
+      const ctx: OpContext = {
+        world: this.world, op: def, params, caller, sessions: this.sessions, ids: this.ids, content, inboxCap: this.inboxCap,
+        raw: new Map(children.map((c) => [c.name, c.text])), ip: req.socket.remoteAddress ?? null,
+      };
+      const outcome = (OPERATIONS[def.name] as (c: OpContext) => ReturnType<(typeof OPERATIONS)[string]>)(ctx);
+      if (!def.name.startsWith('ParcelUpload')) await discard(this.world, content);
+      const bare = (value: unknown): string => {
+        const root = def.result.type;
+        const out: string[] = [];
+        writeField(out, { name: root, type: root, min: 1 }, value, { dates: 'z' });
+        return `<?xml version="1.0" encoding="utf-8"?>${out.join('').replace(`<${root}>`, `<${root} xmlns="${SOAP_NS}">`)}`;
+      };
+      if ('download' in outcome) {
+        return await this.streamDownload(res, def, outcome.download.parcel, outcome.download.asString, '1.1', undefined, bare, 'text/xml; charset=utf-8');
+      }
+      this.send(res, 200, 'text/xml; charset=utf-8', bare(outcome.result));
+    } catch (err) {
+      await discard(this.world, content);
+      if (res.headersSent) return void res.destroy();
+      plainError(500, toSoapFault(err).message);
+    }
   }
 
   /** `POST /_emulator/soap/expire-sessions`: every open session expires now (tests of the re-login). */

@@ -167,6 +167,31 @@ describe('SOAP endpoint', () => {
     expect(emu!.faultCounts()).toMatchObject({ '503': 1, '500': 1, resetBefore: 1 });
   });
 
+  it('serves the form binding: form fields in, the bare result out, plain-text errors', async () => {
+    await start();
+    const id = await emu!.inject({ mailboxId: 1001, fileName: 'form.txt', content: Buffer.from('via form') });
+    const form = (op: string, fields: Record<string, string>): Promise<Response> =>
+      fetch(`${emu!.url}/v4.1/prod/GridOS.asmx/${op}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    const inbox = await form('ParcelInBox', { SessionID: 'demo-key-1001' });
+    const text = await inbox.text();
+    expect(inbox.status).toBe(200);
+    expect(text).toMatch(/^<\?xml[^>]*\?><ParcelIDInfoCollection xmlns="https:\/\/os\.grid\.example\/">/);
+    expect(tag(text, 'ParcelID')).toBe(String(id));
+    const dl = await (await form('ParcelDownload', { SessionID: 'demo-key-1001', ParcelID: String(id) })).text();
+    expect(dl).toContain('<FileInfo xmlns="https://os.grid.example/">');
+    expect(Buffer.from(tag(dl, 'Content') as string, 'base64').toString()).toBe('via form');
+    const ok = await (await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx/ParcelDownloadConfirm?SessionID=demo-key-1001&ParcelID=${id}`)).text();
+    expect(ok).toMatch(/<boolean xmlns="https:\/\/os\.grid\.example\/">true<\/boolean>$/);
+    const up = await form('ParcelUploadMftA', { SessionID: 'demo-key-1001', FileName: 'f.txt', ContentBase64: Buffer.from('up').toString('base64'), GridIDFrom: '5001', GridIDTo: '5002' });
+    expect(Number(/<int[^>]*>(\d+)<\/int>/.exec(await up.text())?.[1])).toBeGreaterThan(0);
+    const missing = await form('ParcelInfo', { SessionID: 'demo-key-1001' });
+    expect(missing.status).toBe(500);
+    expect(missing.headers.get('content-type')).toContain('text/plain');
+    expect(await missing.text()).toBe('Missing parameter: ParcelID.');
+    const denied = await form('ParcelInfo', { SessionID: 'nope', ParcelID: '1' });
+    expect([denied.status, await denied.text()]).toEqual([500, 'Invalid SessionID']);
+  });
+
   it('shows parcel ids beyond 2^53 exactly with the id offset switch', async () => {
     await start({ soap: { parcelIdOffset: '9007199254740993000' } });
     const id = await emu!.inject({ mailboxId: 1001, fileName: 'a.txt', content: Buffer.from('hello') });
