@@ -3,10 +3,14 @@ import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
 import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
 import { output, UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { dryRun, formatDryRun } from './dry-run.js';
 import { ProgressView } from './progress.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 
-const USAGE = `usage: gridsync once [-c FILE] [--log-level L] [--quiet]
+const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
+
+--dry-run: list what a cycle would receive (the pending parcels) and send (the outbox files),
+changing nothing — no journal, no folder, no download, confirmation, upload or move.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
 summary table; elsewhere a progress log line at most every 10 s.
@@ -20,9 +24,14 @@ Recovers what a previous run left unfinished, drains every inbox and outbox once
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
-    const args = parseCommand(argv, USAGE, CONFIG_OPTION);
+    const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } });
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
+    if (args.values['dry-run']) {
+      const report = await dryRun(loaded.config);
+      process.stdout.write(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
+      return 0;
+    }
     const tty = process.stderr.isTTY === true && !output.quiet;
     // On a terminal the progress lines replace the per-item info lines (--log-level brings them back).
     const logger = loggerFor(loaded, tty ? 'warn' : undefined);

@@ -1,0 +1,49 @@
+// `once --dry-run`: what would be received and sent, and nothing changes — no journal, no folder,
+// no file moved, no parcel downloaded or confirmed (a real once afterwards still finds them all).
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../../src/emulator/index.js';
+import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { runCli } from '../../helpers/daemon-child.js';
+import { x12 } from '../../helpers/edi.js';
+
+const worlds: DaemonWorld[] = [];
+afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
+
+describe('once --dry-run', () => {
+  it('lists the pending parcels and the outbox files, changes nothing', async () => {
+    const w = makeDaemonWorld();
+    worlds.push(w);
+    const dataFile = path.join(w.dir, 'emulator.sqlite');
+    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
+    c.emulator = { dataFile };
+    fs.writeFileSync(w.configFile, YAML.stringify(c));
+    const emu = await startEmulator({ port: 0, dataFile });
+    await emu.inject({ mailboxId: 1001, fileName: 'in-a.x12', content: Buffer.from('ISA*a~') });
+    await emu.inject({ mailboxId: 1001, fileName: 'in-b.x12', content: Buffer.from('ISA*bb~') });
+    await emu.close();
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'out-1.x12'), x12(1));
+    fs.writeFileSync(path.join(w.outbox, 'out-2.x12'), x12(2));
+    fs.writeFileSync(path.join(w.outbox, 'half.tmp'), 'being written');
+
+    const r = runCli(['once', '-c', w.configFile, '--dry-run', '--json']);
+    expect(r.status).toBe(0);
+    const report = JSON.parse(r.stdout) as { mailboxes: { receive: { fileName: string }[]; send: { file: string }[] }[] };
+    expect(report.mailboxes[0]?.receive.map((p) => p.fileName).sort()).toEqual(['in-a.x12', 'in-b.x12']);
+    expect(report.mailboxes[0]?.send.map((f) => f.file)).toEqual(['out-1.x12', 'out-2.x12']);
+    expect(runCli(['once', '-c', w.configFile, '--dry-run']).stdout).toMatch(/mb1001: would receive 2 parcel\(s\)[\s\S]*mb1001: would send 2 file\(s\)/);
+
+    // Nothing changed.
+    expect(fs.existsSync(w.state)).toBe(false);
+    expect(fs.existsSync(w.inbox)).toBe(false);
+    expect(fs.existsSync(w.sent)).toBe(false);
+    expect(fs.readdirSync(w.outbox).sort()).toEqual(['half.tmp', 'out-1.x12', 'out-2.x12']);
+    const real = runCli(['once', '-c', w.configFile]);
+    expect(real.status).toBe(0);
+    expect(fs.readdirSync(w.inbox).sort()).toEqual(['in-a.x12', 'in-b.x12']);
+    expect(fs.readdirSync(w.sent).sort()).toEqual(['out-1.x12', 'out-2.x12']);
+  });
+});
