@@ -19,6 +19,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
   status: { summary: 'journal summary: counts per state, last cycle, recent failures', load: () => import('./status.js') },
   doctor: { summary: 'check config, folders, service reachable, credentials valid', load: () => import('./doctor.js') },
   requeue: { summary: 'put files from errorDir back into the outbox', load: () => import('./requeue.js') },
+  redeliver: { summary: 'have the service deliver an inbound parcel again (reset to inbox)', load: () => import('./redeliver.js') },
   call: { summary: 'one raw REST call through the client; prints data as JSON', load: () => import('./call.js') },
   emulator: { summary: 'the local service (REST v2 emulator)', load: () => import('./emulator.js') },
 };

@@ -1,0 +1,67 @@
+/**
+ * `gridsync redeliver PARCELID…`: have the service deliver an inbound parcel again (reset it to the
+ * inbox on the service) and note it in the journal. The next cycle sees the parcel listed again
+ * after its confirmation and places it once more under a name of its own (inbox.redelivery:
+ * deliver) — the ERP's first copy is never overwritten.
+ */
+import path from 'node:path';
+import { catalog, GridApiError, GridClient } from '../api/index.js';
+import { startEmulator, type Emulator } from '../emulator/index.js';
+import { Journal } from '../journal/index.js';
+import { output, parseCommand, runCommand, UsageError } from './args.js';
+import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+
+const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
+
+Asks the service to put each parcel back into the inbox (POST /v2/parcels/reset-to-inbox/ID) and
+notes it in the journal; the daemon (or the next once) delivers it again under a new name.
+Works while the daemon runs. Exit 0 all reset · 1 the service refused one (reason printed) ·
+2 usage or config.`;
+
+export async function main(argv: string[]): Promise<number> {
+  return runCommand(async () => {
+    const args = parseCommand(argv, USAGE, CONFIG_OPTION, true);
+    if (!args) return 0;
+    if (args.positionals.length === 0) throw new UsageError(`name the parcel ids to deliver again\n\n${USAGE}`);
+    const ids = args.positionals.map((p) => {
+      if (!/^\d+$/.test(p)) throw new UsageError(`not a parcel id: ${p}`);
+      return Number(p);
+    });
+    const cfg = loadConfigOrThrow(args.values.config).config;
+    if (cfg.api.protocol === 'soap') throw new UsageError('redeliver speaks REST; this config uses api.protocol: soap');
+    let emulator: Emulator | undefined;
+    let baseUrl = cfg.api.baseUrl;
+    if (baseUrl === 'embedded') {
+      emulator = await startEmulator({ ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}), ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}) });
+      baseUrl = emulator.url;
+    }
+    const client = new GridClient({
+      baseUrl,
+      auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
+      allowInsecureHttp: cfg.api.allowInsecureHttp,
+      timeouts: cfg.api.timeouts,
+      maxAttempts: cfg.api.maxAttempts,
+    });
+    // No single-daemon lock: like requeue, this works beside a running daemon.
+    const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
+    let failed = 0;
+    try {
+      for (const id of ids) {
+        try {
+          await client.call(catalog.parcels.resetToInbox, { parcelId: id });
+          journal.recordEvent({ direction: 'in', item: id, to: 'redelivery-requested', detail: { by: 'gridsync redeliver' } });
+          if (!output.quiet) process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
+        } catch (err) {
+          failed++;
+          const why = err instanceof GridApiError ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}` : (err as Error).message;
+          process.stderr.write(`parcel ${id}: not reset — ${why}\n`);
+        }
+      }
+    } finally {
+      journal.close();
+      await client.close();
+      await emulator?.close();
+    }
+    return failed ? 1 : 0;
+  });
+}
