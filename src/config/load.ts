@@ -59,7 +59,7 @@ const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$
 
 /** Top-level sections and keys that env overrides may set even when the file leaves them out. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['api', 'emulator', 'stateDir', 'log', 'http', 'schedule', 'retention', 'shutdownTimeout', 'mailboxes'],
+  '': ['api', 'emulator', 'stateDir', 'log', 'http', 'schedule', 'retention', 'shutdownTimeout', 'createDirs', 'mailboxes'],
   api: ['baseUrl', 'protocol', 'apiKey', 'apiKeyFile', 'login', 'password', 'passwordFile', 'allowInsecureHttp', 'maxAttempts', 'connections', 'timeouts'],
   'api.timeouts': ['connectMs', 'headersMs', 'bodyMs'],
   emulator: ['dataFile', 'port', 'rootKey'],

@@ -163,6 +163,8 @@ export const ConfigSchema = z
       .strict()
       .prefault({}),
     retention: z.object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) }).strict().prefault({}),
+    /** false: a missing folder stops start-up instead of being created (an unmounted share must not fill the local disk). */
+    createDirs: bool.default(true),
     shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
     once: z.object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) }).strict().prefault({}),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),

@@ -21,6 +21,7 @@ import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js
 import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
+import { folderRoles } from '../config/folders.js';
 import { DaemonMetrics } from './metrics.js';
 import { pruneFolder } from './retention.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
@@ -186,6 +187,12 @@ export class Daemon {
 
   private async init(waitForService: boolean): Promise<void> {
     const cfg = this.config;
+    if (!cfg.createDirs) {
+      const missing = folderRoles(cfg).filter((r) => !fs.existsSync(r.dir));
+      if (missing.length) {
+        throw new StartupError('STARTUP_FOLDERS', `createDirs: false and ${missing.map((r) => `${r.key} ${r.dir}`).join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist — an unmounted share? Mount it or create the folder; gridsync does not create folders with createDirs: false`);
+      }
+    }
     const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
     try {
       this.journal = Journal.open(journalFile);
