@@ -5,7 +5,7 @@
  * deliver) — the ERP's first copy is never overwritten.
  */
 import path from 'node:path';
-import { catalog, GridApiError, GridClient } from '../api/index.js';
+import { catalog, GridApiError, GridClient, SoapClient } from '../api/index.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
@@ -28,27 +28,32 @@ export async function main(argv: string[]): Promise<number> {
       return Number(p);
     });
     const cfg = loadConfigOrThrow(args.values.config).config;
-    if (cfg.api.protocol === 'soap') throw new UsageError('redeliver speaks REST; this config uses api.protocol: soap');
     let emulator: Emulator | undefined;
     let baseUrl = cfg.api.baseUrl;
     if (baseUrl === 'embedded') {
       emulator = await startEmulator({ ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}), ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}) });
       baseUrl = emulator.url;
     }
-    const client = new GridClient({
-      baseUrl,
+    const transport = {
       auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
       allowInsecureHttp: cfg.api.allowInsecureHttp,
       timeouts: cfg.api.timeouts,
       maxAttempts: cfg.api.maxAttempts,
-    });
+    };
+    // Reset to the inbox over the configured interface (SOAP: ParcelDownloadReset).
+    const soap = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : undefined;
+    const client = soap ?? new GridClient({ baseUrl, ...transport });
+    const reset = async (parcelId: number): Promise<void> => {
+      if (!soap) return void (await (client as GridClient).call(catalog.parcels.resetToInbox, { parcelId }));
+      if ((await soap.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true) throw new Error('the service answered false');
+    };
     // No single-daemon lock: like requeue, this works beside a running daemon.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
     let failed = 0;
     try {
       for (const id of ids) {
         try {
-          await client.call(catalog.parcels.resetToInbox, { parcelId: id });
+          await reset(id);
           journal.recordEvent({ direction: 'in', item: id, to: 'redelivery-requested', detail: { by: 'gridsync redeliver' } });
           if (!output.quiet) process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {

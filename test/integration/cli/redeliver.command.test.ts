@@ -11,13 +11,14 @@ import { runCli } from '../../helpers/daemon-child.js';
 const worlds: DaemonWorld[] = [];
 afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
 
-describe('redeliver', () => {
+describe.each(['rest', 'soap'])('redeliver over %s', (protocol) => {
   it('a received parcel comes again under a new name; an unknown id exits 1', async () => {
     const w = makeDaemonWorld();
     worlds.push(w);
     const dataFile = path.join(w.dir, 'emulator.sqlite');
     const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
     c.emulator = { dataFile };
+    c.api.protocol = protocol;
     fs.writeFileSync(w.configFile, YAML.stringify(c));
     const emu = await startEmulator({ port: 0, dataFile });
     const id = await emu.inject({ mailboxId: 1001, fileName: 'po.x12', content: Buffer.from('ISA*po~') });
