@@ -130,7 +130,8 @@ async function callSoap(url: string, auth: { apiKey: string } | { login: string;
   }
   try {
     const result = await client.call(operation, (params ?? {}) as Record<string, unknown>);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    // WhoAmI and the session logs echo the session id, which may be the API key itself.
+    process.stdout.write(`${JSON.stringify(result, (key, value: unknown) => (key === 'SessionID' && typeof value === 'string' ? '(redacted)' : value), 2)}\n`);
     return 0;
   } catch (err) {
     if (err instanceof SoapFaultError) process.stderr.write(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);

@@ -89,6 +89,9 @@ describe('gridsync call --soap', () => {
     expect(out.ParcelIDInfoList).toContainEqual(expect.objectContaining({ ParcelID: String(id), FileName: 'soap.x12' }));
     const info = await call('--soap', 'ParcelInfo', `{"ParcelID":"${id}"}`, '--base-url', emu.url, '--api-key-file', keyFile('demo-key-1001'));
     expect(JSON.parse(info.stdout)).toMatchObject({ ParcelID: String(id), Direction: 'InBox', StatusCode: 'InBoxReady' });
+    const who = await call('--soap', 'WhoAmI', '--base-url', emu.url, '--api-key', 'demo-key-1001');
+    expect(JSON.parse(who.stdout)).toMatchObject({ UserID: 11, MailboxID: 1001, SessionID: '(redacted)' });
+    expect(who.stdout).not.toContain('demo-key-1001');
   });
 
   it('a fault goes to stderr with its code and item, exit 1; an unknown operation is a usage error', async () => {
