@@ -125,7 +125,10 @@ export async function openRegularNoFollow(p: string | Buffer, shown: string): Pr
   try {
     handle = await fsp.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafeFileError(shown, 'a symbolic link', 'a regular file');
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new UnsafeFileError(shown, 'a symbolic link', 'a regular file');
+    // A Unix socket cannot be opened at all (ENXIO); it is no file to send either.
+    if (code === 'ENXIO' || code === 'EOPNOTSUPP') throw new UnsafeFileError(shown, 'a socket', 'a regular file');
     throw err;
   }
   try {

@@ -142,11 +142,11 @@ export class OutboxScanner {
     for (const e of entries) {
       const name = e.name.toString('utf8');
       if (this.isIgnored(name)) continue;
-      if (!e.isFile()) {
-        // Symlinks are never followed, FIFOs never opened, directories left alone: report once.
+      if (e.isDirectory()) {
+        // Sub-folders are the ERP's business (an archive, a work folder): report once, leave alone.
         if (!this.reportedOdd.has(name)) {
           this.reportedOdd.add(name);
-          logger.warn({ file: name }, 'outbox entry is not a regular file; left alone');
+          logger.warn({ file: name }, 'outbox entry is a folder; left alone');
         }
         continue;
       }
@@ -157,6 +157,14 @@ export class OutboxScanner {
       try {
         st = await fs.promises.lstat(source);
       } catch {
+        continue;
+      }
+      if (!st.isFile()) {
+        // A link, FIFO, socket or device is claimed at once like a file: the claim renames the
+        // entry itself (a link is never followed, a FIFO never opened) and its check on the
+        // descriptor sends it to errorDir with the reason — so every entry in the outbox ends in
+        // sentDir or errorDir, and nothing waits there for ever.
+        readyFiles.push({ name, source, ino: st.ino });
         continue;
       }
       let ready: number;

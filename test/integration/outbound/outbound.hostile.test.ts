@@ -169,3 +169,38 @@ describe('hostile outbox', () => {
     expect((await emulatorParcels(w.emu, 1001)).filter((x) => x.direction === 'out')).toHaveLength(0);
   });
 });
+
+describe('entries that were never files (present before the scan)', () => {
+  it('issue 11: a symlink, a FIFO and a socket planted in the outbox end in errorDir with a reason; a folder is left alone; nothing blocks, nothing is followed', async () => {
+    const secret = path.join(outside, 'secret.x12');
+    fs.writeFileSync(secret, x12(902), { mode: 0o600 });
+    fs.symlinkSync(secret, path.join(w.dirs.outbox, 'link.x12'));
+    fs.symlinkSync('/dev/zero', path.join(w.dirs.outbox, 'zero.x12'));
+    execFileSync('mkfifo', [path.join(w.dirs.outbox, 'pipe.x12')]);
+    const net = await import('node:net');
+    const sock = net.createServer().listen(path.join(w.dirs.outbox, 'sock.x12'));
+    await new Promise((r) => sock.once('listening', r));
+    fs.mkdirSync(path.join(w.dirs.outbox, 'archive'));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'good.x12'), x12(3));
+    try {
+      const result = await cycleWithin(pipeline(), 20_000);
+      expect(result).not.toBe('hung');
+      // A second cycle finds nothing left to do: every entry but the folder has its final place.
+      await cycleWithin(pipeline(), 20_000);
+    } finally {
+      releaseFifos(w.dirs.outbox);
+      releaseFifos(processingDir());
+      sock.close();
+    }
+    const uploaded = (await emulatorParcels(w.emu, 1001)).filter((p) => p.direction === 'out');
+    expect(uploaded.map((p) => p.fileName)).toEqual(['good.x12']);
+    expect(uploaded.map((p) => p.sha256)).not.toContain(sha(fs.readFileSync(secret)));
+    expect(listFiles(w.dirs.sent)).toEqual(['good.x12']);
+    for (const name of ['link.x12', 'zero.x12', 'pipe.x12', 'sock.x12']) {
+      expect(report(name).reason, name).toMatch(/symbolic link|FIFO|socket|not a regular file/i);
+    }
+    expect(fs.lstatSync(path.join(w.dirs.error, 'link.x12')).isSymbolicLink()).toBe(true);
+    expect(fs.readdirSync(w.dirs.outbox).sort()).toEqual(['archive']);
+    expect(fs.readFileSync(secret, 'utf8')).toBe(x12(902));
+  });
+});
