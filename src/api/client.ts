@@ -300,10 +300,30 @@ export class GridClient implements MailboxTransport {
   async uploadParcel(filePath: string, upload: UploadOptions, options: UploadCallOptions = {}): Promise<{ parcelId: number }> {
     const endpoint = parcelEndpoints.upload;
     return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
-      const { length, body } = await uploadBody(filePath, upload, options.onBodySent);
-      const res = await this.http.send(endpoint.name, 'POST', endpoint.path, { ...headers, 'content-length': String(length) }, body, options.signal);
-      const data = await readEnvelope(undefined, res, { name: endpoint.name, now: this.now() });
-      return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
+      // Sending takes as long as the file needs; the answer, once the body is out, gets
+      // timeouts.callMs (a trickled answer would otherwise hold the outbound cycle for ever).
+      const ctl = new AbortController();
+      const onAbort = (): void => ctl.abort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      let timer: NodeJS.Timeout | undefined;
+      const bodySent = (): void => {
+        timer = setTimeout(() => ctl.abort(), this.callMs);
+        options.onBodySent?.();
+      };
+      try {
+        const { length, body } = await uploadBody(filePath, upload, bodySent);
+        const res = await this.http.send(endpoint.name, 'POST', endpoint.path, { ...headers, 'content-length': String(length) }, body, ctl.signal);
+        const data = await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
+        return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
+      } catch (err) {
+        if (ctl.signal.aborted && !options.signal?.aborted) {
+          throw new GridTransportError(endpoint.name, 'GRIDSYNC_CALL_DEADLINE', `no complete answer within ${this.callMs} ms after the body was sent (api.timeouts.callMs)`, false, { cause: err });
+        }
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      }
     });
   }
 

@@ -196,4 +196,24 @@ describe('client limits against hostile servers', () => {
     expect(err).toMatchObject({ transportCode: 'GRIDSYNC_TOO_SLOW' });
     expect(Date.now() - started).toBeLessThan(5000);
   });
+
+  it('slowloris on the answer to an upload: the outcome is reported unknown at api.timeouts.callMs (never a blind resend)', async () => {
+    const s = await serve((_p, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = '{"success":true,"data":123}';
+      let i = 0;
+      const t = setInterval(() => (i < text.length ? res.write(text[i++]) : (clearInterval(t), res.end())), 1000);
+      res.on('close', () => clearInterval(t));
+    });
+    cleanups.push(() => s.close());
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-limits-up-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'a.x12');
+    fs.writeFileSync(file, 'ISA*a~');
+    const started = Date.now();
+    const err = await client(s.url, {}, 1500).uploadParcel(file, { fileName: 'a.x12' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'GRID_UPLOAD_OUTCOME_UNKNOWN' });
+    expect(String((err as Error).message)).toMatch(/GRIDSYNC_CALL_DEADLINE/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
 });
