@@ -72,6 +72,12 @@ export const DEFAULTS = {
   retention: { journalDays: 90 },
   /** In-flight transfers get this long after SIGTERM before the process exits like a crash. */
   shutdownTimeoutMs: 30 * SECOND,
+  hooks: {
+    /** A post-delivery command still running after this long is killed (the file stays where it is). */
+    timeoutMs: 60 * SECOND,
+    /** Commands running at once; more wait their turn (a burst must not fork thousands of processes). */
+    concurrency: 4,
+  },
 } as const;
 
 /** Consecutive cycles with work left over and nothing delivered before a direction counts as stuck. */

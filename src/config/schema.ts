@@ -166,6 +166,20 @@ export const ConfigSchema = z
     /** false: a missing folder stops start-up instead of being created (an unmounted share must not fill the local disk). */
     createDirs: bool.default(true),
     shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
+    /**
+     * Commands run after each delivered file, as argv (no shell): `afterReceive` once a parcel is
+     * placed and confirmed, `afterSend` once a file is uploaded and archived. They learn the item
+     * from GRIDSYNC_HOOK_* variables; a failure is logged and never touches the file.
+     */
+    hooks: z
+      .object({
+        afterReceive: z.array(z.string().min(1)).min(1).optional(),
+        afterSend: z.array(z.string().min(1)).min(1).optional(),
+        timeout: Duration.default(DEFAULTS.hooks.timeoutMs),
+        concurrency: int(1, 64).default(DEFAULTS.hooks.concurrency),
+      })
+      .strict()
+      .prefault({}),
     once: z.object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) }).strict().prefault({}),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),
   })

@@ -22,6 +22,7 @@ import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { folderRoles } from '../config/folders.js';
+import { HookRunner } from './hooks.js';
 import { DaemonMetrics } from './metrics.js';
 import { pruneFolder } from './retention.js';
 import { DeliveryWatch, type Direction, type StuckDirection } from './stuck.js';
@@ -203,6 +204,11 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
+    if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
+      const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));
+      hooks.subscribe(this.events);
+      this.cleanups.push({ name: 'hooks', fn: () => hooks.close() });
+    }
     let baseUrl = cfg.api.baseUrl;
     if (baseUrl === 'embedded') {
       const emu = await startEmulator({

@@ -13,6 +13,18 @@ interface ItemsEvent {
 export interface DeliveredEvent extends ItemsEvent {
   /** Bytes of the items delivered. */
   readonly bytes: number;
+  /** The one item delivered, when the event is about one (post-delivery hooks read it). */
+  readonly item?: DeliveredItem;
+}
+
+export interface DeliveredItem {
+  readonly parcelId: number;
+  /** The name the service knows it by. */
+  readonly fileName: string | null;
+  /** Where the file is now: the inbox file, the copy in sentDir, or null when archived by deletion. */
+  readonly path: string | null;
+  /** The trading partner's grid id: the sender of an inbound parcel, the receiver of an outbound one, when known. */
+  readonly partner: number | null;
 }
 
 export interface ProblemEvent extends ItemsEvent {

@@ -15,7 +15,7 @@ import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, openDir
 import type { Journal } from '../journal/db.js';
 import { crashPoint } from '../journal/crash-points.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { EventBus, type PipelineEvents } from '../events/index.js';
+import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/inbound.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -120,14 +120,14 @@ export class InboundPipeline {
   }
 
   /** Adds to the cycle's counters and tells the subscribers (`inbound:*` events). */
-  private tally(result: InboundCycleResult, key: Exclude<keyof InboundCycleResult, 'bytes'>, n = 1, detail: { bytes?: number; reason?: string } = {}): void {
+  private tally(result: InboundCycleResult, key: Exclude<keyof InboundCycleResult, 'bytes'>, n = 1, detail: { bytes?: number; reason?: string; item?: DeliveredItem } = {}): void {
     if (n === 0) return;
     result[key] += n;
     const mailbox = this.options.mailbox.name;
     switch (key) {
       case 'confirmed':
         result.bytes += detail.bytes ?? 0;
-        this.events.emit('inbound:received', { mailbox, count: n, bytes: detail.bytes ?? 0 });
+        this.events.emit('inbound:received', { mailbox, count: n, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
         return;
       case 'failed':
       case 'deferred':
@@ -242,7 +242,10 @@ export class InboundPipeline {
       }
       if (row?.state === 'placed') {
         await this.confirm(row, signal);
-        this.tally(result, 'confirmed', 1, { bytes: row.bytes ?? 0 });
+        this.tally(result, 'confirmed', 1, {
+          bytes: row.bytes ?? 0,
+          item: { parcelId, fileName: row.file_name, path: row.final_path, partner: row.grid_id_from },
+        });
         this.logger.info({ parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery }, 'parcel received');
       }
     } catch (err) {

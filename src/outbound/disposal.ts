@@ -83,7 +83,10 @@ export class Disposal {
         await fsyncDir(path.dirname(processing));
       }
       await journal.markArchived(row.id, finalPath);
-      this.ctx.tally('archived', 1, { bytes: row.bytes ?? 0 });
+      this.ctx.tally('archived', 1, {
+        bytes: row.bytes ?? 0,
+        item: { parcelId: row.parcel_id as number, fileName: row.file_name, path: finalPath, partner: this.ctx.cfg.gridIdTo ?? null },
+      });
       crashPoint('out.archived');
     } catch (err) {
       journal.noteError(row.id, `archive failed: ${(err as Error).message}`);

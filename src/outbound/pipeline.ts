@@ -11,7 +11,7 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { EventBus, type PipelineEvents } from '../events/index.js';
+import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, sameFilesystem } from '../files/index.js';
 import type { Journal } from '../journal/db.js';
 import { OutboundJournal } from '../journal/outbound.js';
@@ -49,10 +49,10 @@ function emitOutbound(
   mailbox: string,
   key: keyof typeof EVENT_OF,
   count: number,
-  detail: { bytes?: number; reason?: string },
+  detail: { bytes?: number; reason?: string; item?: DeliveredItem },
 ): void {
   const name = EVENT_OF[key];
-  if (name === 'outbound:sent') events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0 });
+  if (name === 'outbound:sent') events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
   else events.emit(name, { mailbox, count, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
 }
 

@@ -1,4 +1,5 @@
 /** What the outbound modules share: the outbox's configuration, the cycle counters, the context. */
+import type { DeliveredItem } from '../events/index.js';
 import type { Logger } from '../log.js';
 import type { OutboundJournal } from '../journal/outbound.js';
 
@@ -65,5 +66,5 @@ export interface OutboxContext {
   readonly logger: Logger;
   readonly now: () => number;
   /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
-  tally(key: Exclude<keyof OutboundCycleResult, 'bytes'>, n?: number, detail?: { bytes?: number; reason?: string }): void;
+  tally(key: Exclude<keyof OutboundCycleResult, 'bytes'>, n?: number, detail?: { bytes?: number; reason?: string; item?: DeliveredItem }): void;
 }
