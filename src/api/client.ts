@@ -20,6 +20,7 @@ import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions 
 import { decodeConfirmResult, decodeParcel, decodeParcelList, decodeSession, decodeUploadResult, ShapeWarnings } from './tolerant.js';
 import { isDownloadTarget, type CallOptions, type DownloadOptions, type DownloadTarget, type MailboxTransport, type OutboxQuery, type ParcelSummary, type PendingInbox, type SessionContext, type UploadCallOptions } from './transport.js';
 import type { LoginResult } from './wire.js';
+import { errorFields } from '../errors/index.js';
 
 export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';
@@ -337,7 +338,7 @@ export class GridClient implements MailboxTransport {
         const res = await this.http.send(authEndpoints.logout.name, 'POST', authEndpoints.logout.path, { authorization: `Bearer ${token}` }, undefined);
         await res.body.dump();
       } catch (err) {
-        this.logger?.debug({ endpoint: authEndpoints.logout.name, err: (err as Error).message }, 'logout failed while closing');
+        this.logger?.debug({ endpoint: authEndpoints.logout.name, ...errorFields(err) }, 'logout failed while closing');
       }
     }
     await this.http.close();

@@ -23,3 +23,7 @@ export * as wire from './wire.js';
 export { SoapClient, soapUrl } from './soap/client.js';
 export type { SoapClientOptions } from './soap/client.js';
 export { SoapFaultError } from './soap/errors.js';
+export { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from './base64.js';
+export { JsonStreamError, readJsonStreaming } from './json-stream.js';
+export { AUTH_LEVELS, AuthLevel, EDIStandard, ERROR_STATUS, NetworkContactType, RoutingGroup, Status, authRank } from './wire.js';
+export type { ErrorCode } from './wire.js';

@@ -6,6 +6,7 @@ import { GridApiError, GridConfigError, GridResponseError, UploadOutcomeUnknownE
 import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
 import type { RateGate } from './rate-gate.js';
 import type { Session } from './session.js';
+import { errorFields } from '../errors/index.js';
 
 export interface RetryLogger {
   warn(obj: object, msg: string): void;
@@ -69,7 +70,7 @@ export class RetryLoop {
         if (decision === 'fail' || n >= d.maxAttempts || !(options.mayRetry?.() ?? true)) throw err;
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, d.random(), d.backoff, retryAfter);
-        d.logger?.warn({ endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, err: (err as Error).message }, 'request failed, retrying');
+        d.logger?.warn({ endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, ...errorFields(err) }, 'request failed, retrying');
         // A 429 holds every request of the client (the gate); other failures wait alone.
         if (err instanceof GridApiError && err.httpStatus === 429) d.gate.pause(wait);
         else await d.sleep(wait, signal);

@@ -5,6 +5,7 @@
 import { auth as authEndpoints } from './catalog/index.js';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { LoginResult } from './wire.js';
+import { errorFields } from '../errors/index.js';
 
 export type GridAuth = { readonly apiKey: string } | { readonly login: string; readonly password: string };
 
@@ -76,7 +77,7 @@ export class Session {
         let next: BearerSession | undefined;
         if (s?.refreshToken) {
           next = await this.token(authEndpoints.refresh, { refreshToken: s.refreshToken }).catch((err: unknown) => {
-            this.logger?.warn({ endpoint: authEndpoints.refresh.name, err: (err as Error).message }, 'token refresh failed; logging in again');
+            this.logger?.warn({ endpoint: authEndpoints.refresh.name, ...errorFields(err) }, 'token refresh failed; logging in again');
             return undefined;
           });
         }

@@ -1,7 +1,7 @@
 /** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. `--soap OPERATION [JSON]`: one SOAP 4.1 call. */
 import fs from 'node:fs';
 import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
-import { ALL_OPERATIONS, operationByName } from '../api/soap/schema.js';
+import { ALL_OPERATIONS, operationByName } from '../api/soap/index.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';

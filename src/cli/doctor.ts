@@ -11,7 +11,7 @@ import path from 'node:path';
 import { catalog, GridApiError, GridClient, SoapClient, type GridClientOptions } from '../api/index.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
-import { redactUrl } from '../config/redact.js';
+import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
 import { output, parseCommand, runCommand } from './args.js';

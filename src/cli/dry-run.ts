@@ -9,7 +9,7 @@ import { GridClient, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { startEmulator, type Emulator } from '../emulator/index.js';
 import { InboundJournal, Journal } from '../journal/index.js';
-import { ignoreMatcher } from '../outbound/checks.js';
+import { ignoreMatcher } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
 
 export interface DryRunReport {

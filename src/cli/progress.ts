@@ -4,7 +4,7 @@
  * summary table at the end; elsewhere (journald, a cron mail) one log line at most every
  * PROGRESS_LOG_INTERVAL_MS. Formatting is pure; the view only decides when and where to write.
  */
-import type { ProgressRow } from '../daemon/progress-row.js';
+import type { ProgressRow } from '../daemon/index.js';
 
 export type { ProgressRow };
 

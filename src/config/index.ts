@@ -2,3 +2,5 @@ export { loadConfig, parseConfig, findConfigFile, applyEnvOverrides, ConfigError
 export type { LoadedConfig } from './load.js';
 export { ConfigSchema, Duration } from './schema.js';
 export type { Config, MailboxConfig } from './schema.js';
+export { folderRoles } from './folders.js';
+export { redactUrl } from './redact.js';

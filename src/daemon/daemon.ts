@@ -21,7 +21,7 @@ import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js
 import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
-import { folderRoles } from '../config/folders.js';
+import { folderRoles } from '../config/index.js';
 import { HookRunner } from './hooks.js';
 import { DaemonMetrics } from './metrics.js';
 import { pruneFolder } from './retention.js';
@@ -216,7 +216,7 @@ export class Daemon {
         ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
         ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
         // An emulator fault is logged and answered with a 500; it never ends the daemon.
-        onError: (err, context) => this.logger.error({ context, err: err instanceof Error ? err.message : String(err) }, 'embedded emulator error'),
+        onError: (err, context) => this.logger.error({ context, ...errorFields(err) }, 'embedded emulator error'),
       });
       this.cleanups.push({ name: 'emulator', fn: () => emu.close() });
       baseUrl = emu.url;
@@ -280,7 +280,7 @@ export class Daemon {
           );
         }
         // Anything else (the service wobbling) is not a verdict on the id: the cycles will tell.
-        this.logger.warn({ mailboxId: m.mailboxId, err: (err as Error).message }, 'could not check access to the mailbox at start-up');
+        this.logger.warn({ mailboxId: m.mailboxId, ...errorFields(err) }, 'could not check access to the mailbox at start-up');
       }
     }
   }
@@ -426,7 +426,7 @@ export class Daemon {
     try {
       this.journal.setMeta('lastOnce', JSON.stringify({ at: new Date(this.now()).toISOString(), rounds: result.rounds, timedOut: result.timedOut, left: result.left }));
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'cannot record the run in the journal');
+      this.logger.warn({ ...errorFields(err) }, 'cannot record the run in the journal');
     }
   }
 
@@ -591,7 +591,7 @@ export class Daemon {
       const targets: [string | undefined, number | undefined][] = [[o.sentDir, o.sentRetentionDays], [o.errorDir, o.errorRetentionDays]];
       for (const [dir, days] of targets) {
         if (!dir || !days) continue;
-        const removed = pruneFolder(dir, days * 86_400_000, this.now(), (file, err) => this.logger.warn({ file, err: err.message }, 'retention: cannot delete'));
+        const removed = pruneFolder(dir, days * 86_400_000, this.now(), (file, err) => this.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'));
         if (removed) this.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
       }
     }
@@ -619,7 +619,7 @@ export class Daemon {
     try {
       this.journal.setMeta('lastCycle', JSON.stringify({ at: new Date(this.now()).toISOString(), ...totals }));
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'cannot record the cycle in the journal');
+      this.logger.warn({ ...errorFields(err) }, 'cannot record the cycle in the journal');
     }
   }
 
@@ -631,7 +631,7 @@ export class Daemon {
       const events = this.journal.pruneEvents(ms);
       if (rows + events > 0) this.logger.info({ rows, events, olderThanDays: this.config.retention.journalDays }, 'journal pruned');
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'journal pruning failed');
+      this.logger.warn({ ...errorFields(err) }, 'journal pruning failed');
     }
   }
 
@@ -685,7 +685,7 @@ export class Daemon {
             this.logger.warn({ resource: c.name, deadlineMs: deadline }, 'in-flight transfers did not finish within shutdownTimeout; stopping anyway (they resume from the journal at the next start)');
           }
         } catch (err) {
-          this.logger.warn({ resource: c.name, err: (err as Error).message }, 'cleanup failed');
+          this.logger.warn({ resource: c.name, ...errorFields(err) }, 'cleanup failed');
         }
       }
     })();

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import PQueue from 'p-queue';
 import type { DeliveredEvent, EventBus, PipelineEvents } from '../events/index.js';
 import type { Logger } from '../log.js';
+import { errorFields } from '../errors/index.js';
 
 export interface HookConfig {
   readonly afterReceive?: readonly string[];
@@ -83,7 +84,7 @@ export class HookRunner {
       }, this.config.timeout);
       child.on('error', (err) => {
         clearTimeout(timer);
-        this.logger.warn({ ...context, err: err.message }, 'post-delivery hook could not start; the file is delivered');
+        this.logger.warn({ ...context, ...errorFields(err) }, 'post-delivery hook could not start; the file is delivered');
         resolve();
       });
       child.on('close', (code, signal) => {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { Logger } from '../log.js';
+import { errorFields } from '../errors/index.js';
 
 export class SystemdNotifier {
   private watchdog: NodeJS.Timeout | undefined;
@@ -20,7 +21,7 @@ export class SystemdNotifier {
   private send(...args: string[]): void {
     if (!this.enabled) return;
     const child = spawn('systemd-notify', args, { stdio: 'ignore', env: this.env });
-    child.on('error', (err) => this.logger.warn({ err: err.message }, 'systemd-notify failed'));
+    child.on('error', (err) => this.logger.warn({ ...errorFields(err) }, 'systemd-notify failed'));
   }
 
   ready(): void {

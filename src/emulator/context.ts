@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GridsyncError } from '../errors/index.js';
 import type { EndpointDef } from '../api/catalog/index.js';
-import { AUTH_LEVELS, authRank, type AuthLevel, type ErrorCode } from '../api/wire.js';
+import { AUTH_LEVELS, authRank, type AuthLevel, type ErrorCode } from '../api/index.js';
 import type { FaultPlan } from './faults.js';
 import type { EmulatorStore, ParcelRow, UserRow } from './store.js';
 

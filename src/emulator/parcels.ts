@@ -6,8 +6,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/base64.js';
-import { JsonStreamError, readJsonStreaming } from '../api/json-stream.js';
+import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/index.js';
+import { JsonStreamError, readJsonStreaming } from '../api/index.js';
 import { fireParcelEvent } from './callbacks.js';
 import { acknowledgment, parseInterchanges, startsLikeEdi, type Interchange, type Party } from './edi.js';
 import { EmulatorError, invalidParameter, iso, type World } from './context.js';

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '../api/wire.js';
+import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '../api/index.js';
 import type { EmulatorStore } from './store.js';
 
 export const SeedFixture = z

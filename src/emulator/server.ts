@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import FindMyWay from 'find-my-way';
 import type { z } from 'zod';
 import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
-import { ERROR_STATUS, type ErrorCode } from '../api/wire.js';
+import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
 import { FaultInjector, type FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';

@@ -12,12 +12,12 @@ import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
 import { ContentIntegrityError, GridApiError, GridError, GridResponseError, type DownloadTarget, type MailboxTransport, type UnreadableParcel } from '../api/index.js';
 import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, openDirInside, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant, type DirHandle } from '../files/index.js';
-import type { Journal } from '../journal/db.js';
-import { crashPoint } from '../journal/crash-points.js';
+import type { Journal } from '../journal/index.js';
+import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
-import { InboundJournal, type InboundRow } from '../journal/inbound.js';
+import { InboundJournal, type InboundRow } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 
 export interface InboxConfig {

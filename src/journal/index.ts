@@ -6,3 +6,4 @@ export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inboun
 export type { InboundRow, InboundState } from './inbound.js';
 export { OutboundJournal, OUTBOUND_STATES } from './outbound.js';
 export type { OutboundRow, OutboundState } from './outbound.js';
+export type { ErrorDecision } from './outbound.js';

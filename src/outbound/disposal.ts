@@ -7,9 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import { ensureDirDurable, exists, freeName, fsyncDir, moveDurable, pathFromText, renderTemplate, sanitizeFileName } from '../files/index.js';
-import { crashPoint } from '../journal/crash-points.js';
-import type { ErrorDecision, OutboundRow } from '../journal/outbound.js';
+import { crashPoint } from '../journal/index.js';
+import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
+import { errorFields } from '../errors/index.js';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
 
@@ -92,7 +93,7 @@ export class Disposal {
       journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
       if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-      this.ctx.logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot archive yet; will retry');
+      this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
     }
   }
 
@@ -139,7 +140,7 @@ export class Disposal {
       this.ctx.logger.error({ file: row.file_name, reason: d.reason, errorCode: d.errorCode ?? undefined, httpStatus: d.httpStatus ?? undefined, errorFile: finalPath }, 'file moved to the error folder');
     } catch (err) {
       journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
-      this.ctx.logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot move the file to the error folder yet; will retry');
+      this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
     }
   }
 }

@@ -13,13 +13,14 @@ import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, sameFilesystem } from '../files/index.js';
-import type { Journal } from '../journal/db.js';
-import { OutboundJournal } from '../journal/outbound.js';
+import type { Journal } from '../journal/index.js';
+import { OutboundJournal } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
 import { Sender } from './sender.js';
 import { emptyResult, type OutboundCycleResult, type OutboundMailbox, type OutboxConfig, type OutboxContext } from './types.js';
+import { errorFields } from '../errors/index.js';
 
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
 
@@ -176,7 +177,7 @@ export class OutboundPipeline {
             this.queued.delete(row.id);
           }
         })
-        .catch((err: unknown) => this.ctx.logger.error({ id: row.id, err: (err as Error).message }, 'outbound task failed unexpectedly'));
+        .catch((err: unknown) => this.ctx.logger.error({ id: row.id, ...errorFields(err) }, 'outbound task failed unexpectedly'));
     }
   }
 

@@ -10,9 +10,9 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import { exists, fsyncDir, openRegularNoFollow, pathFromText, pathToText, UnsafeFileError } from '../files/index.js';
-import { GridsyncError } from '../errors/index.js';
-import { crashPoint } from '../journal/crash-points.js';
-import type { OutboundRow } from '../journal/outbound.js';
+import { GridsyncError, errorFields } from '../errors/index.js';
+import { crashPoint } from '../journal/index.js';
+import type { OutboundRow } from '../journal/index.js';
 import { StabilityTracker, ignoreMatcher } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
@@ -63,7 +63,7 @@ export class OutboxScanner {
     });
     this.watcher.on('add', () => this.kick());
     this.watcher.on('change', () => this.kick());
-    this.watcher.on('error', (err) => logger.warn({ err: (err as Error).message }, 'outbox watcher error; the periodic rescan continues'));
+    this.watcher.on('error', (err) => logger.warn({ ...errorFields(err) }, 'outbox watcher error; the periodic rescan continues'));
     this.kick();
   }
 
@@ -101,7 +101,7 @@ export class OutboxScanner {
       this.onScanned();
       if (w > 0) wait = Math.min(wait, w + 5);
     } catch (err) {
-      this.ctx.logger.warn({ err: (err as Error).message }, 'outbox scan failed; retrying');
+      this.ctx.logger.warn({ ...errorFields(err) }, 'outbox scan failed; retrying');
       wait = Math.min(wait, 5000);
     }
     if (this.rescanSoon) {
@@ -129,7 +129,7 @@ export class OutboxScanner {
       // Names as bytes: a name that is not UTF-8 would not survive a string (and would be skipped for ever).
       entries = await fs.promises.readdir(cfg.dir, { withFileTypes: true, encoding: 'buffer' });
     } catch (err) {
-      logger.error({ err: (err as Error).message }, 'cannot list the outbox folder');
+      logger.error({ ...errorFields(err) }, 'cannot list the outbox folder');
       return cfg.rescanMs;
     }
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
@@ -191,7 +191,7 @@ export class OutboxScanner {
     try {
       row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
     } catch (err) {
-      this.ctx.logger.error({ file: file.name, err: (err as Error).message }, 'cannot journal the claim; will retry');
+      this.ctx.logger.error({ file: file.name, ...errorFields(err) }, 'cannot journal the claim; will retry');
       return;
     }
     crashPoint('out.claiming');
@@ -243,7 +243,7 @@ export class OutboxScanner {
         await this.disposal.toError(row, { reason: `unreadable: ${(err as Error).message}` });
         return;
       }
-      logger.warn({ file: row.file_name, err: (err as Error).message }, 'claim interrupted; will finish it later');
+      logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');
       journal.noteError(row.id, (err as Error).message);
     }
   }

@@ -6,11 +6,12 @@
 import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
-import { crashPoint } from '../journal/crash-points.js';
-import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/outbound.js';
+import { crashPoint } from '../journal/index.js';
+import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/index.js';
 import { validateEnvelopeFile } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
+import { errorFields } from '../errors/index.js';
 
 /**
  * After a failed upload attempt:
@@ -81,7 +82,7 @@ export class Sender {
           // next pass — never fall through to a send (that is how a duplicate would happen).
           journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
           this.ctx.tally('deferred');
-          logger.warn({ file: row.file_name, err: (err as Error).message }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
+          logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
           return false;
         }
         if (found !== undefined) {

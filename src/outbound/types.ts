@@ -1,7 +1,7 @@
 /** What the outbound modules share: the outbox's configuration, the cycle counters, the context. */
 import type { DeliveredItem } from '../events/index.js';
 import type { Logger } from '../log.js';
-import type { OutboundJournal } from '../journal/outbound.js';
+import type { OutboundJournal } from '../journal/index.js';
 
 export interface OutboxConfig {
   readonly dir: string;

@@ -115,3 +115,5 @@ export function matchEndpoint(method: string, rawPath: string): EndpointMatch | 
 export function allRoutes(): readonly { endpoint: EndpointDef; method: HttpMethod; path: string }[] {
   return ALL_ENDPOINTS.flatMap((e) => [{ method: e.method, path: e.path }, ...(e.aliases ?? [])].map((f) => ({ endpoint: e, ...f })));
 }
+export { ISA_FIELDS } from './interchanges.js';
+export { UploadRequest } from './parcels.js';

@@ -30,6 +30,7 @@ import { isDownloadTarget, type CallOptions, type DownloadOptions, type Download
 import { SoapFaultError } from './errors.js';
 import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
 import { STREAM_SLOT, SoapXmlError, child, decodeValue, isFault, readFault, readXml, soapPayload, writeRequest, type XmlNode } from './xml.js';
+import { errorFields } from '../../errors/index.js';
 
 export interface SoapClientLogger {
   warn(obj: object, msg: string): void;
@@ -348,7 +349,7 @@ export class SoapClient implements MailboxTransport {
         const res = await this.post(def, writeRequest(def, { SessionID: sessionId }), undefined);
         await res.body.dump();
       } catch (err) {
-        this.options.logger?.debug({ operation: 'Logout', err: (err as Error).message }, 'logout failed while closing');
+        this.options.logger?.debug({ operation: 'Logout', ...errorFields(err) }, 'logout failed while closing');
       }
     }
     this.closed = true;
@@ -381,7 +382,7 @@ export class SoapClient implements MailboxTransport {
         if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300) throw new UploadOutcomeUnknownError(def.name, started, err);
         if (decision === 'fail' || n >= this.maxAttempts || !mayRetry()) throw err;
         const wait = retryDelay(n, this.random(), this.backoff, err instanceof GridApiError ? err.retryAfterMs : undefined);
-        this.options.logger?.warn({ operation: def.name, attempt: n, maxAttempts: this.maxAttempts, delayMs: wait, err: (err as Error).message }, 'SOAP call failed, retrying');
+        this.options.logger?.warn({ operation: def.name, attempt: n, maxAttempts: this.maxAttempts, delayMs: wait, ...errorFields(err) }, 'SOAP call failed, retrying');
         await this.sleep(wait, signal);
       }
     }

@@ -4,7 +4,7 @@
  * by `networks.get` (under `profile`, `config`, `contacts`, `x12Delimiters`).
  */
 import { invalidParameter, iso, objectNotFound, type Handler, type HandlerContext } from '../context.js';
-import { NetworkContactType } from '../../api/wire.js';
+import { NetworkContactType } from '../../api/index.js';
 import { configOf, delimiters, networkInfo, saveConfig, visibleNetwork, type NetworkRow } from './common.js';
 
 const PROFILE_FIELDS = ['address1', 'address2', 'city', 'state', 'zip', 'phone', 'website'] as const;

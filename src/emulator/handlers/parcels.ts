@@ -1,6 +1,6 @@
 /** Parcel handlers (15) and interchange handlers (8): docs/wire.md#inbound-states, docs/wire.md#records, docs/wire.md#catalog. */
-import { UploadRequest } from '../../api/catalog/parcels.js';
-import { ISA_FIELDS } from '../../api/catalog/interchanges.js';
+import { UploadRequest } from '../../api/catalog/index.js';
+import { ISA_FIELDS } from '../../api/catalog/index.js';
 import { parseInterchanges } from '../edi.js';
 import {
   invalidParameter,

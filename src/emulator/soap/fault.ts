@@ -6,7 +6,7 @@
  */
 import { GridsyncError } from '../../errors/index.js';
 import { EmulatorError } from '../context.js';
-import type { FaultFields } from '../../api/soap/xml.js';
+import type { FaultFields } from '../../api/soap/index.js';
 
 export const RET = {
   Unknown: 0,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import type { OperationDef } from '../../api/soap/schema.js';
+import type { OperationDef } from '../../api/soap/index.js';
 import { atLeast, canSeeMailbox, canSeeNetwork, iso, levelOf, type World } from '../context.js';
 import { confirmParcel, deliver, discardContent, routeOf, type StoredContent } from '../parcels.js';
 import type { GridIdRow, ParcelRow, UserRow } from '../store.js';

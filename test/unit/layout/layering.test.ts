@@ -1,7 +1,8 @@
 /**
  * The folder layering of src/ (docs/architecture.md "Folders and layers"): a module may import
  * from its own folder and from folders of a lower layer, never upwards or sideways — so a reader
- * knows from a path what a file may depend on, and no import cycle can form between concerns.
+ * knows from a path what a file may depend on, and no import cycle can form between concerns. A
+ * folder is entered through its index.ts: what it exports there is its interface.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,6 +65,17 @@ describe('src/ layering', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("another folder is entered through its index.ts, never by a deep import", () => {
+    const deep: string[] = [];
+    for (const rel of all) {
+      for (const target of imports(path.join(src, rel))) {
+        if (topOf(target) === topOf(rel) || ANYWHERE.has(target) || !target.includes('/')) continue;
+        if (!target.endsWith('/index.ts')) deep.push(`${rel} → ${target}`);
+      }
+    }
+    expect(deep).toEqual([]);
   });
 
   it('the leaf modules import nothing of ours', () => {
