@@ -38,11 +38,15 @@ function writeLargeX12(file, bytes) {
     while (written < bytes) {
       ctrl++;
       const c9 = String(ctrl).padStart(9, '0');
-      const parts = [`ISA*00*${pad('', 10)}*00*${pad('', 10)}*ZZ*${pad('GRIDSYNC', 15)}*ZZ*${pad('DEMOPARTNER', 15)}*261122*1200*U*00401*${c9}*0*P*>~\n`];
+      const parts = [
+        `ISA*00*${pad('', 10)}*00*${pad('', 10)}*ZZ*${pad('GRIDSYNC', 15)}*ZZ*${pad('DEMOPARTNER', 15)}*261122*1200*U*00401*${c9}*0*P*>~\n`,
+      ];
       parts.push(`GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*${ctrl}*X*004010~\n`);
       for (let s = 1; s <= 1000; s++) {
         const st = String(s).padStart(4, '0');
-        parts.push(`ST*810*${st}~\nBIG*20261122*INV${ctrl}-${s}~\nN1*ST*ACME WAREHOUSE*92*0042~\nIT1*1*12*EA*9.99**VP*SKU-${s}~\nTDS*11988~\nSE*6*${st}~\n`);
+        parts.push(
+          `ST*810*${st}~\nBIG*20261122*INV${ctrl}-${s}~\nN1*ST*ACME WAREHOUSE*92*0042~\nIT1*1*12*EA*9.99**VP*SKU-${s}~\nTDS*11988~\nSE*6*${st}~\n`,
+        );
       }
       parts.push(`GE*1000*${ctrl}~\nIEA*1*${c9}~\n`);
       const buf = Buffer.from(parts.join(''), 'latin1');
@@ -88,7 +92,10 @@ async function measure(label, file) {
 
 if (corpus && fs.existsSync(path.join(corpus, 'files'))) {
   const dir = path.join(corpus, 'files');
-  const largest = fs.readdirSync(dir).map((f) => ({ f, size: fs.statSync(path.join(dir, f)).size })).sort((a, b) => b.size - a.size)[0];
+  const largest = fs
+    .readdirSync(dir)
+    .map((f) => ({ f, size: fs.statSync(path.join(dir, f)).size }))
+    .sort((a, b) => b.size - a.size)[0];
   if (largest) await measure(`largest corpus file ${largest.f}`, path.join(dir, largest.f));
 } else {
   console.log('no EDI corpus given (--corpus DIR or GRIDSYNC_EDI_CORPUS): skipping the largest-corpus-file figure');
@@ -99,10 +106,17 @@ try {
   const file = path.join(tmp, 'large.x12');
   const gen = writeLargeX12(file, targetMb * MB);
   await measure(`generated X12, ${gen.interchanges} interchanges of 1,000 invoices`, file);
-  const child = (args) => JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', ...args], { encoding: 'utf8' }));
-  const bare = JSON.parse(execFileSync(process.execPath, ['-e', 'console.log(JSON.stringify({ maxRssMb: process.resourceUsage().maxRSS / 1024 }))'], { encoding: 'utf8' }));
+  const child = (args) =>
+    JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', ...args], { encoding: 'utf8' }));
+  const bare = JSON.parse(
+    execFileSync(process.execPath, ['-e', 'console.log(JSON.stringify({ maxRssMb: process.resourceUsage().maxRSS / 1024 }))'], {
+      encoding: 'utf8',
+    }),
+  );
   const checked = child([file, 'counts']);
-  console.log(`  peak RSS of a process that only checks it: ${checked.maxRssMb.toFixed(0)} MB (an empty node process: ${bare.maxRssMb.toFixed(0)} MB; the file is ${(gen.bytes / MB).toFixed(0)} MB)`);
+  console.log(
+    `  peak RSS of a process that only checks it: ${checked.maxRssMb.toFixed(0)} MB (an empty node process: ${bare.maxRssMb.toFixed(0)} MB; the file is ${(gen.bytes / MB).toFixed(0)} MB)`,
+  );
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -98,7 +98,11 @@ function meter() {
   return (items) => {
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
-    return { cpuMsPerItem: (cpu.user + cpu.system) / 1000 / Math.max(1, items), systemCpuMsPerItem: cpu.system / 1000 / Math.max(1, items), elu: elu.utilization };
+    return {
+      cpuMsPerItem: (cpu.user + cpu.system) / 1000 / Math.max(1, items),
+      systemCpuMsPerItem: cpu.system / 1000 / Math.max(1, items),
+      elu: elu.utilization,
+    };
   };
 }
 
@@ -117,7 +121,16 @@ function inboxMailbox(dir, concurrency) {
   return {
     mailboxId: MAILBOX,
     name: `mb${MAILBOX}`,
-    inbox: { dir, nameTemplate: '{fileName}', collision: 'unique', doneMarker: false, doneSuffix: '.done', concurrency, maxAttempts: 5, redelivery: 'deliver' },
+    inbox: {
+      dir,
+      nameTemplate: '{fileName}',
+      collision: 'unique',
+      doneMarker: false,
+      doneSuffix: '.done',
+      concurrency,
+      maxAttempts: 5,
+      redelivery: 'deliver',
+    },
   };
 }
 
@@ -126,9 +139,24 @@ function outboxMailbox(dirs, concurrency, stableMs) {
     mailboxId: MAILBOX,
     name: `mb${MAILBOX}`,
     outbox: {
-      dir: dirs.outbox, sentDir: dirs.sent, archive: 'move', sentTemplate: '{fileName}', errorDir: dirs.error, stableMs,
-      readiness: 'stable', markerSuffix: '.done', ignore: ['*.tmp', '*.part', '~*', '.*'], usePolling: false, rescanMs: 60_000,
-      concurrency, maxAttempts: 5, gridIdFrom: 5001, gridIdTo: 5002, validateEnvelope: false, duplicates: 'allow', duplicateWindowMs: 0,
+      dir: dirs.outbox,
+      sentDir: dirs.sent,
+      archive: 'move',
+      sentTemplate: '{fileName}',
+      errorDir: dirs.error,
+      stableMs,
+      readiness: 'stable',
+      markerSuffix: '.done',
+      ignore: ['*.tmp', '*.part', '~*', '.*'],
+      usePolling: false,
+      rescanMs: 60_000,
+      concurrency,
+      maxAttempts: 5,
+      gridIdFrom: 5001,
+      gridIdTo: 5002,
+      validateEnvelope: false,
+      duplicates: 'allow',
+      duplicateWindowMs: 0,
     },
   };
 }
@@ -154,12 +182,20 @@ const children = {
     const m = meter();
     let done = 0;
     while (done < n) {
-      const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
+      const list = await (
+        await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })
+      ).json();
       if (!list.data?.length) break;
       for (const p of list.data) {
-        const body = JSON.parse(await (await fetch(`${url}/v2/parcels/download`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })).text());
+        const body = JSON.parse(
+          await (
+            await fetch(`${url}/v2/parcels/download`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })
+          ).text(),
+        );
         await fsp.writeFile(path.join(dirs.inbox, `${p.parcelId}-${body.data.fileName}`), Buffer.from(body.data.content, 'base64'));
-        await (await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })).arrayBuffer();
+        await (
+          await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) })
+        ).arrayBuffer();
         done++;
       }
     }
@@ -190,14 +226,16 @@ const children = {
       const list = await (await post('/v2/parcels/pending-inbox-list', { mailboxId: MAILBOX })).body.json();
       if (!list.data?.length) break;
       let i = 0;
-      await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (i < list.data.length) {
-          const { parcelId } = list.data[i++];
-          for await (const _chunk of (await post('/v2/parcels/download', { parcelId })).body); // thrown away
-          await (await post('/v2/parcels/confirm', { parcelId })).body.dump();
-          done++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (i < list.data.length) {
+            const { parcelId } = list.data[i++];
+            for await (const _chunk of (await post('/v2/parcels/download', { parcelId })).body); // thrown away
+            await (await post('/v2/parcels/confirm', { parcelId })).body.dump();
+            done++;
+          }
+        }),
+      );
     }
     const s = (performance.now() - t0) / 1000;
     const used = m(done);
@@ -214,7 +252,13 @@ const children = {
     const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
     if (journalRows) fillJournal(journal, journalRows);
     const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
-    const pipeline = new InboundPipeline({ client, journal, mailbox: inboxMailbox(dirs.inbox, concurrency), stateDir: dirs.state, logger: silentLogger() });
+    const pipeline = new InboundPipeline({
+      client,
+      journal,
+      mailbox: inboxMailbox(dirs.inbox, concurrency),
+      stateDir: dirs.state,
+      logger: silentLogger(),
+    });
     await pipeline.recover();
     const t0 = performance.now();
     const m = meter();
@@ -246,7 +290,11 @@ const children = {
     for (const name of await fsp.readdir(dirs.outbox)) {
       const file = path.join(dirs.outbox, name);
       const content = await fsp.readFile(file);
-      const res = await fetch(`${url}/v2/parcels/upload`, { method: 'POST', headers: h, body: JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 }) });
+      const res = await fetch(`${url}/v2/parcels/upload`, {
+        method: 'POST',
+        headers: h,
+        body: JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 }),
+      });
       if (!res.ok) throw new Error(`upload ${res.status}`);
       await res.arrayBuffer();
       await fsp.unlink(file);
@@ -267,18 +315,20 @@ const children = {
     const m = meter();
     let i = 0;
     let done = 0;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (i < n) {
-        const k = i++;
-        const b = Buffer.alloc(size, 67);
-        b.write(`ISA#${k}#`, 0);
-        const body = JSON.stringify({ fileName: `o-${k}.x12`, content: b.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
-        const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
-        await res.body.dump();
-        if (res.statusCode !== 200) throw new Error(`upload ${res.statusCode}`);
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (i < n) {
+          const k = i++;
+          const b = Buffer.alloc(size, 67);
+          b.write(`ISA#${k}#`, 0);
+          const body = JSON.stringify({ fileName: `o-${k}.x12`, content: b.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
+          const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
+          await res.body.dump();
+          if (res.statusCode !== 200) throw new Error(`upload ${res.statusCode}`);
+          done++;
+        }
+      }),
+    );
     const s = (performance.now() - t0) / 1000;
     const used = m(done);
     await pool.close();
@@ -294,7 +344,13 @@ const children = {
     await writeOutboxFiles(dirs.outbox, n, size);
     const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
     const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
-    const pipeline = new OutboundPipeline({ client, journal, mailbox: outboxMailbox(dirs, concurrency, 0), stateDir: dirs.state, logger: silentLogger() });
+    const pipeline = new OutboundPipeline({
+      client,
+      journal,
+      mailbox: outboxMailbox(dirs, concurrency, 0),
+      stateDir: dirs.state,
+      logger: silentLogger(),
+    });
     await pipeline.recover();
     const t0 = performance.now();
     const m = meter();
@@ -323,7 +379,9 @@ const children = {
       const { request } = await import('undici');
       const t0 = performance.now();
       const res = await request(`${url}/v2/parcels/upload`, {
-        method: 'POST', headers: { 'x-api-key': PARTNER_KEY, 'content-type': 'application/json' }, body: fs.createReadStream(bodyFile),
+        method: 'POST',
+        headers: { 'x-api-key': PARTNER_KEY, 'content-type': 'application/json' },
+        body: fs.createReadStream(bodyFile),
       });
       await res.body.text();
       seconds = (performance.now() - t0) / 1000;
@@ -342,14 +400,24 @@ const children = {
 
   /** One large parcel downloaded by the inbound pipeline, or streamed raw to /dev/null. */
   async 'large-download'({ url, sizeMb, raw }) {
-    const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
+    const list = await (
+      await fetch(`${url}/v2/parcels/pending-inbox-list`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ mailboxId: MAILBOX }),
+      })
+    ).json();
     const parcel = list.data.find((p) => p.fileName === 'large.bin');
     if (!parcel) throw new Error('large parcel not pending');
     let seconds;
     if (raw) {
       const { request } = await import('undici');
       const t0 = performance.now();
-      const res = await request(`${url}/v2/parcels/download`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ parcelId: parcel.parcelId }) });
+      const res = await request(`${url}/v2/parcels/download`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ parcelId: parcel.parcelId }),
+      });
       const sink = fs.createWriteStream('/dev/null');
       for await (const chunk of res.body) if (!sink.write(chunk)) await new Promise((r) => sink.once('drain', r));
       sink.end();
@@ -369,7 +437,13 @@ const children = {
     const dirs = await tempDirs(['outbox', 'sent', 'error', 'state']);
     const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
     const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY } });
-    const pipeline = new OutboundPipeline({ client, journal, mailbox: outboxMailbox(dirs, 4, stableMs), stateDir: dirs.state, logger: silentLogger() });
+    const pipeline = new OutboundPipeline({
+      client,
+      journal,
+      mailbox: outboxMailbox(dirs, 4, stableMs),
+      stateDir: dirs.state,
+      logger: silentLogger(),
+    });
     await pipeline.recover();
     await pipeline.start();
     const dropped = new Map();
@@ -391,7 +465,10 @@ const children = {
     await pipeline.stop();
     await client.close();
     journal.close();
-    const lat = [...dropped].filter(([k]) => seen.has(k)).map(([k, t]) => seen.get(k) - t).sort((a, b) => a - b);
+    const lat = [...dropped]
+      .filter(([k]) => seen.has(k))
+      .map(([k, t]) => seen.get(k) - t)
+      .sort((a, b) => a - b);
     await fsp.rm(dirs.root, { recursive: true, force: true });
     return { medianMs: lat[Math.floor(lat.length / 2)], p99Ms: lat[Math.floor(lat.length * 0.99)], archived: lat.length, dropped: n };
   },
@@ -403,19 +480,30 @@ const children = {
     let body = JSON.stringify({ mailboxId: PARTNER });
     let route = '/v2/parcels/pending-inbox-list';
     if (what === 'download') {
-      const r = await admin(url, 'POST', '/_emulator/inject', { mailboxId: MAILBOX, fileName: 'ten-kb.bin', content: Buffer.alloc(10 * 1024, 1).toString('base64') });
+      const r = await admin(url, 'POST', '/_emulator/inject', {
+        mailboxId: MAILBOX,
+        fileName: 'ten-kb.bin',
+        content: Buffer.alloc(10 * 1024, 1).toString('base64'),
+      });
       body = JSON.stringify({ parcelId: r.parcelId });
       route = '/v2/parcels/download';
     }
     let count = 0;
     const end = Date.now() + seconds * 1000;
-    await Promise.all(Array.from({ length: connections }, async () => {
-      while (Date.now() < end) {
-        const res = await pool.request({ path: route, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body });
-        await res.body.dump();
-        count++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (Date.now() < end) {
+          const res = await pool.request({
+            path: route,
+            method: 'POST',
+            headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+            body,
+          });
+          await res.body.dump();
+          count++;
+        }
+      }),
+    );
     await pool.close();
     return { perSecond: count / seconds };
   },
@@ -424,13 +512,25 @@ const children = {
 function fillJournal(journal, rows) {
   // A year of history: confirmed rows, inserted in big transactions (not through the transitions,
   // which would take an hour). The columns are the journal's own (schema-inbound.ts).
-  const cols = journal.db.prepare("SELECT name FROM pragma_table_info('inbound_parcels')").all().map((r) => r.name);
+  const cols = journal.db
+    .prepare("SELECT name FROM pragma_table_info('inbound_parcels')")
+    .all()
+    .map((r) => r.name);
   const now = Date.now();
-  const values = { mailbox_id: MAILBOX, state: 'confirmed', delivery: 1, file_name: 'old.x12', bytes: 5000, declared_bytes: 5000, attempts: 1 };
+  const values = {
+    mailbox_id: MAILBOX,
+    state: 'confirmed',
+    delivery: 1,
+    file_name: 'old.x12',
+    bytes: 5000,
+    declared_bytes: 5000,
+    attempts: 1,
+  };
   const use = cols.filter((c) => c in values || /_at$/.test(c) || c === 'parcel_id');
   const stmt = journal.db.prepare(`INSERT INTO inbound_parcels (${use.join(',')}) VALUES (${use.map(() => '?').join(',')})`);
   const insert = journal.db.transaction((from, to) => {
-    for (let i = from; i < to; i++) stmt.run(use.map((c) => (c === 'parcel_id' ? 10_000_000 + i : /_at$/.test(c) ? now - 1000 : values[c])));
+    for (let i = from; i < to; i++)
+      stmt.run(use.map((c) => (c === 'parcel_id' ? 10_000_000 + i : /_at$/.test(c) ? now - 1000 : values[c])));
   });
   for (let i = 0; i < rows; i += 50_000) insert(i, Math.min(rows, i + 50_000));
 }
@@ -475,8 +575,12 @@ async function writeEncodedBody(file, bodyFile, opts) {
 function runChild(name, params, distDir) {
   return new Promise((resolve, reject) => {
     const env = distDir ? { ...process.env, GRIDSYNC_DIST: distDir } : process.env;
-    const profile = process.env.BENCH_PROFILE_DIR && name.endsWith('-gridsync') ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const proc = spawn(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'inherit'], env });
+    const profile =
+      process.env.BENCH_PROFILE_DIR && name.endsWith('-gridsync') ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const proc = spawn(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    });
     let out = '';
     proc.stdout.on('data', (d) => (out += d));
     proc.once('exit', (code) => {
@@ -503,7 +607,10 @@ async function idleCost(seconds) {
   const dirs = await tempDirs(['inbox', 'outbox', 'sent', 'error', 'state']);
   const emu = await startEmulatorProcess();
   const cfg = path.join(dirs.root, 'gridsync.yaml');
-  await fsp.writeFile(cfg, `api:\n  baseUrl: ${emu.url}\n  apiKey: ${KEY}\nstateDir: ${dirs.state}\nschedule:\n  poll: 1s\nmailboxes:\n  - mailboxId: ${MAILBOX}\n    inbox: { dir: ${dirs.inbox} }\n    outbox: { dir: ${dirs.outbox}, sentDir: ${dirs.sent}, errorDir: ${dirs.error} }\n`);
+  await fsp.writeFile(
+    cfg,
+    `api:\n  baseUrl: ${emu.url}\n  apiKey: ${KEY}\nstateDir: ${dirs.state}\nschedule:\n  poll: 1s\nmailboxes:\n  - mailboxId: ${MAILBOX}\n    inbox: { dir: ${dirs.inbox} }\n    outbox: { dir: ${dirs.outbox}, sentDir: ${dirs.sent}, errorDir: ${dirs.error} }\n`,
+  );
   const proc = spawn(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: 'ignore' });
   await sleep(5000); // start-up is not idle
   const sample = () => {
@@ -534,7 +641,9 @@ async function main() {
     process.exit(0);
   }
   if (args.includes('--help')) {
-    console.log('usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]');
+    console.log(
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+    );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
     return;
@@ -571,11 +680,15 @@ async function main() {
     if (ideal) r.vsIdeal = r.perSecond.median / ideal;
     if (naive) r.vsNaive = r.perSecond.median / naive;
     bursts.push(r);
-    console.log(`  ${r.figure}: ${f(r.cpuMsPerItem.median)} ms CPU/item (emulator ${f(r.emulatorCpuMsPerItem.median)}), ${f(r.perSecond.median)}/s (${f(r.perSecond.min)}–${f(r.perSecond.max)}), loop ${(100 * r.elu.median).toFixed(0)} %${r.vsIdeal ? `, ${r.vsIdeal.toFixed(2)}× ideal` : ''}${r.vsNaive ? `, ${r.vsNaive.toFixed(2)}× naive` : ''}`);
+    console.log(
+      `  ${r.figure}: ${f(r.cpuMsPerItem.median)} ms CPU/item (emulator ${f(r.emulatorCpuMsPerItem.median)}), ${f(r.perSecond.median)}/s (${f(r.perSecond.min)}–${f(r.perSecond.max)}), loop ${(100 * r.elu.median).toFixed(0)} %${r.vsIdeal ? `, ${r.vsIdeal.toFixed(2)}× ideal` : ''}${r.vsNaive ? `, ${r.vsNaive.toFixed(2)}× naive` : ''}`,
+    );
   };
   const row = (figure, value, baseline, ratio, extra = {}) => {
     rows.push({ figure, ...value, baseline, ratio, ...extra });
-    console.log(`  ${figure}: ${JSON.stringify(value)}${baseline ? ` baseline ${JSON.stringify(baseline)} ratio ${ratio?.toFixed(2)}` : ''}`);
+    console.log(
+      `  ${figure}: ${JSON.stringify(value)}${baseline ? ` baseline ${JSON.stringify(baseline)} ratio ${ratio?.toFixed(2)}` : ''}`,
+    );
   };
 
   if (want('inbound') || want('outbound')) {
@@ -584,8 +697,22 @@ async function main() {
     // ideal client (same requests, same concurrency, nothing stored). Each child reports its own
     // CPU and event-loop use; the emulator's CPU is read from /proc around each child.
     const directions = [
-      want('inbound') && { dir: 'inbound', unit: 'parcels', naive: 'inbound-naive', ideal: 'inbound-ideal', gridsync: 'inbound-gridsync', prepare: (url) => injectMany(url, size.burst, 5 * 1024) },
-      want('outbound') && { dir: 'outbound', unit: 'files', naive: 'outbound-naive', ideal: 'outbound-ideal', gridsync: 'outbound-gridsync', prepare: async () => {} },
+      want('inbound') && {
+        dir: 'inbound',
+        unit: 'parcels',
+        naive: 'inbound-naive',
+        ideal: 'inbound-ideal',
+        gridsync: 'inbound-gridsync',
+        prepare: (url) => injectMany(url, size.burst, 5 * 1024),
+      },
+      want('outbound') && {
+        dir: 'outbound',
+        unit: 'files',
+        naive: 'outbound-naive',
+        ideal: 'outbound-ideal',
+        gridsync: 'outbound-gridsync',
+        prepare: async () => {},
+      },
     ].filter(Boolean);
     for (const d of directions) {
       const emu = await startEmulatorProcess();
@@ -596,7 +723,7 @@ async function main() {
         return { ...r, emulatorCpuMsPerItem: ((processCpuSeconds(emu.proc.pid) - e0) * 1000) / Math.max(1, r.items) };
       };
       const res = { naive: [] };
-      for (const c of concurrencies) res[`ideal${c}`] = [], res[`gridsync${c}`] = [], res[`against${c}`] = [];
+      for (const c of concurrencies) ((res[`ideal${c}`] = []), (res[`gridsync${c}`] = []), (res[`against${c}`] = []));
       for (let i = 0; i < runs; i++) {
         res.naive.push(await measure(d.naive, {}));
         for (const c of concurrencies) {
@@ -632,14 +759,28 @@ async function main() {
       await emu.close();
       await fsp.rm(dataDir.root, { recursive: true, force: true });
     }
-    row(`inbound MB/s, one ${size.largeMb} MB parcel`, stat(down, 'mbPerSecond'), stat(downRaw, 'mbPerSecond'), stat(down, 'mbPerSecond').median / stat(downRaw, 'mbPerSecond').median, { peakRssMb: stat(down, 'peakRssMb'), baselinePeakRssMb: stat(downRaw, 'peakRssMb') });
-    row(`outbound MB/s, one ${size.largeMb} MB file`, stat(up, 'mbPerSecond'), stat(upRaw, 'mbPerSecond'), stat(up, 'mbPerSecond').median / stat(upRaw, 'mbPerSecond').median, { peakRssMb: stat(up, 'peakRssMb'), baselinePeakRssMb: stat(upRaw, 'peakRssMb') });
+    row(
+      `inbound MB/s, one ${size.largeMb} MB parcel`,
+      stat(down, 'mbPerSecond'),
+      stat(downRaw, 'mbPerSecond'),
+      stat(down, 'mbPerSecond').median / stat(downRaw, 'mbPerSecond').median,
+      { peakRssMb: stat(down, 'peakRssMb'), baselinePeakRssMb: stat(downRaw, 'peakRssMb') },
+    );
+    row(
+      `outbound MB/s, one ${size.largeMb} MB file`,
+      stat(up, 'mbPerSecond'),
+      stat(upRaw, 'mbPerSecond'),
+      stat(up, 'mbPerSecond').median / stat(upRaw, 'mbPerSecond').median,
+      { peakRssMb: stat(up, 'peakRssMb'), baselinePeakRssMb: stat(upRaw, 'peakRssMb') },
+    );
   }
   if (want('latency')) {
     const emu = await startEmulatorProcess();
     const stableMs = 200;
     const l = await repeat(runs, () => runChild('latency', { url: emu.url, n: size.latency, stableMs }));
-    row(`drop-to-uploaded median ms, ${size.latency} files`, stat(l, 'medianMs'), { stableMs }, stat(l, 'medianMs').median / stableMs, { p99Ms: stat(l, 'p99Ms') });
+    row(`drop-to-uploaded median ms, ${size.latency} files`, stat(l, 'medianMs'), { stableMs }, stat(l, 'medianMs').median / stableMs, {
+      p99Ms: stat(l, 'p99Ms'),
+    });
     await emu.close();
   }
   if (want('idle')) {
@@ -648,39 +789,72 @@ async function main() {
   }
   if (want('journal')) {
     const emu = await startEmulatorProcess();
-    const measure = (journalRows) => repeat(runs, async () => {
-      await injectMany(emu.url, 100, 5 * 1024);
-      return runChild('inbound-gridsync', { url: emu.url, n: 100, concurrency: 8, journalRows });
-    });
+    const measure = (journalRows) =>
+      repeat(runs, async () => {
+        await injectMany(emu.url, 100, 5 * 1024);
+        return runChild('inbound-gridsync', { url: emu.url, n: 100, concurrency: 8, journalRows });
+      });
     const empty = await measure(0);
     const full = await measure(size.journalRows);
-    row(`cycle ms (100 parcels) with ${size.journalRows.toLocaleString('en')} journal rows`, stat(full, 'firstCycleMs'), stat(empty, 'firstCycleMs'), stat(full, 'firstCycleMs').median / stat(empty, 'firstCycleMs').median);
+    row(
+      `cycle ms (100 parcels) with ${size.journalRows.toLocaleString('en')} journal rows`,
+      stat(full, 'firstCycleMs'),
+      stat(empty, 'firstCycleMs'),
+      stat(full, 'firstCycleMs').median / stat(empty, 'firstCycleMs').median,
+    );
     await emu.close();
   }
   if (want('emulator')) {
     const emu = await startEmulatorProcess();
     for (const what of ['list', 'download']) {
       const r = await repeat(runs, () => runChild('emulator-rate', { url: emu.url, seconds: quick ? 3 : 10, connections: 8, what }));
-      row(`emulator requests/s (${what === 'list' ? 'pending-inbox-list' : 'download of a 10 KB parcel'}, 8 keep-alive connections)`, stat(r, 'perSecond'), null, null);
+      row(
+        `emulator requests/s (${what === 'list' ? 'pending-inbox-list' : 'download of a 10 KB parcel'}, 8 keep-alive connections)`,
+        stat(r, 'perSecond'),
+        null,
+        null,
+      );
     }
     await emu.close();
   }
 
-  const result = { at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, quick, runs, bursts, rows, targets: targets(bursts, rows) };
+  const result = {
+    at: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    quick,
+    runs,
+    bursts,
+    rows,
+    targets: targets(bursts, rows),
+  };
   const out = path.join(repoRoot, 'bench', 'results', 'latest.json');
   await fsp.mkdir(path.dirname(out), { recursive: true });
   await fsp.writeFile(out, JSON.stringify(result, null, 2));
   if (bursts.length) {
-    console.log('\n| burst | CPU ms/item | emulator CPU ms/item | items/s median (min–max) | event loop busy | vs ideal | vs naive |\n|---|---|---|---|---|---|---|');
+    console.log(
+      '\n| burst | CPU ms/item | emulator CPU ms/item | items/s median (min–max) | event loop busy | vs ideal | vs naive |\n|---|---|---|---|---|---|---|',
+    );
     for (const r of bursts) {
-      console.log(`| ${r.figure} | ${f(r.cpuMsPerItem.median)} | ${f(r.emulatorCpuMsPerItem.median)} | ${f(r.perSecond.median)} (${f(r.perSecond.min)}–${f(r.perSecond.max)}) | ${(100 * r.elu.median).toFixed(0)} % | ${r.vsIdeal ? `${r.vsIdeal.toFixed(2)}×` : '—'} | ${r.vsNaive ? `${r.vsNaive.toFixed(2)}×` : '—'} |`);
+      console.log(
+        `| ${r.figure} | ${f(r.cpuMsPerItem.median)} | ${f(r.emulatorCpuMsPerItem.median)} | ${f(r.perSecond.median)} (${f(r.perSecond.min)}–${f(r.perSecond.max)}) | ${(100 * r.elu.median).toFixed(0)} % | ${r.vsIdeal ? `${r.vsIdeal.toFixed(2)}×` : '—'} | ${r.vsNaive ? `${r.vsNaive.toFixed(2)}×` : '—'} |`,
+      );
     }
   }
   if (rows.length) console.log('\n| figure | gridsync median (min–max) | baseline median | ratio |\n|---|---|---|---|');
   for (const r of rows) {
     const base = r.baseline && 'median' in r.baseline ? f(r.baseline.median) : r.baseline ? JSON.stringify(r.baseline) : '—';
-    const extra = r.peakRssMb ? ` · peak RSS ${f(r.peakRssMb.median)} MB (raw ${f(r.baselinePeakRssMb.median)} MB)` : r.p99Ms ? ` · p99 ${f(r.p99Ms.median)} ms` : r.wakeupsPerMinute ? ` · ${f(r.wakeupsPerMinute.median)} wake-ups/min` : '';
-    console.log(`| ${r.figure} | ${f(r.median)} (${f(r.min)}–${f(r.max)})${extra} | ${base} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : '—'} |`);
+    const extra = r.peakRssMb
+      ? ` · peak RSS ${f(r.peakRssMb.median)} MB (raw ${f(r.baselinePeakRssMb.median)} MB)`
+      : r.p99Ms
+        ? ` · p99 ${f(r.p99Ms.median)} ms`
+        : r.wakeupsPerMinute
+          ? ` · ${f(r.wakeupsPerMinute.median)} wake-ups/min`
+          : '';
+    console.log(
+      `| ${r.figure} | ${f(r.median)} (${f(r.min)}–${f(r.max)})${extra} | ${base} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : '—'} |`,
+    );
   }
   if (result.targets.length) {
     console.log('\ntargets:');
@@ -695,20 +869,49 @@ const f = (v) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toFixed(2
 function targets(bursts, rows) {
   const out = [];
   for (const b of bursts.filter((x) => x.concurrency === 8)) {
-    out.push({ what: `${b.direction} c8 gridsync CPU per item`, value: `${f(b.cpuMsPerItem.median)} ms`, target: '≤ 1.5 ms', met: b.cpuMsPerItem.median <= 1.5 });
-    out.push({ what: `${b.direction} c8 throughput vs the ideal client`, value: `${b.vsIdeal.toFixed(2)}×`, target: '≥ 0.75×', met: b.vsIdeal >= 0.75 });
+    out.push({
+      what: `${b.direction} c8 gridsync CPU per item`,
+      value: `${f(b.cpuMsPerItem.median)} ms`,
+      target: '≤ 1.5 ms',
+      met: b.cpuMsPerItem.median <= 1.5,
+    });
+    out.push({
+      what: `${b.direction} c8 throughput vs the ideal client`,
+      value: `${b.vsIdeal.toFixed(2)}×`,
+      target: '≥ 0.75×',
+      met: b.vsIdeal >= 0.75,
+    });
   }
   const byPrefix = (p) => rows.find((r) => r.figure.startsWith(p));
   const down = byPrefix('inbound MB/s');
-  if (down) out.push({ what: 'large inbound vs raw transfer, peak RSS', value: `${down.ratio.toFixed(2)}×, ${f(down.peakRssMb.median)} MB`, target: '≥ 0.7×, < 150 MB', met: down.ratio >= 0.7 && down.peakRssMb.median < 150 });
+  if (down)
+    out.push({
+      what: 'large inbound vs raw transfer, peak RSS',
+      value: `${down.ratio.toFixed(2)}×, ${f(down.peakRssMb.median)} MB`,
+      target: '≥ 0.7×, < 150 MB',
+      met: down.ratio >= 0.7 && down.peakRssMb.median < 150,
+    });
   const up = byPrefix('outbound MB/s');
-  if (up) out.push({ what: 'large outbound vs raw transfer, peak RSS', value: `${up.ratio.toFixed(2)}×, ${f(up.peakRssMb.median)} MB`, target: '≥ 0.7×, < 150 MB', met: up.ratio >= 0.7 && up.peakRssMb.median < 150 });
+  if (up)
+    out.push({
+      what: 'large outbound vs raw transfer, peak RSS',
+      value: `${up.ratio.toFixed(2)}×, ${f(up.peakRssMb.median)} MB`,
+      target: '≥ 0.7×, < 150 MB',
+      met: up.ratio >= 0.7 && up.peakRssMb.median < 150,
+    });
   const lat = byPrefix('drop-to-uploaded');
-  if (lat) out.push({ what: 'drop-to-uploaded median latency', value: `${f(lat.median)} ms`, target: `≤ stableMs + 250 = ${lat.baseline.stableMs + 250} ms`, met: lat.median <= lat.baseline.stableMs + 250 });
+  if (lat)
+    out.push({
+      what: 'drop-to-uploaded median latency',
+      value: `${f(lat.median)} ms`,
+      target: `≤ stableMs + 250 = ${lat.baseline.stableMs + 250} ms`,
+      met: lat.median <= lat.baseline.stableMs + 250,
+    });
   const idle = byPrefix('idle');
   if (idle) out.push({ what: 'idle CPU', value: `${f(idle.median)} CPU-s/min`, target: '< 1 CPU-s/min', met: idle.median < 1 });
   const j = byPrefix('cycle ms');
-  if (j) out.push({ what: 'cycle with a full journal vs an empty one', value: `${j.ratio.toFixed(2)}×`, target: '≤ 1.5×', met: j.ratio <= 1.5 });
+  if (j)
+    out.push({ what: 'cycle with a full journal vs an empty one', value: `${j.ratio.toFixed(2)}×`, target: '≤ 1.5×', met: j.ratio <= 1.5 });
   return out;
 }
 
@@ -716,8 +919,11 @@ async function confirmAll(url) {
   // The raw download left the large parcel pending: reset nothing, just confirm it so the gridsync
   // run downloads the second copy uploaded next.
   const h = { 'x-api-key': KEY, 'content-type': 'application/json' };
-  const list = await (await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })).json();
-  for (const p of list.data ?? []) await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) });
+  const list = await (
+    await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })
+  ).json();
+  for (const p of list.data ?? [])
+    await fetch(`${url}/v2/parcels/confirm`, { method: 'POST', headers: h, body: JSON.stringify({ parcelId: p.parcelId }) });
 }
 
 await main();

@@ -80,7 +80,8 @@ export class Base64Encoder {
   private carry: Buffer = EMPTY;
 
   push(chunk: Uint8Array): string {
-    const buf = this.carry.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.carry, chunk]);
+    const buf =
+      this.carry.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.carry, chunk]);
     const whole = buf.length - (buf.length % 3);
     this.carry = Buffer.from(buf.subarray(whole));
     return buf.toString('base64', 0, whole);
@@ -98,4 +99,3 @@ export const maxDecodedLength = (textLength: number): number => Math.ceil((textL
 
 /** Exact length of the base64 text for `bytes` bytes (with padding). */
 export const base64Length = (bytes: number): number => Math.ceil(bytes / 3) * 4;
-

@@ -18,7 +18,18 @@ import { RetryLoop, type RetryOptions } from './retry-loop.js';
 import { Session, type GridAuth } from './session.js';
 import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions } from './transfer.js';
 import { decodeConfirmResult, decodeParcel, decodeParcelList, decodeSession, decodeUploadResult, ShapeWarnings } from './tolerant.js';
-import { isDownloadTarget, type CallOptions, type DownloadOptions, type DownloadTarget, type MailboxTransport, type OutboxQuery, type ParcelSummary, type PendingInbox, type SessionContext, type UploadCallOptions } from './transport.js';
+import {
+  isDownloadTarget,
+  type CallOptions,
+  type DownloadOptions,
+  type DownloadTarget,
+  type MailboxTransport,
+  type OutboxQuery,
+  type ParcelSummary,
+  type PendingInbox,
+  type SessionContext,
+  type UploadCallOptions,
+} from './transport.js';
 import type { LoginResult } from './wire.js';
 import { errorFields } from '../errors/index.js';
 
@@ -55,7 +66,9 @@ export interface GridClientOptions {
 
 /** One record of a list endpoint: the array's element, or the element of the object page's list. */
 export type ListRow<E extends EndpointDef> = RowOf<z.output<E['response']>>;
-type RowOf<O> = O extends readonly (infer R)[] ? R : ArrayElements<{ [K in keyof O as string extends K ? never : number extends K ? never : K]: O[K] }>;
+type RowOf<O> = O extends readonly (infer R)[]
+  ? R
+  : ArrayElements<{ [K in keyof O as string extends K ? never : number extends K ? never : K]: O[K] }>;
 type ArrayElements<O> = { [K in keyof O]: O[K] extends readonly (infer R)[] ? R : never }[keyof O];
 
 export interface ClientLimits {
@@ -115,7 +128,11 @@ export class GridClient implements MailboxTransport {
   }
 
   /** Calls one catalog endpoint; returns its validated `data`. */
-  async call<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions = {}): Promise<z.output<E['response']>> {
+  async call<E extends EndpointDef>(
+    endpoint: E,
+    request: z.input<E['request']>,
+    options: CallOptions = {},
+  ): Promise<z.output<E['response']>> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
     return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
       this.withDeadline(endpoint.name, options.signal, async (signal) => {
@@ -130,16 +147,23 @@ export class GridClient implements MailboxTransport {
    * data is returned as the service sent it. When the path is a known endpoint whose documented
    * shape the data does not match, `onShapeMismatch` hears where — the data is returned anyway.
    */
-  async callRaw(method: string, path: string, body?: unknown, options: CallOptions & { onShapeMismatch?: (field: string, detail: string) => void } = {}): Promise<unknown> {
+  async callRaw(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: CallOptions & { onShapeMismatch?: (field: string, detail: string) => void } = {},
+  ): Promise<unknown> {
     const match = matchEndpoint(method, path);
     const name = match?.endpoint.name ?? `${method.toUpperCase()} ${path}`;
     const idempotent = match?.endpoint.idempotent ?? method.toUpperCase() === 'GET';
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const data = await this.retry.run({ endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal }, (headers) =>
-      this.withDeadline(name, options.signal, async (signal) => {
-        const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, signal);
-        return readEnvelope(undefined, res, this.envelopeOptions(name));
-      }),
+    const data = await this.retry.run(
+      { endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal },
+      (headers) =>
+        this.withDeadline(name, options.signal, async (signal) => {
+          const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, signal);
+          return readEnvelope(undefined, res, this.envelopeOptions(name));
+        }),
     );
     const check = match?.endpoint.response.safeParse(data ?? null);
     if (check && !check.success) {
@@ -150,7 +174,11 @@ export class GridClient implements MailboxTransport {
   }
 
   /** Iterates over every record of a list endpoint, page by page (both list shapes). */
-  async *paginate<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions = {}): AsyncGenerator<ListRow<E>> {
+  async *paginate<E extends EndpointDef>(
+    endpoint: E,
+    request: z.input<E['request']>,
+    options: CallOptions = {},
+  ): AsyncGenerator<ListRow<E>> {
     const list = endpoint.list;
     if (!list) throw new GridConfigError(`${endpoint.name} is not a paged list`, endpoint.name);
     const base = request as Record<string, unknown>;
@@ -181,7 +209,10 @@ export class GridClient implements MailboxTransport {
       return decodeSession(catalog.auth.session.name, await this.callData(catalog.auth.session, {}, options), this.shapes);
     } catch (err) {
       if (!(err instanceof GridApiError && err.noSuchEndpoint)) throw err;
-      this.logger?.warn({ endpoint: catalog.auth.session.name, httpStatus: 404 }, 'the service has no session endpoint; asking users/me for the default mailbox');
+      this.logger?.warn(
+        { endpoint: catalog.auth.session.name, httpStatus: 404 },
+        'the service has no session endpoint; asking users/me for the default mailbox',
+      );
       return decodeSession(catalog.users.me.name, await this.callData(catalog.users.me, {}, options), this.shapes);
     }
   }
@@ -196,7 +227,8 @@ export class GridClient implements MailboxTransport {
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
     const endpoint = catalog.parcels.get;
     const p = decodeParcel(endpoint.name, 'data', await this.callData(endpoint, { parcelId }, options), this.shapes);
-    if (p.parcelId !== parcelId) throw new GridResponseError(endpoint.name, 200, 'data.parcelId', `asked for ${parcelId}, got ${p.parcelId}`);
+    if (p.parcelId !== parcelId)
+      throw new GridResponseError(endpoint.name, 200, 'data.parcelId', `asked for ${parcelId}, got ${p.parcelId}`);
     return p;
   }
 
@@ -209,10 +241,15 @@ export class GridClient implements MailboxTransport {
     const endpoint = catalog.parcels.outboxList;
     const perPage = 500;
     for (let pageNo = 1; ; pageNo++) {
-      const { data, total } = await this.callList(endpoint, { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage }, options);
+      const { data, total } = await this.callList(
+        endpoint,
+        { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage },
+        options,
+      );
       const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
       if (unreadable[0]) throw unreadable[0].error;
-      if (total > parcels.length) throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.limits.maxListEntries, `a page of ${total} records`);
+      if (total > parcels.length)
+        throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.limits.maxListEntries, `a page of ${total} records`);
       yield* parcels;
       if (total < perPage) return;
     }
@@ -229,35 +266,40 @@ export class GridClient implements MailboxTransport {
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
     return this.retry.run(retry, (headers) =>
-      this.withMinimumRate(endpoint.name, options.signal, () => written, async (signal) => {
-        const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, signal);
-        if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
-        let writable: Writable;
-        try {
-          writable = resettable ? await target.openAttempt() : target;
-        } catch (err) {
-          res.body.destroy();
-          throw err;
-        }
-        written = 0;
-        try {
-          return await receiveParcel(res, writable, {
-            endpoint: endpoint.name,
-            parcelId,
-            expectedBytes: options.expectedBytes,
-            maxBytes: options.expectedBytes ?? this.limits.maxParcelBytes,
-            signal,
-            now: this.now(),
-            shapes: this.shapes,
-            onWritten: (n) => {
-              written = n;
-            },
-          });
-        } catch (err) {
-          if (resettable) await target.discardAttempt();
-          throw err;
-        }
-      }),
+      this.withMinimumRate(
+        endpoint.name,
+        options.signal,
+        () => written,
+        async (signal) => {
+          const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, signal);
+          if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
+          let writable: Writable;
+          try {
+            writable = resettable ? await target.openAttempt() : target;
+          } catch (err) {
+            res.body.destroy();
+            throw err;
+          }
+          written = 0;
+          try {
+            return await receiveParcel(res, writable, {
+              endpoint: endpoint.name,
+              parcelId,
+              expectedBytes: options.expectedBytes,
+              maxBytes: options.expectedBytes ?? this.limits.maxParcelBytes,
+              signal,
+              now: this.now(),
+              shapes: this.shapes,
+              onWritten: (n) => {
+                written = n;
+              },
+            });
+          } catch (err) {
+            if (resettable) await target.discardAttempt();
+            throw err;
+          }
+        },
+      ),
     );
   }
 
@@ -266,7 +308,12 @@ export class GridClient implements MailboxTransport {
    * `limits.rateWindowMs` at least `minBytesPerSecond` must arrive, or the attempt is broken off
    * (a parcel trickled a byte a second would otherwise hold a cycle for ever).
    */
-  private async withMinimumRate<T>(endpoint: string, outer: AbortSignal | undefined, progress: () => number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async withMinimumRate<T>(
+    endpoint: string,
+    outer: AbortSignal | undefined,
+    progress: () => number,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const { minBytesPerSecond, rateWindowMs } = this.limits;
     const ctl = new AbortController();
     const onAbort = (): void => ctl.abort();
@@ -284,7 +331,13 @@ export class GridClient implements MailboxTransport {
       return await fn(ctl.signal);
     } catch (err) {
       if (ctl.signal.aborted && !outer?.aborted) {
-        throw new GridTransportError(endpoint, 'GRIDSYNC_TOO_SLOW', `less than ${minBytesPerSecond} bytes/s over ${rateWindowMs} ms (api.limits.minBytesPerSecond)`, false, { cause: err });
+        throw new GridTransportError(
+          endpoint,
+          'GRIDSYNC_TOO_SLOW',
+          `less than ${minBytesPerSecond} bytes/s over ${rateWindowMs} ms (api.limits.minBytesPerSecond)`,
+          false,
+          { cause: err },
+        );
       }
       throw err;
     } finally {
@@ -313,12 +366,25 @@ export class GridClient implements MailboxTransport {
       };
       try {
         const { length, body } = await uploadBody(filePath, upload, bodySent);
-        const res = await this.http.send(endpoint.name, 'POST', endpoint.path, { ...headers, 'content-length': String(length) }, body, ctl.signal);
+        const res = await this.http.send(
+          endpoint.name,
+          'POST',
+          endpoint.path,
+          { ...headers, 'content-length': String(length) },
+          body,
+          ctl.signal,
+        );
         const data = await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
         return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
       } catch (err) {
         if (ctl.signal.aborted && !options.signal?.aborted) {
-          throw new GridTransportError(endpoint.name, 'GRIDSYNC_CALL_DEADLINE', `no complete answer within ${this.callMs} ms after the body was sent (api.timeouts.callMs)`, false, { cause: err });
+          throw new GridTransportError(
+            endpoint.name,
+            'GRIDSYNC_CALL_DEADLINE',
+            `no complete answer within ${this.callMs} ms after the body was sent (api.timeouts.callMs)`,
+            false,
+            { cause: err },
+          );
         }
         throw err;
       } finally {
@@ -335,7 +401,13 @@ export class GridClient implements MailboxTransport {
     const token = this.session.takeForLogout();
     if (token) {
       try {
-        const res = await this.http.send(authEndpoints.logout.name, 'POST', authEndpoints.logout.path, { authorization: `Bearer ${token}` }, undefined);
+        const res = await this.http.send(
+          authEndpoints.logout.name,
+          'POST',
+          authEndpoints.logout.path,
+          { authorization: `Bearer ${token}` },
+          undefined,
+        );
         await res.body.dump();
       } catch (err) {
         this.logger?.debug({ endpoint: authEndpoints.logout.name, ...errorFields(err) }, 'logout failed while closing');
@@ -361,7 +433,11 @@ export class GridClient implements MailboxTransport {
    * A list call read as it streams: at most `maxListEntries` records are kept, the rest only
    * counted. Returns the kept records and how many the list held.
    */
-  private callList<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions): Promise<{ data: unknown; total: number }> {
+  private callList<E extends EndpointDef>(
+    endpoint: E,
+    request: z.input<E['request']>,
+    options: CallOptions,
+  ): Promise<{ data: unknown; total: number }> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
     return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
       this.withDeadline(endpoint.name, options.signal, async (signal) => {
@@ -369,7 +445,11 @@ export class GridClient implements MailboxTransport {
         if (res.statusCode >= 300) return (await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name))) as never;
         let scanned;
         try {
-          scanned = await scanList(res.body, { endpoint: endpoint.name, maxItems: this.limits.maxListEntries, maxValueBytes: this.limits.maxBodyBytes });
+          scanned = await scanList(res.body, {
+            endpoint: endpoint.name,
+            maxItems: this.limits.maxListEntries,
+            maxValueBytes: this.limits.maxBodyBytes,
+          });
         } catch (err) {
           res.body.destroy();
           throw toTransportError(endpoint.name, err);
@@ -398,7 +478,13 @@ export class GridClient implements MailboxTransport {
       return await fn(ctl.signal);
     } catch (err) {
       if (ctl.signal.aborted && !outer?.aborted) {
-        throw new GridTransportError(endpoint, 'GRIDSYNC_CALL_DEADLINE', `no complete answer within ${this.callMs} ms (api.timeouts.callMs)`, false, { cause: err });
+        throw new GridTransportError(
+          endpoint,
+          'GRIDSYNC_CALL_DEADLINE',
+          `no complete answer within ${this.callMs} ms (api.timeouts.callMs)`,
+          false,
+          { cause: err },
+        );
       }
       throw err;
     } finally {
@@ -411,7 +497,10 @@ export class GridClient implements MailboxTransport {
     return { endpoint: endpoint.name, idempotent: endpoint.idempotent, auth: endpoint.auth, signal: options.signal };
   }
 
-  private tokenCall(endpoint: typeof authEndpoints.login | typeof authEndpoints.refresh, body: Record<string, unknown>): Promise<LoginResult> {
+  private tokenCall(
+    endpoint: typeof authEndpoints.login | typeof authEndpoints.refresh,
+    body: Record<string, unknown>,
+  ): Promise<LoginResult> {
     return this.retry.run({ endpoint: endpoint.name, idempotent: true, auth: false }, async () => {
       const res = await this.http.send(endpoint.name, 'POST', endpoint.path, {}, JSON.stringify(body));
       return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() })) as LoginResult;

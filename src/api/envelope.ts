@@ -69,12 +69,21 @@ export function apiErrorFrom(name: string, res: RawResponse, json: unknown, now:
   // Not every error body is the envelope (a proxy page, problem-details): fall back to the status.
   const errorCode = typeof o.errorCode === 'string' && o.errorCode !== '' ? o.errorCode : null;
   const message =
-    typeof o.message === 'string' ? o.message : typeof o.detail === 'string' ? o.detail : typeof o.title === 'string' ? o.title : (text ?? '').slice(0, 200).trim();
+    typeof o.message === 'string'
+      ? o.message
+      : typeof o.detail === 'string'
+        ? o.detail
+        : typeof o.title === 'string'
+          ? o.title
+          : (text ?? '').slice(0, 200).trim();
   return new GridApiError(name, res.statusCode, errorCode, message, retryAfterMs);
 }
 
 /** Reads at most `limit` bytes of a body; `over` tells that more was coming (the rest is not read). */
-export async function readLimited(body: AsyncIterable<Uint8Array> & { destroy(): void }, limit: number): Promise<{ text: string; over: boolean }> {
+export async function readLimited(
+  body: AsyncIterable<Uint8Array> & { destroy(): void },
+  limit: number,
+): Promise<{ text: string; over: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -107,7 +107,9 @@ export class UploadOutcomeUnknownError extends GridError {
     readonly attemptStartedAt: number,
     cause: unknown,
   ) {
-    super(`${endpoint}: the outcome of the request is unknown (${cause instanceof Error ? cause.message : String(cause)})`, endpoint, { cause });
+    super(`${endpoint}: the outcome of the request is unknown (${cause instanceof Error ? cause.message : String(cause)})`, endpoint, {
+      cause,
+    });
   }
 }
 

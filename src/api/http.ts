@@ -34,7 +34,8 @@ export class HttpChannel {
 
   constructor(baseUrl: string, options: { connections?: number; timeouts?: HttpTimeouts; allowInsecureHttp?: boolean }) {
     const url = new URL(baseUrl);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new GridConfigError(`unsupported base URL scheme ${url.protocol}`, 'client');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new GridConfigError(`unsupported base URL scheme ${url.protocol}`, 'client');
     if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname) && !options.allowInsecureHttp) {
       throw new GridConfigError(
         `refusing plain http:// to ${url.hostname}: credentials and EDI content would travel unencrypted; use https:// or set allowInsecureHttp`,
@@ -53,7 +54,14 @@ export class HttpChannel {
     });
   }
 
-  async send(endpointName: string, method: string, path: string, headers: Record<string, string>, body: RequestBody, signal?: AbortSignal): Promise<RawResponse> {
+  async send(
+    endpointName: string,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: RequestBody,
+    signal?: AbortSignal,
+  ): Promise<RawResponse> {
     const h: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...headers };
     if (body !== undefined) h['content-type'] = 'application/json';
     try {

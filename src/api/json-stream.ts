@@ -246,7 +246,9 @@ export class StreamingJsonParser {
     }
     if (c === '{' || c === '[') {
       if (this.stack.length >= MAX_DEPTH) throw new JsonStreamError('malformed', 'nesting too deep');
-      this.stack.push(c === '{' ? { kind: 'object', value: {}, key: null, state: 'keyOrEnd' } : { kind: 'array', value: [], state: 'valueOrEnd' });
+      this.stack.push(
+        c === '{' ? { kind: 'object', value: {}, key: null, state: 'keyOrEnd' } : { kind: 'array', value: [], state: 'valueOrEnd' },
+      );
       return;
     }
     if (/[-0-9tfn]/.test(c)) {

@@ -46,7 +46,9 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
   let started = false;
 
   const finishCapture = (): void => {
-    const text = Buffer.concat(capture ?? []).toString('utf8').trim();
+    const text = Buffer.concat(capture ?? [])
+      .toString('utf8')
+      .trim();
     if (captureKind === 'item') items.push(Buffer.from(text));
     else if (captureKind === 'member') {
       try {
@@ -152,7 +154,12 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
       const piece = buf.subarray(captureFrom);
       captureLength += piece.length;
       if (captureLength > options.maxValueBytes) {
-        throw new GridLimitError(options.endpoint, 'api.limits.maxBodyBytes', options.maxValueBytes, `one value of the answer exceeds ${options.maxValueBytes} bytes`);
+        throw new GridLimitError(
+          options.endpoint,
+          'api.limits.maxBodyBytes',
+          options.maxValueBytes,
+          `one value of the answer exceeds ${options.maxValueBytes} bytes`,
+        );
       }
       capture.push(Buffer.from(piece));
     } else if (key && captureFrom >= 0) {

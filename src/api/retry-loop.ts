@@ -66,11 +66,15 @@ export class RetryLoop {
         const decision = decideRetry(err, idempotent);
         if (decision === 'outcome-unknown') throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
         // A 2xx whose body could not be read: the service acted, the answer was lost.
-        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300) throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
+        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300)
+          throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
         if (decision === 'fail' || n >= d.maxAttempts || !(options.mayRetry?.() ?? true)) throw err;
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, d.random(), d.backoff, retryAfter);
-        d.logger?.warn({ endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, ...errorFields(err) }, 'request failed, retrying');
+        d.logger?.warn(
+          { endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, ...errorFields(err) },
+          'request failed, retrying',
+        );
         // A 429 holds every request of the client (the gate); other failures wait alone.
         if (err instanceof GridApiError && err.httpStatus === 429) d.gate.pause(wait);
         else await d.sleep(wait, signal);

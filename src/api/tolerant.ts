@@ -93,7 +93,12 @@ function readStatus(endpoint: string, field: string, v: unknown, warn: ShapeWarn
     warn.note(endpoint, field, `expected a status string, got ${typeof v}`);
     return undefined;
   }
-  if (!KNOWN_STATUSES.has(s)) warn.note(endpoint, `${field}=${s}`, `unknown status value ${JSON.stringify(s)}: kept as is, treated as none of the statuses gridsync acts on`);
+  if (!KNOWN_STATUSES.has(s))
+    warn.note(
+      endpoint,
+      `${field}=${s}`,
+      `unknown status value ${JSON.stringify(s)}: kept as is, treated as none of the statuses gridsync acts on`,
+    );
   return s;
 }
 
@@ -114,7 +119,8 @@ export function decodeParcel(endpoint: string, at: string, value: unknown, warn:
     raw = r.size;
   }
   const bytes = readByteCount(raw);
-  if (bytes === null) throw new GridResponseError(endpoint, 200, `${at}.${bytesField}`, `not a byte count: ${JSON.stringify(raw)?.slice(0, 40)}`);
+  if (bytes === null)
+    throw new GridResponseError(endpoint, 200, `${at}.${bytesField}`, `not a byte count: ${JSON.stringify(raw)?.slice(0, 40)}`);
   const f = (name: string): string => `${at.replace(/\[\d+\]/, '[]')}.${name}`;
   const fileName = optionalString(endpoint, f('fileName'), r.fileName, warn);
   const gridIdFrom = optionalInt(endpoint, f('gridIdFrom'), r.gridIdFrom, warn);
@@ -137,8 +143,13 @@ export function decodeParcel(endpoint: string, at: string, value: unknown, warn:
 }
 
 /** A list of parcel records: the readable ones, and each unreadable one with its error. */
-export function decodeParcelList(endpoint: string, data: unknown, warn: ShapeWarnings): { parcels: ParcelSummary[]; unreadable: UnreadableRecord[] } {
-  if (!Array.isArray(data)) throw new GridResponseError(endpoint, 200, 'data', `expected a list of parcels, got ${data === null ? 'null' : typeof data}`);
+export function decodeParcelList(
+  endpoint: string,
+  data: unknown,
+  warn: ShapeWarnings,
+): { parcels: ParcelSummary[]; unreadable: UnreadableRecord[] } {
+  if (!Array.isArray(data))
+    throw new GridResponseError(endpoint, 200, 'data', `expected a list of parcels, got ${data === null ? 'null' : typeof data}`);
   const parcels: ParcelSummary[] = [];
   const unreadable: UnreadableRecord[] = [];
   data.forEach((value, i) => {
@@ -164,7 +175,11 @@ export function decodeSession(endpoint: string, data: unknown, warn: ShapeWarnin
   const mailboxId = optionalInt(endpoint, 'data.mailboxId', r.mailboxId, warn);
   const userId = optionalInt(endpoint, 'data.userId', r.userId, warn);
   const login = optionalString(endpoint, 'data.login', r.login, warn);
-  return { ...(mailboxId !== undefined ? { mailboxId } : {}), ...(userId !== undefined ? { userId } : {}), ...(login !== undefined ? { login } : {}) };
+  return {
+    ...(mailboxId !== undefined ? { mailboxId } : {}),
+    ...(userId !== undefined ? { userId } : {}),
+    ...(login !== undefined ? { login } : {}),
+  };
 }
 
 /** Upload's answer: the new parcel id, bare or inside an object. Strict: without it the outcome is unknown. */
@@ -182,5 +197,6 @@ export function decodeUploadResult(endpoint: string, data: unknown, warn: ShapeW
 /** Confirm's answer: `true`, an object or null all mean done; `false` (a legacy answer) does not. */
 export function decodeConfirmResult(endpoint: string, data: unknown, warn: ShapeWarnings): void {
   if (data === false) throw new GridResponseError(endpoint, 200, 'data', 'false: the service did not confirm the parcel');
-  if (data !== true) warn.note(endpoint, 'data', `expected true, got ${data === null ? 'null' : typeof data}; success is taken as confirmed`);
+  if (data !== true)
+    warn.note(endpoint, 'data', `expected true, got ${data === null ? 'null' : typeof data}; success is taken as confirmed`);
 }

@@ -63,7 +63,12 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
     const buf = decoder.push(text, slab);
     if (buf.length === 0) return slabs.give(slab);
     if (written + buf.length > options.maxBytes) {
-      throw new ContentIntegrityError(endpoint, parcelId, 'byte-mismatch', `the content runs past the ${options.maxBytes} bytes declared; stopped before writing more`);
+      throw new ContentIntegrityError(
+        endpoint,
+        parcelId,
+        'byte-mismatch',
+        `the content runs past the ${options.maxBytes} bytes declared; stopped before writing more`,
+      );
     }
     hash.update(buf);
     written += buf.length;
@@ -86,19 +91,30 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
   // Strict: the declared size (`bytes`, or `size` in one rendering) and the parcel id are acted on.
   const declaredField = data.bytes !== undefined && data.bytes !== null ? 'bytes' : 'size';
   const declared = readByteCount(data[declaredField]);
-  if (declared === null) throw new GridResponseError(endpoint, 200, `data.${declaredField}`, `not a byte count: ${JSON.stringify(data[declaredField])?.slice(0, 40)}`);
-  for (const [what, n] of [['declared', declared], ['listed', options.expectedBytes]] as const) {
+  if (declared === null)
+    throw new GridResponseError(
+      endpoint,
+      200,
+      `data.${declaredField}`,
+      `not a byte count: ${JSON.stringify(data[declaredField])?.slice(0, 40)}`,
+    );
+  for (const [what, n] of [
+    ['declared', declared],
+    ['listed', options.expectedBytes],
+  ] as const) {
     if (n !== undefined && n !== decoder.bytes) {
       throw new ContentIntegrityError(endpoint, parcelId, 'byte-mismatch', `decoded ${decoder.bytes} bytes, ${what} ${n}`);
     }
   }
   if (data.parcelId !== undefined && data.parcelId !== null) {
     const id = readId(data.parcelId);
-    if (!id.ok || id.value !== parcelId) throw new GridResponseError(endpoint, 200, 'data.parcelId', `asked for ${parcelId}, got ${String(data.parcelId)}`);
+    if (!id.ok || id.value !== parcelId)
+      throw new GridResponseError(endpoint, 200, 'data.parcelId', `asked for ${parcelId}, got ${String(data.parcelId)}`);
   }
   let fileName: string | null = null;
   if (typeof data.fileName === 'string') fileName = data.fileName;
-  else if (data.fileName !== undefined && data.fileName !== null) options.shapes.note(endpoint, 'data.fileName', `expected a string, got ${typeof data.fileName}`);
+  else if (data.fileName !== undefined && data.fileName !== null)
+    options.shapes.note(endpoint, 'data.fileName', `expected a string, got ${typeof data.fileName}`);
   return {
     parcelId,
     fileName,
@@ -109,9 +125,12 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
 }
 
 function downloadFailure(endpoint: string, parcelId: number, err: unknown, wroteContent: boolean): Error {
-  if (err instanceof InvalidBase64Error) return new ContentIntegrityError(endpoint, parcelId, 'invalid-base64', err.message, { cause: err });
+  if (err instanceof InvalidBase64Error)
+    return new ContentIntegrityError(endpoint, parcelId, 'invalid-base64', err.message, { cause: err });
   if (err instanceof JsonStreamError) {
-    return new ContentIntegrityError(endpoint, parcelId, err.reason === 'truncated' ? 'truncated' : 'malformed', err.message, { cause: err });
+    return new ContentIntegrityError(endpoint, parcelId, err.reason === 'truncated' ? 'truncated' : 'malformed', err.message, {
+      cause: err,
+    });
   }
   const e = toTransportError(endpoint, err);
   if (e instanceof GridTransportError && wroteContent) {
@@ -124,7 +143,11 @@ function downloadFailure(endpoint: string, parcelId: number, err: unknown, wrote
  * The upload request body: the JSON head, the file base64-encoded while it is read, the tail. The
  * file is opened afresh by each call of `body`; a file whose size changed fails the request.
  */
-export async function uploadBody(filePath: string, upload: UploadOptions, onBodySent?: () => void): Promise<{ length: number; body: () => AsyncGenerator<string> }> {
+export async function uploadBody(
+  filePath: string,
+  upload: UploadOptions,
+  onBodySent?: () => void,
+): Promise<{ length: number; body: () => AsyncGenerator<string> }> {
   const size = (await fs.promises.stat(filePath)).size;
   const head: Record<string, unknown> = { fileName: upload.fileName };
   if (upload.sendBytes !== false) head.bytes = size;

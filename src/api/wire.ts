@@ -34,11 +34,9 @@ export const LongId = z
 export const IntId = z.number().int();
 
 /** ISO 8601 datetime; the service emits UTC with `Z`, we accept offsets and fractions too. */
-export const DateTime = z
-  .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s), {
-    message: 'expected an ISO 8601 datetime',
-  });
+export const DateTime = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s), {
+  message: 'expected an ISO 8601 datetime',
+});
 
 /** A response-side enum: known values typed, unknown strings preserved (docs/wire.md#enumerations). */
 function lenient<const T extends readonly [string, ...string[]]>(strict: z.ZodEnum<{ [K in T[number]]: K }>) {
@@ -147,15 +145,7 @@ export const Direction = z.enum(['NoDir', 'OutBox', 'InBox']);
 export const KeyVisibility = z.enum(['Private', 'Shared', 'Public', 'Session']);
 export const HTTPAuthType = z.enum(['None', 'Basic', 'Digest']);
 export const StatisticsPeriod = z.enum(['Hour', 'Day', 'Week', 'Month']);
-export const NetworkContactType = z.enum([
-  'Owner',
-  'Errors',
-  'Interconnects',
-  'Notices',
-  'Reports',
-  'Accounting',
-  'CustomerService',
-]);
+export const NetworkContactType = z.enum(['Owner', 'Errors', 'Interconnects', 'Notices', 'Reports', 'Accounting', 'CustomerService']);
 export const CertificateType = z.enum(['X509', 'PGP', 'SSH']);
 export const CertificateUsage = z.enum(['SSL', 'Encryption', 'Signature', 'EncryptionAndSignature']);
 export const SecureHashAlgorithm = z.enum(['SHA1', 'SHA256', 'SHA384', 'SHA512']);
@@ -212,11 +202,9 @@ export function pageRequest(maxRecordsPerPage: number) {
 }
 
 /** auth rule 7 (docs/wire.md#authentication): lower, upper, digit and a non-alphanumeric; no maximum length. */
-export const Password = z
-  .string()
-  .refine((p) => /[a-z]/.test(p) && /[A-Z]/.test(p) && /\d/.test(p) && /[^A-Za-z0-9]/.test(p), {
-    message: 'must contain a lowercase letter, an uppercase letter, a digit and a character that is not a letter or digit',
-  });
+export const Password = z.string().refine((p) => /[a-z]/.test(p) && /[A-Z]/.test(p) && /\d/.test(p) && /[^A-Za-z0-9]/.test(p), {
+  message: 'must contain a lowercase letter, an uppercase letter, a digit and a character that is not a letter or digit',
+});
 
 /** One X12 delimiter character. */
 export const Delimiter = z.string().length(1, 'must be exactly one character');
@@ -388,7 +376,10 @@ export const DownloadResult = z
 /** Upload answers a bare parcelId, or (one guide) an object carrying it (docs/wire.md#records). */
 export const UploadResult = z.union([
   LongId,
-  z.object({ parcelId: LongId }).loose().transform((o) => o.parcelId),
+  z
+    .object({ parcelId: LongId })
+    .loose()
+    .transform((o) => o.parcelId),
 ]);
 
 /** Confirm answers `true`, or (one guide) `{ parcelId, status }` (docs/wire.md#confirm). */

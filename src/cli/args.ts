@@ -33,15 +33,26 @@ export interface ParsedCommand<O extends Options> {
  * Parses `argv` for one command. Returns undefined after printing help or the version (exit 0).
  * Throws UsageError for unknown options or bad values.
  */
-export function parseCommand<O extends Options>(argv: string[], usage: string, options: O, allowPositionals = false): ParsedCommand<O> | undefined {
+export function parseCommand<O extends Options>(
+  argv: string[],
+  usage: string,
+  options: O,
+  allowPositionals = false,
+): ParsedCommand<O> | undefined {
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, ...OUTPUT_OPTIONS, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, allowPositionals, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...options, ...OUTPUT_OPTIONS, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } },
+      allowPositionals,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${usage}\n${OUTPUT_USAGE}`);
   }
   const level = parsed.values['log-level'];
-  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level)) throw new UsageError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level))
+    throw new UsageError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
   output.quiet = parsed.values.quiet === true;
   output.logLevel = level as LogLevel | undefined;
   if (parsed.values.help) {

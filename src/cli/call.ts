@@ -25,12 +25,26 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(
       argv,
       USAGE,
-      { config: { type: 'string', short: 'c' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, 'api-key-file': { type: 'string' }, list: { type: 'boolean' }, soap: { type: 'boolean' }, 'allow-insecure-http': { type: 'boolean' } },
+      {
+        config: { type: 'string', short: 'c' },
+        'base-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        'api-key-file': { type: 'string' },
+        list: { type: 'boolean' },
+        soap: { type: 'boolean' },
+        'allow-insecure-http': { type: 'boolean' },
+      },
       true,
     );
     if (!args) return 0;
     if (args.values.list && args.values.soap) {
-      for (const o of ALL_OPERATIONS) process.stdout.write(`${o.name.padEnd(28)} ${o.params.map((p) => `${p.name}:${p.type}`).join(', ').padEnd(60)} → ${o.result.type}  ${o.doc}\n`);
+      for (const o of ALL_OPERATIONS)
+        process.stdout.write(
+          `${o.name.padEnd(28)} ${o.params
+            .map((p) => `${p.name}:${p.type}`)
+            .join(', ')
+            .padEnd(60)} → ${o.result.type}  ${o.doc}\n`,
+        );
       return 0;
     }
     if (args.values.list) {
@@ -55,7 +69,10 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     let baseUrl = args.values['base-url'] ?? process.env.GRIDSYNC_API_BASE_URL;
-    if (args.values['api-key'] !== undefined) process.stderr.write('gridsync: warning: --api-key is visible to every user of this machine (ps, /proc); use --api-key-file FILE or GRIDSYNC_API_KEY instead\n');
+    if (args.values['api-key'] !== undefined)
+      process.stderr.write(
+        'gridsync: warning: --api-key is visible to every user of this machine (ps, /proc); use --api-key-file FILE or GRIDSYNC_API_KEY instead\n',
+      );
     const keyFile = args.values['api-key-file'] ?? process.env.GRIDSYNC_API_KEY_FILE;
     let fileKey: string | undefined;
     if (keyFile !== undefined) {
@@ -95,17 +112,21 @@ export async function main(argv: string[]): Promise<number> {
     try {
       let target = p;
       if ((method as string).toUpperCase() === 'GET' && body && typeof body === 'object') {
-        const qs = new URLSearchParams(Object.entries(body as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])).toString();
+        const qs = new URLSearchParams(
+          Object.entries(body as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)]),
+        ).toString();
         target = `${p}${p.includes('?') ? '&' : '?'}${qs}`;
         body = undefined;
       }
       const data = await client.callRaw(method as string, target, body, {
-        onShapeMismatch: (field, detail) => process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
+        onShapeMismatch: (field, detail) =>
+          process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
       });
       process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
       return 0;
     } catch (err) {
-      if (err instanceof GridApiError) process.stderr.write(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
+      if (err instanceof GridApiError)
+        process.stderr.write(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
       else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
       else throw err;
       return 1;
@@ -116,7 +137,14 @@ export async function main(argv: string[]): Promise<number> {
   });
 }
 
-async function callSoap(url: string, auth: { apiKey: string } | { login: string; password: string }, allowInsecureHttp: boolean, operation: string, params: unknown, emulator: Emulator | undefined): Promise<number> {
+async function callSoap(
+  url: string,
+  auth: { apiKey: string } | { login: string; password: string },
+  allowInsecureHttp: boolean,
+  operation: string,
+  params: unknown,
+  emulator: Emulator | undefined,
+): Promise<number> {
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
     await emulator?.close();
     throw new UsageError('the JSON argument of --soap must be an object of parameters by element name');
@@ -131,10 +159,15 @@ async function callSoap(url: string, auth: { apiKey: string } | { login: string;
   try {
     const result = await client.call(operation, (params ?? {}) as Record<string, unknown>);
     // WhoAmI and the session logs echo the session id, which may be the API key itself.
-    process.stdout.write(`${JSON.stringify(result, (key, value: unknown) => (key === 'SessionID' && typeof value === 'string' ? '(redacted)' : value), 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(result, (key, value: unknown) => (key === 'SessionID' && typeof value === 'string' ? '(redacted)' : value), 2)}\n`,
+    );
     return 0;
   } catch (err) {
-    if (err instanceof SoapFaultError) process.stderr.write(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);
+    if (err instanceof SoapFaultError)
+      process.stderr.write(
+        `soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`,
+      );
     else if (err instanceof GridApiError) process.stderr.write(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
     else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
     else throw err;

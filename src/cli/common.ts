@@ -24,7 +24,13 @@ export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
 export function loggerFor(loaded: LoadedConfig, quietDefault?: LogLevel): Logger & { flush(): void } {
   const configured = loaded.config.log.level;
   const calmer = (a: string, b: string): string => (LEVEL_ORDER.indexOf(a) >= LEVEL_ORDER.indexOf(b) ? a : b);
-  const level = output.logLevel ?? (output.quiet ? calmer(configured, 'warn') : quietDefault && !loaded.envKeys.includes('log.level') ? calmer(configured, quietDefault) : configured);
+  const level =
+    output.logLevel ??
+    (output.quiet
+      ? calmer(configured, 'warn')
+      : quietDefault && !loaded.envKeys.includes('log.level')
+        ? calmer(configured, quietDefault)
+        : configured);
   const logger = createLogger(level, wantsPretty(loaded.config.log.pretty));
   if (loaded.envKeys.length) logger.info({ keys: loaded.envKeys }, 'config keys set from the environment');
   for (const w of loaded.warnings) logger.warn({ config: loaded.file }, w);

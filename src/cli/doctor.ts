@@ -72,7 +72,10 @@ function folderCheck(label: string, dir: string): Check {
         await checkWritable(dir);
         const st = fs.statSync(dir);
         const who = ownerAndMode(st);
-        if (st.mode & 0o002 && !(st.mode & 0o1000)) return note(`${who}: writable by every user — anyone can drop or replace files here; chmod o-w (share with the ERP through a group)`);
+        if (st.mode & 0o002 && !(st.mode & 0o1000))
+          return note(
+            `${who}: writable by every user — anyone can drop or replace files here; chmod o-w (share with the ERP through a group)`,
+          );
         const me = process.geteuid?.();
         if (me !== undefined && me !== 0 && st.uid !== me) return ok(`${who} (writable through the group)`);
         return ok(who);
@@ -113,7 +116,8 @@ function httpPortCheck(cfg: Config): Check {
             const holder = journalHolder(cfg.stateDir);
             if (holder !== false) resolve(note(`in use — by the running gridsync (pid ${holder ?? '?'}), presumably`));
             else resolve(fail(`in use by another program (see: ss -ltnp 'sport = :${port}'); choose another http.port`));
-          } else if (err.code === 'EACCES') resolve(fail(`not allowed to listen on port ${port} (below 1024 needs privileges); choose a port above 1023`));
+          } else if (err.code === 'EACCES')
+            resolve(fail(`not allowed to listen on port ${port} (below 1024 needs privileges); choose a port above 1023`));
           else if (err.code === 'EADDRNOTAVAIL') resolve(fail(`${host} is not an address of this host (http.host)`));
           else resolve(fail(`cannot listen: ${err.message}`));
         });
@@ -129,7 +133,11 @@ async function bounded<T>(ms: number, what: string, fn: (signal: AbortSignal) =>
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       ac.abort();
-      reject(new Error(`no answer within ${Math.round(ms / 1000)} s while waiting for ${what} (the service accepts connections but does not respond?)`));
+      reject(
+        new Error(
+          `no answer within ${Math.round(ms / 1000)} s while waiting for ${what} (the service accepts connections but does not respond?)`,
+        ),
+      );
     }, ms);
   });
   try {
@@ -141,22 +149,31 @@ async function bounded<T>(ms: number, what: string, fn: (signal: AbortSignal) =>
 
 function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
   const shown = redactUrl(cfg.api.baseUrl);
-  const clean = (msg: string): string => msg.split(cfg.api.baseUrl).join(shown).replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
+  const clean = (msg: string): string =>
+    msg
+      .split(cfg.api.baseUrl)
+      .join(shown)
+      .replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
   let client: ServiceProbe | undefined;
   let budgetEnd = 0;
   let me: { mailboxId: number } | undefined;
   let gaveUp: string | undefined;
   const remaining = (): number => Math.max(0, budgetEnd - Date.now());
-  const op = cfg.api.protocol === 'soap'
-    ? { version: 'SOAP Version', me: 'SOAP WhoAmI', mailbox: (id: number) => `SOAP ParcelInBoxEx (mailbox ${id})` }
-    : { version: 'GET /v2/version', me: 'GET /v2/users/me', mailbox: (id: number) => `GET /v2/mailboxes/${id}` };
+  const op =
+    cfg.api.protocol === 'soap'
+      ? { version: 'SOAP Version', me: 'SOAP WhoAmI', mailbox: (id: number) => `SOAP ParcelInBoxEx (mailbox ${id})` }
+      : { version: 'GET /v2/version', me: 'GET /v2/users/me', mailbox: (id: number) => `GET /v2/mailboxes/${id}` };
   const call = async <T>(what: string, fn: (c: ServiceProbe, signal: AbortSignal) => Promise<T>): Promise<T> => {
     if (!client) {
       budgetEnd = Date.now() + DOCTOR_SERVICE_BUDGET_MS;
       client = serviceProbe(cfg, {
         auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
         allowInsecureHttp: cfg.api.allowInsecureHttp,
-        timeouts: { connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS), headersMs: DOCTOR_CALL_TIMEOUT_MS, bodyMs: DOCTOR_CALL_TIMEOUT_MS },
+        timeouts: {
+          connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS),
+          headersMs: DOCTOR_CALL_TIMEOUT_MS,
+          bodyMs: DOCTOR_CALL_TIMEOUT_MS,
+        },
         maxAttempts: 1,
       });
     }
@@ -193,13 +210,15 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
     const id = m.mailboxId;
     checks.push(
       guarded(`mailboxes[${i}] ${m.name ?? id}: mailbox ${id} reachable with the key`, `${shown}: ${op.mailbox(id)}`, async () => {
-        if (me && me.mailboxId === id) return ok('the key user\'s own mailbox');
+        if (me && me.mailboxId === id) return ok("the key user's own mailbox");
         try {
           await call(op.mailbox(id), (c, signal) => c.mailbox(id, signal));
           return ok();
         } catch (err) {
           if (err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404)) {
-            return fail(`the key cannot reach mailbox ${id} (${err.errorCode ?? err.httpStatus}); run and once would refuse to start — check mailboxId or the key`);
+            return fail(
+              `the key cannot reach mailbox ${id} (${err.errorCode ?? err.httpStatus}); run and once would refuse to start — check mailboxId or the key`,
+            );
           }
           throw err;
         }
@@ -217,14 +236,28 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     if (m.inbox) {
       checks.push(folderCheck(`${label} inbox`, m.inbox.dir));
       const staging = m.inbox.stagingDir ?? path.join(cfg.stateDir, 'staging');
-      checks.push(sameFsCheck(`${label} inbox and staging ${staging} on one filesystem`, staging, m.inbox.dir, 'the final rename would not be atomic (set inbox.stagingDir)'));
+      checks.push(
+        sameFsCheck(
+          `${label} inbox and staging ${staging} on one filesystem`,
+          staging,
+          m.inbox.dir,
+          'the final rename would not be atomic (set inbox.stagingDir)',
+        ),
+      );
     }
     if (m.outbox) {
       checks.push(folderCheck(`${label} outbox`, m.outbox.dir));
       checks.push(folderCheck(`${label} errorDir`, m.outbox.errorDir));
       if (m.outbox.sentDir) checks.push(folderCheck(`${label} sentDir`, m.outbox.sentDir));
       const processing = m.outbox.processingDir ?? path.join(cfg.stateDir, 'processing');
-      checks.push(sameFsCheck(`${label} outbox and processing ${processing} on one filesystem`, processing, m.outbox.dir, 'the claim would not be atomic (set outbox.processingDir)'));
+      checks.push(
+        sameFsCheck(
+          `${label} outbox and processing ${processing} on one filesystem`,
+          processing,
+          m.outbox.dir,
+          'the claim would not be atomic (set outbox.processingDir)',
+        ),
+      );
     }
   }
   const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
@@ -238,7 +271,8 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
         Journal.open(journalFile).close();
         return ok(ownerAndMode(fs.statSync(journalFile)));
       } catch (err) {
-        if (err instanceof JournalLockedError) return note(`in use by a running gridsync (pid ${err.holderPid ?? '?'}) — fine if that is the daemon`);
+        if (err instanceof JournalLockedError)
+          return note(`in use by a running gridsync (pid ${err.holderPid ?? '?'}) — fine if that is the daemon`);
         return fail((err as Error).message);
       }
     },

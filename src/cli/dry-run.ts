@@ -25,7 +25,10 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
   let emulator: Emulator | undefined;
   let baseUrl = cfg.api.baseUrl;
   if (baseUrl === 'embedded') {
-    emulator = await startEmulator({ ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}), ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}) });
+    emulator = await startEmulator({
+      ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
+      ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
+    });
     baseUrl = emulator.url;
   }
   const transport = {
@@ -34,7 +37,8 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     timeouts: cfg.api.timeouts,
     allowInsecureHttp: cfg.api.allowInsecureHttp,
   };
-  const client: MailboxTransport & { close(): Promise<void> } = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
+  const client: MailboxTransport & { close(): Promise<void> } =
+    cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
   const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
   const journal = fs.existsSync(journalFile) ? Journal.open(journalFile, { readonly: true }) : undefined;
   try {
@@ -42,11 +46,21 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     const mailboxes: DryRunReport['mailboxes'][number][] = [];
     for (const m of cfg.mailboxes) {
       const mailboxId = m.mailboxId ?? me;
-      const entry: { name: string; mailboxId: number; receive?: NonNullable<DryRunReport['mailboxes'][number]['receive']>; send?: NonNullable<DryRunReport['mailboxes'][number]['send']> } = { name: m.name ?? `mb${mailboxId}`, mailboxId };
+      const entry: {
+        name: string;
+        mailboxId: number;
+        receive?: NonNullable<DryRunReport['mailboxes'][number]['receive']>;
+        send?: NonNullable<DryRunReport['mailboxes'][number]['send']>;
+      } = { name: m.name ?? `mb${mailboxId}`, mailboxId };
       if (m.inbox) {
         const pending = await client.pendingInbox(mailboxId);
         const inJ = journal ? new InboundJournal(journal) : undefined;
-        entry.receive = pending.parcels.map((p) => ({ parcelId: p.parcelId, fileName: p.fileName, bytes: p.bytes ?? null, alreadyInJournal: inJ?.get(mailboxId, p.parcelId) !== undefined }));
+        entry.receive = pending.parcels.map((p) => ({
+          parcelId: p.parcelId,
+          fileName: p.fileName,
+          bytes: p.bytes ?? null,
+          alreadyInJournal: inJ?.get(mailboxId, p.parcelId) !== undefined,
+        }));
       }
       if (m.outbox) {
         const ignored = ignoreMatcher(m.outbox.ignore);
@@ -78,7 +92,10 @@ export function formatDryRun(r: DryRunReport): string {
   for (const m of r.mailboxes) {
     if (m.receive) {
       lines.push(`${m.name}: would receive ${m.receive.length} parcel(s)`);
-      for (const p of m.receive) lines.push(`  in   parcel ${p.parcelId}  ${p.fileName ?? '(no name)'}  ${p.bytes === null ? '' : formatBytes(p.bytes)}${p.alreadyInJournal ? '  (in progress in the journal)' : ''}`);
+      for (const p of m.receive)
+        lines.push(
+          `  in   parcel ${p.parcelId}  ${p.fileName ?? '(no name)'}  ${p.bytes === null ? '' : formatBytes(p.bytes)}${p.alreadyInJournal ? '  (in progress in the journal)' : ''}`,
+        );
     }
     if (m.send) {
       lines.push(`${m.name}: would send ${m.send.length} file(s) (after the checks: envelope, duplicates, size)`);

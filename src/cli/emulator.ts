@@ -35,7 +35,9 @@ function rootKey(v: { 'root-key'?: string | undefined; 'root-key-file'?: string 
     return key;
   }
   if (v['root-key']) {
-    process.stderr.write('gridsync emulator: warning: --root-key shows the key in the process list; prefer --root-key-file or ' + ROOT_KEY_ENV + '\n');
+    process.stderr.write(
+      'gridsync emulator: warning: --root-key shows the key in the process list; prefer --root-key-file or ' + ROOT_KEY_ENV + '\n',
+    );
     return v['root-key'];
   }
   const env = process.env[ROOT_KEY_ENV];
@@ -59,7 +61,8 @@ export async function main(argv: string[]): Promise<number> {
     const v = args.values;
     const port = Number(v.port ?? '8080');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: not a port number: ${v.port ?? ''}`);
-    if (v.seed !== undefined && !fs.existsSync(v.seed)) throw new UsageError(`--seed ${v.seed}: no such file (a YAML fixture: networks, mailboxes, users, grid IDs)`);
+    if (v.seed !== undefined && !fs.existsSync(v.seed))
+      throw new UsageError(`--seed ${v.seed}: no such file (a YAML fixture: networks, mailboxes, users, grid IDs)`);
     const key = rootKey(v);
     let emu;
     try {

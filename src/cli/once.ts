@@ -62,7 +62,21 @@ export async function main(argv: string[]): Promise<number> {
       tty,
       out: process.stderr,
       log: (rows) => {
-        if (!output.quiet) logger.info({ progress: rows.map((r) => ({ mailbox: r.mailbox, direction: r.direction, done: r.done, total: r.total, bytes: r.bytes, failed: r.failed, deferred: r.deferred })) }, 'once: progress');
+        if (!output.quiet)
+          logger.info(
+            {
+              progress: rows.map((r) => ({
+                mailbox: r.mailbox,
+                direction: r.direction,
+                done: r.done,
+                total: r.total,
+                bytes: r.bytes,
+                failed: r.failed,
+                deferred: r.deferred,
+              })),
+            },
+            'once: progress',
+          );
       },
     });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), tty ? 250 : 1000);
@@ -75,8 +89,13 @@ export async function main(argv: string[]): Promise<number> {
       // parcel or file this run could not deliver, each named with its reason.
       if (left.length) {
         logger.error({ left, timedOut }, 'once: items left undelivered');
-        const lines = left.map((l) => `  ${l.mailbox} ${l.direction === 'in' ? 'inbound ' : 'outbound'} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`);
-        const head = timedOut ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):` : 'gridsync once: items left undelivered:';
+        const lines = left.map(
+          (l) =>
+            `  ${l.mailbox} ${l.direction === 'in' ? 'inbound ' : 'outbound'} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`,
+        );
+        const head = timedOut
+          ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):`
+          : 'gridsync once: items left undelivered:';
         process.stderr.write(`${head}\n${lines.join('\n')}\n`);
       }
       return left.length > 0 || interrupted.signal.aborted ? 1 : 0;

@@ -57,10 +57,23 @@ export function summaryTable(rows: readonly ProgressRow[], now: number): string 
   const head = ['mailbox', 'dir', 'done', 'failed', 'deferred', 'bytes', 'time', 'rate'];
   const body = rows.map((r) => {
     const { bytesPerSec, itemsPerSec } = rates(r, now);
-    return [r.mailbox, r.direction, String(r.done), String(r.failed), String(r.deferred), formatBytes(r.bytes), formatDuration(now - r.startedAt), `${itemsPerSec.toFixed(1)}/s ${formatBytes(Math.round(bytesPerSec))}/s`];
+    return [
+      r.mailbox,
+      r.direction,
+      String(r.done),
+      String(r.failed),
+      String(r.deferred),
+      formatBytes(r.bytes),
+      formatDuration(now - r.startedAt),
+      `${itemsPerSec.toFixed(1)}/s ${formatBytes(Math.round(bytesPerSec))}/s`,
+    ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '─'.repeat(w))), ...body.map(line)].join('\n');
 }
 

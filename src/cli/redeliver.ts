@@ -31,7 +31,10 @@ export async function main(argv: string[]): Promise<number> {
     let emulator: Emulator | undefined;
     let baseUrl = cfg.api.baseUrl;
     if (baseUrl === 'embedded') {
-      emulator = await startEmulator({ ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}), ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}) });
+      emulator = await startEmulator({
+        ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
+        ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
+      });
       baseUrl = emulator.url;
     }
     const transport = {
@@ -55,10 +58,14 @@ export async function main(argv: string[]): Promise<number> {
         try {
           await reset(id);
           journal.recordEvent({ direction: 'in', item: id, to: 'redelivery-requested', detail: { by: 'gridsync redeliver' } });
-          if (!output.quiet) process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
+          if (!output.quiet)
+            process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {
           failed++;
-          const why = err instanceof GridApiError ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}` : (err as Error).message;
+          const why =
+            err instanceof GridApiError
+              ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
+              : (err as Error).message;
           process.stderr.write(`parcel ${id}: not reset — ${why}\n`);
         }
       }

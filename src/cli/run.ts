@@ -18,7 +18,9 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
     const logger = loggerFor(loaded);
-    process.on('SIGHUP', () => logger.warn({}, 'SIGHUP ignored: gridsync does not reload its config; restart the service to apply changes'));
+    process.on('SIGHUP', () =>
+      logger.warn({}, 'SIGHUP ignored: gridsync does not reload its config; restart the service to apply changes'),
+    );
     const stopped = untilSignal();
     const stopWaiting = new AbortController();
     void stopped.then(() => stopWaiting.abort());
@@ -37,7 +39,25 @@ export async function main(argv: string[]): Promise<number> {
     logger.info({ config: loaded.file, mailboxes: loaded.config.mailboxes.length, stateDir: loaded.config.stateDir }, 'gridsync started');
     await daemon.start();
     // Progress as a log line at most every 10 s while something moves (journald, a terminal alike).
-    const view = new ProgressView({ tty: false, out: process.stderr, log: (rows) => logger.info({ progress: rows.map((r) => ({ mailbox: r.mailbox, direction: r.direction, done: r.done, total: r.total, bytes: r.bytes, failed: r.failed, deferred: r.deferred })) }, 'progress') });
+    const view = new ProgressView({
+      tty: false,
+      out: process.stderr,
+      log: (rows) =>
+        logger.info(
+          {
+            progress: rows.map((r) => ({
+              mailbox: r.mailbox,
+              direction: r.direction,
+              done: r.done,
+              total: r.total,
+              bytes: r.bytes,
+              failed: r.failed,
+              deferred: r.deferred,
+            })),
+          },
+          'progress',
+        ),
+    });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), 1000);
     ticker.unref();
     const sig = await stopped;

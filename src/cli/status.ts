@@ -42,13 +42,16 @@ function perMailbox(cfg: Config, journal: Journal) {
     const id = m.mailboxId;
     const inbound = m.inbox
       ? id === undefined
-        ? { note: 'the key user\'s own mailbox (id learned at start-up): see the totals below' }
+        ? { note: "the key user's own mailbox (id learned at start-up): see the totals below" }
         : { inFlight: inJ.inStates(id, [...IN_FLIGHT_IN]).length, waiting: inJ.inStates(id, ['listed']).length }
       : undefined;
     const outbound = m.outbox
       ? {
           ...(id === undefined ? {} : { inFlight: outJ.inStates(id, m.outbox.dir, [...IN_FLIGHT_OUT]).length }),
-          waitingInOutbox: countFiles(m.outbox.dir, (n) => n.startsWith('.') || n.endsWith('.tmp') || n.endsWith('.part') || n.endsWith(m.outbox?.markerSuffix ?? '.done')),
+          waitingInOutbox: countFiles(
+            m.outbox.dir,
+            (n) => n.startsWith('.') || n.endsWith('.tmp') || n.endsWith('.part') || n.endsWith(m.outbox?.markerSuffix ?? '.done'),
+          ),
           inErrorDir: countFiles(m.outbox.errorDir, (n) => n.endsWith('.error.json')),
         }
       : undefined;
@@ -75,22 +78,55 @@ export async function main(argv: string[]): Promise<number> {
       const outbound = new OutboundJournal(journal).summary();
       const lastCycle = journal.getMeta('lastCycle');
       const lastOnceText = journal.getMeta('lastOnce');
-      const lastOnce = lastOnceText ? (JSON.parse(lastOnceText) as { at: string; left: { mailbox: string; direction: string; item: string; kind: string; reason: string; code?: string }[] }) : null;
+      const lastOnce = lastOnceText
+        ? (JSON.parse(lastOnceText) as {
+            at: string;
+            left: { mailbox: string; direction: string; item: string; kind: string; reason: string; code?: string }[];
+          })
+        : null;
       const report = {
         journal: file,
         daemon,
         mailboxes,
         lastCycle: lastCycle ? (JSON.parse(lastCycle) as unknown) : null,
         lastOnce,
-        inbound: { counts: inbound.counts, recentFailures: inbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, parcelId: r.parcel_id, fileName: r.file_name, attempts: r.attempts, reason: r.last_error, at: new Date(r.updated_at).toISOString() })) },
-        outbound: { counts: outbound.counts, recentFailures: outbound.recentFailures.map((r) => ({ mailboxId: r.mailbox_id, file: r.file_name, state: r.state, errorCode: r.error_code, httpStatus: r.http_status, reason: r.last_error, errorFile: r.final_path, at: new Date(r.updated_at).toISOString() })) },
+        inbound: {
+          counts: inbound.counts,
+          recentFailures: inbound.recentFailures.map((r) => ({
+            mailboxId: r.mailbox_id,
+            parcelId: r.parcel_id,
+            fileName: r.file_name,
+            attempts: r.attempts,
+            reason: r.last_error,
+            at: new Date(r.updated_at).toISOString(),
+          })),
+        },
+        outbound: {
+          counts: outbound.counts,
+          recentFailures: outbound.recentFailures.map((r) => ({
+            mailboxId: r.mailbox_id,
+            file: r.file_name,
+            state: r.state,
+            errorCode: r.error_code,
+            httpStatus: r.http_status,
+            reason: r.last_error,
+            errorFile: r.final_path,
+            at: new Date(r.updated_at).toISOString(),
+          })),
+        },
       };
       if (args.values.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
         return 0;
       }
       const table = (title: string, counts: Record<string, number>): string =>
-        `${title}\n${Object.keys(counts).length === 0 ? '  (nothing yet)' : Object.entries(counts).map(([k, v]) => `  ${k.padEnd(12)} ${String(v).padStart(8)}`).join('\n')}`;
+        `${title}\n${
+          Object.keys(counts).length === 0
+            ? '  (nothing yet)'
+            : Object.entries(counts)
+                .map(([k, v]) => `  ${k.padEnd(12)} ${String(v).padStart(8)}`)
+                .join('\n')
+        }`;
       const n = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : String(v));
       const lines = [
         `daemon      ${daemon.running ? `running (pid ${daemon.pid ?? '?'})` : 'not running'}`,
@@ -110,12 +146,17 @@ export async function main(argv: string[]): Promise<number> {
       ];
       if (lastOnce?.left.length) {
         lines.push('', `left undelivered by the last \`once\` (${lastOnce.at})`);
-        for (const l of lastOnce.left) lines.push(`  ${l.direction === 'in' ? 'in ' : 'out'}  ${l.mailbox} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`);
+        for (const l of lastOnce.left)
+          lines.push(
+            `  ${l.direction === 'in' ? 'in ' : 'out'}  ${l.mailbox} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`,
+          );
       }
       if (report.inbound.recentFailures.length || report.outbound.recentFailures.length) {
         lines.push('', 'recent failures');
-        for (const f of report.inbound.recentFailures) lines.push(`  in   parcel ${f.parcelId} ${f.fileName ?? ''}: ${f.reason ?? ''} (${f.at})`);
-        for (const f of report.outbound.recentFailures) lines.push(`  out  ${f.file}: ${f.reason ?? ''}${f.errorFile ? ` → ${f.errorFile}` : ''} (${f.at})`);
+        for (const f of report.inbound.recentFailures)
+          lines.push(`  in   parcel ${f.parcelId} ${f.fileName ?? ''}: ${f.reason ?? ''} (${f.at})`);
+        for (const f of report.outbound.recentFailures)
+          lines.push(`  out  ${f.file}: ${f.reason ?? ''}${f.errorFile ? ` → ${f.errorFile}` : ''} (${f.at})`);
       }
       process.stdout.write(`${lines.join('\n')}\n`);
       return 0;

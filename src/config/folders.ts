@@ -74,10 +74,20 @@ export function findFolderConflict(roles: readonly FolderRole[]): FolderConflict
       const a = canon[i] as (typeof canon)[number];
       const b = canon[j] as (typeof canon)[number];
       if (j > i && a.real === b.real) {
-        return { a, b, relation: 'same', message: `${a.key} and ${b.key} are the same folder (${a.real}); each folder needs its own role, or gridsync would pick up its own files` };
+        return {
+          a,
+          b,
+          relation: 'same',
+          message: `${a.key} and ${b.key} are the same folder (${a.real}); each folder needs its own role, or gridsync would pick up its own files`,
+        };
       }
       if (inside(a.real, b.real) && !(b.key === 'stateDir' && mayNestInState(a))) {
-        return { a, b, relation: 'inside', message: `${a.key} (${a.real}) is inside ${b.key} (${b.real}); keep the folders side by side, not nested, or gridsync would pick up its own files` };
+        return {
+          a,
+          b,
+          relation: 'inside',
+          message: `${a.key} (${a.real}) is inside ${b.key} (${b.real}); keep the folders side by side, not nested, or gridsync would pick up its own files`,
+        };
       }
     }
   }

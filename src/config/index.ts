@@ -1,4 +1,12 @@
-export { loadConfig, parseConfig, findConfigFile, applyEnvOverrides, ConfigError, DEFAULT_CONFIG_PATHS, CREDENTIAL_API_KEY } from './load.js';
+export {
+  loadConfig,
+  parseConfig,
+  findConfigFile,
+  applyEnvOverrides,
+  ConfigError,
+  DEFAULT_CONFIG_PATHS,
+  CREDENTIAL_API_KEY,
+} from './load.js';
 export type { LoadedConfig } from './load.js';
 export { ConfigSchema, Duration } from './schema.js';
 export type { Config, MailboxConfig } from './schema.js';

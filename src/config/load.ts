@@ -52,7 +52,9 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
     }
     return full;
   }
-  throw new ConfigError(`no config file: pass -c FILE, or create ${DEFAULT_CONFIG_PATHS.join(' or ')}${skipped.length ? `; ${skipped.join('; ')}` : ''}`);
+  throw new ConfigError(
+    `no config file: pass -c FILE, or create ${DEFAULT_CONFIG_PATHS.join(' or ')}${skipped.length ? `; ${skipped.join('; ')}` : ''}`,
+  );
 }
 
 const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
@@ -60,7 +62,19 @@ const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$
 /** Top-level sections and keys that env overrides may set even when the file leaves them out. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': ['api', 'emulator', 'stateDir', 'log', 'http', 'schedule', 'retention', 'shutdownTimeout', 'createDirs', 'mailboxes'],
-  api: ['baseUrl', 'protocol', 'apiKey', 'apiKeyFile', 'login', 'password', 'passwordFile', 'allowInsecureHttp', 'maxAttempts', 'connections', 'timeouts'],
+  api: [
+    'baseUrl',
+    'protocol',
+    'apiKey',
+    'apiKeyFile',
+    'login',
+    'password',
+    'passwordFile',
+    'allowInsecureHttp',
+    'maxAttempts',
+    'connections',
+    'timeouts',
+  ],
   'api.timeouts': ['connectMs', 'headersMs', 'bodyMs'],
   emulator: ['dataFile', 'port', 'rootKey'],
   log: ['level', 'pretty'],
@@ -134,7 +148,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length] ?? 0;
@@ -188,7 +203,12 @@ function readSecretFile(file: string, key: string): string {
 /** Resolves the group of inbox files to a numeric gid (names via /etc/group). */
 function resolveGid(group: string | number, key: string): number {
   if (typeof group === 'number' || /^\d+$/.test(group)) return Number(group);
-  const line = fs.existsSync('/etc/group') ? fs.readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.split(':')[0] === group) : undefined;
+  const line = fs.existsSync('/etc/group')
+    ? fs
+        .readFileSync('/etc/group', 'utf8')
+        .split('\n')
+        .find((l) => l.split(':')[0] === group)
+    : undefined;
   const gid = line?.split(':')[2];
   if (gid === undefined) throw new ConfigError(`${key}: no group named ${group} in /etc/group`);
   return Number(gid);
@@ -220,7 +240,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       'NODE_TLS_REJECT_UNAUTHORIZED',
     );
   }
-  const secretInFile = (typeof (obj.api as Record<string, unknown> | undefined)?.apiKey === 'string' && !envKeys.includes('api.apiKey')) || (typeof (obj.api as Record<string, unknown> | undefined)?.password === 'string' && !envKeys.includes('api.password'));
+  const secretInFile =
+    (typeof (obj.api as Record<string, unknown> | undefined)?.apiKey === 'string' && !envKeys.includes('api.apiKey')) ||
+    (typeof (obj.api as Record<string, unknown> | undefined)?.password === 'string' && !envKeys.includes('api.password'));
   const parsed = ConfigSchema.safeParse(obj);
   if (!parsed.success) {
     const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatPath(i.path)}: ${i.message}`);
@@ -240,7 +262,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   const credentials = env.CREDENTIALS_DIRECTORY;
-  const credential = (name: string): string | undefined => (credentials && fs.existsSync(path.join(credentials, name)) ? path.join(credentials, name) : undefined);
+  const credential = (name: string): string | undefined =>
+    credentials && fs.existsSync(path.join(credentials, name)) ? path.join(credentials, name) : undefined;
   // First match wins: the environment; a systemd credential (under systemd it is how the unit hands
   // the key to a service user that cannot read the root-only file — apiKeyFile usually names that
   // very file, so trying it first failed with EACCES); the key file (it also replaces a key written
@@ -267,7 +290,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (secretInFile && api.baseUrl !== 'embedded' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));
   else if (fs.existsSync(source)) warnings.push(...configFileWarnings(source, false));
   if (!api.apiKey && !(api.login && api.password)) {
-    throw new ConfigError(`config ${source}: api.apiKey: no credentials — set api.apiKey (or GRIDSYNC_API_KEY), api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`, 'api.apiKey');
+    throw new ConfigError(
+      `config ${source}: api.apiKey: no credentials — set api.apiKey (or GRIDSYNC_API_KEY), api.apiKeyFile, the systemd credential ${CREDENTIAL_API_KEY}, or api.login with api.password`,
+      'api.apiKey',
+    );
   }
   config.stateDir = abs(config.stateDir);
   if (config.emulator.dataFile) config.emulator.dataFile = abs(config.emulator.dataFile);
@@ -292,7 +318,11 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const conflict = findFolderConflict(folderRoles(config));
   if (conflict) throw new ConfigError(`config ${source}: ${conflict.message}`, conflict.a.key);
   (config.schedule.cron ?? []).forEach((expr, i) => {
-    if (!validCron(expr)) throw new ConfigError(`config ${source}: schedule.cron[${i}]: expected a cron expression such as "0 2 * * *", got ${JSON.stringify(expr)}`, `schedule.cron[${i}]`);
+    if (!validCron(expr))
+      throw new ConfigError(
+        `config ${source}: schedule.cron[${i}]: expected a cron expression such as "0 2 * * *", got ${JSON.stringify(expr)}`,
+        `schedule.cron[${i}]`,
+      );
   });
   if (config.schedule.outbound === 'windows' && !config.schedule.cron?.length) {
     throw new ConfigError(`config ${source}: schedule.outbound: "windows" needs schedule.cron`, 'schedule.outbound');
@@ -301,7 +331,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     try {
       new Intl.DateTimeFormat('en', { timeZone: config.schedule.timezone });
     } catch {
-      throw new ConfigError(`config ${source}: schedule.timezone: expected an IANA time zone such as Europe/Berlin, got ${JSON.stringify(config.schedule.timezone)}`, 'schedule.timezone');
+      throw new ConfigError(
+        `config ${source}: schedule.timezone: expected an IANA time zone such as Europe/Berlin, got ${JSON.stringify(config.schedule.timezone)}`,
+        'schedule.timezone',
+      );
     }
   }
   return { config, file: source, envKeys, gids, warnings };

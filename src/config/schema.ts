@@ -24,12 +24,16 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().in
 const bool = z.union([z.boolean(), z.stringbool()]);
 
 /** File mode as octal text (`"0640"`) or a number. */
-const FileMode = z.union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')]).transform((v) => (typeof v === 'number' ? v : Number.parseInt(v, 8)));
+const FileMode = z
+  .union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')])
+  .transform((v) => (typeof v === 'number' ? v : Number.parseInt(v, 8)));
 
-const Template = z.string().min(1).refine(
-  (t) => [...t.matchAll(/\{(\w+)\}/g)].every((m) => (TEMPLATE_VARIABLES as readonly string[]).includes(m[1] as string)),
-  { message: `unknown variable; allowed: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ')}` },
-);
+const Template = z
+  .string()
+  .min(1)
+  .refine((t) => [...t.matchAll(/\{(\w+)\}/g)].every((m) => (TEMPLATE_VARIABLES as readonly string[]).includes(m[1] as string)), {
+    message: `unknown variable; allowed: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ')}`,
+  });
 
 export const InboxSchema = z
   .object({
@@ -76,13 +80,22 @@ export const OutboxSchema = z
     processingDir: z.string().min(1).optional(),
   })
   .strict()
-  .refine((o) => o.archive === 'delete' || o.sentDir !== undefined, { message: 'sentDir is required unless archive is "delete"', path: ['sentDir'] })
-  .refine((o) => (o.gridIdFrom === undefined) === (o.gridIdTo === undefined), { message: 'give both gridIdFrom and gridIdTo, or neither', path: ['gridIdTo'] });
+  .refine((o) => o.archive === 'delete' || o.sentDir !== undefined, {
+    message: 'sentDir is required unless archive is "delete"',
+    path: ['sentDir'],
+  })
+  .refine((o) => (o.gridIdFrom === undefined) === (o.gridIdTo === undefined), {
+    message: 'give both gridIdFrom and gridIdTo, or neither',
+    path: ['gridIdTo'],
+  });
 
 export const MailboxSchema = z
   .object({
     mailboxId: int(1).optional(),
-    name: z.string().regex(/^[\w.-]+$/, 'letters, digits, _ . - only').optional(),
+    name: z
+      .string()
+      .regex(/^[\w.-]+$/, 'letters, digits, _ . - only')
+      .optional(),
     inbox: InboxSchema.optional(),
     outbox: OutboxSchema.optional(),
   })
@@ -162,7 +175,10 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
-    retention: z.object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) }).strict().prefault({}),
+    retention: z
+      .object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) })
+      .strict()
+      .prefault({}),
     /** false: a missing folder stops start-up instead of being created (an unmounted share must not fill the local disk). */
     createDirs: bool.default(true),
     shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
@@ -180,7 +196,10 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
-    once: z.object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) }).strict().prefault({}),
+    once: z
+      .object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) })
+      .strict()
+      .prefault({}),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),
   })
   .strict();

@@ -48,7 +48,8 @@ const modeText = (mode: number): string => (mode & 0o777).toString(8).padStart(4
 export function secretFileWarning(file: string, what: string): string | undefined {
   try {
     const st = fs.statSync(file);
-    if (st.mode & 0o004) return `${what} ${file} is readable by every user (mode ${modeText(st.mode)}); chmod 0600 (or 0640 with the service's group)`;
+    if (st.mode & 0o004)
+      return `${what} ${file} is readable by every user (mode ${modeText(st.mode)}); chmod 0600 (or 0640 with the service's group)`;
   } catch {
     // Unreadable files are reported where they are read.
   }
@@ -60,8 +61,12 @@ export function configFileWarnings(file: string, holdsSecret: boolean): string[]
   const out: string[] = [];
   try {
     const st = fs.statSync(file);
-    if (st.mode & 0o002) out.push(`config ${file} is writable by every user (mode ${modeText(st.mode)}): anyone could point gridsync elsewhere; chmod o-w`);
-    if (holdsSecret && st.mode & 0o004) out.push(`config ${file} holds a secret (api.apiKey or api.password) and is readable by every user (mode ${modeText(st.mode)}); chmod 0640, or move the secret to api.apiKeyFile / a systemd credential`);
+    if (st.mode & 0o002)
+      out.push(`config ${file} is writable by every user (mode ${modeText(st.mode)}): anyone could point gridsync elsewhere; chmod o-w`);
+    if (holdsSecret && st.mode & 0o004)
+      out.push(
+        `config ${file} holds a secret (api.apiKey or api.password) and is readable by every user (mode ${modeText(st.mode)}); chmod 0640, or move the secret to api.apiKeyFile / a systemd credential`,
+      );
   } catch {
     // Reported where it is read.
   }

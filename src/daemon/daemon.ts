@@ -127,7 +127,9 @@ export class Daemon {
     this.sleep = options.sleep ?? realSleep;
     this.logger = options.logger;
     this.notifier = new SystemdNotifier(this.logger);
-    this.events = new EventBus<PipelineEvents>((err, name) => this.logger.error({ event: name, ...errorFields(err) }, 'an event listener failed'));
+    this.events = new EventBus<PipelineEvents>((err, name) =>
+      this.logger.error({ event: name, ...errorFields(err) }, 'an event listener failed'),
+    );
     this.subscribeMetrics();
   }
 
@@ -191,7 +193,10 @@ export class Daemon {
     if (!cfg.createDirs) {
       const missing = folderRoles(cfg).filter((r) => !fs.existsSync(r.dir));
       if (missing.length) {
-        throw new StartupError('STARTUP_FOLDERS', `createDirs: false and ${missing.map((r) => `${r.key} ${r.dir}`).join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist — an unmounted share? Mount it or create the folder; gridsync does not create folders with createDirs: false`);
+        throw new StartupError(
+          'STARTUP_FOLDERS',
+          `createDirs: false and ${missing.map((r) => `${r.key} ${r.dir}`).join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist — an unmounted share? Mount it or create the folder; gridsync does not create folders with createDirs: false`,
+        );
       }
     }
     const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
@@ -233,7 +238,8 @@ export class Daemon {
         logger: this.logger.child({ component: 'client' }),
         onRateLimitPause: () => this.metrics.rateLimitPauses.inc(),
       };
-      this.client = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
+      this.client =
+        cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
     } catch (err) {
       if (err instanceof GridConfigError) throw new StartupError('STARTUP_CONFIG', `api.baseUrl: ${err.message}`);
       throw err;
@@ -246,18 +252,36 @@ export class Daemon {
       const name = m.name ?? `mb${mailboxId}`;
       const log = this.logger.child({ mailbox: name });
       const gid = this.options.loaded.gids[i];
-      const common = { client: this.client, journal: this.journal, stateDir: cfg.stateDir, logger: log, now: this.now, events: this.events };
+      const common = {
+        client: this.client,
+        journal: this.journal,
+        stateDir: cfg.stateDir,
+        logger: log,
+        now: this.now,
+        events: this.events,
+      };
       const inbound = m.inbox
         ? new InboundPipeline({ ...common, mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } } })
         : undefined;
-      const outbound = m.outbox ? new OutboundPipeline({ ...common, mailbox: { mailboxId, name, outbox: m.outbox, configFile: path.resolve(this.options.loaded.file) } }) : undefined;
+      const outbound = m.outbox
+        ? new OutboundPipeline({
+            ...common,
+            mailbox: { mailboxId, name, outbox: m.outbox, configFile: path.resolve(this.options.loaded.file) },
+          })
+        : undefined;
       try {
         await inbound?.checkPrerequisites();
         await outbound?.checkPrerequisites();
       } catch (err) {
         throw new StartupError('STARTUP_FOLDERS', `mailboxes[${i}] (${name}): ${(err as Error).message}`, { cause: err });
       }
-      this.mailboxes.push({ name, mailboxId, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}), outboundSinceCycle: emptyOutbound() });
+      this.mailboxes.push({
+        name,
+        mailboxId,
+        ...(inbound ? { inbound } : {}),
+        ...(outbound ? { outbound } : {}),
+        outboundSinceCycle: emptyOutbound(),
+      });
     }
   }
 
@@ -300,13 +324,16 @@ export class Daemon {
         this.connectFailures = 0;
         this.lastError = undefined;
         if (ctx.mailboxId === undefined && !configured) {
-          throw new StartupError('STARTUP_NO_MAILBOX', 'the service did not name the session\'s mailbox: set mailboxes[].mailboxId');
+          throw new StartupError('STARTUP_NO_MAILBOX', "the service did not name the session's mailbox: set mailboxes[].mailboxId");
         }
         return ctx.mailboxId;
       } catch (err) {
         if (err instanceof StartupError) throw err;
         if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
-          throw new StartupError('STARTUP_CREDENTIALS_REJECTED', `credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`);
+          throw new StartupError(
+            'STARTUP_CREDENTIALS_REJECTED',
+            `credentials rejected by the service: ${err.errorCode ?? err.httpStatus} ${err.serviceMessage}`,
+          );
         }
         if (this.abort.signal.aborted) throw new StartupError('STARTUP_STOPPED', 'stopped before the service became reachable');
         const why = describeConnectFailure(err);
@@ -322,7 +349,7 @@ export class Daemon {
         this.connectFailures = attempt;
         this.lastError = why;
         const wait = backoffDelay(attempt, 1000);
-        this.logger.warn({ err: why, retryInMs: wait }, 'cannot learn the session\'s mailbox yet; retrying');
+        this.logger.warn({ err: why, retryInMs: wait }, "cannot learn the session's mailbox yet; retrying");
         this.notifier.extendStart(wait + 60_000);
         try {
           await this.sleep(wait, this.abort.signal);
@@ -373,12 +400,20 @@ export class Daemon {
       const retryable = left.filter((l) => l.kind === 'pending' || l.kind === 'service');
       const wait = Math.min(backoffDelay(round, 1000), deadline - this.now());
       if (retryable.length === 0 || this.abort.signal.aborted || wait <= 0) {
-        const result: DrainResult = { totals, left, rounds: round, timedOut: retryable.length > 0 && wait <= 0 && !this.abort.signal.aborted };
+        const result: DrainResult = {
+          totals,
+          left,
+          rounds: round,
+          timedOut: retryable.length > 0 && wait <= 0 && !this.abort.signal.aborted,
+        };
         this.recordCycle(totals);
         this.recordOnce(result);
         return result;
       }
-      this.logger.info({ round, retryable: retryable.length, retryInMs: wait }, 'once: work left after a transient failure; another cycle after a pause');
+      this.logger.info(
+        { round, retryable: retryable.length, retryInMs: wait },
+        'once: work left after a transient failure; another cycle after a pause',
+      );
       await this.sleep(wait, this.abort.signal).catch(() => undefined);
     }
   }
@@ -397,7 +432,8 @@ export class Daemon {
         for (const r of inJournal.inStates(m.mailboxId, ['listed', 'downloading', 'staged', 'placed', 'failed'])) {
           const item = `parcel ${r.parcel_id}${r.file_name ? ` (${r.file_name})` : ''}`;
           if (r.state === 'failed') {
-            if (r.updated_at >= since) out.push({ mailbox: m.name, direction: 'in', item, kind: 'failed', reason: r.last_error ?? 'failed' });
+            if (r.updated_at >= since)
+              out.push({ mailbox: m.name, direction: 'in', item, kind: 'failed', reason: r.last_error ?? 'failed' });
             continue;
           }
           const held = m.inbound.heldLocally.get(r.parcel_id);
@@ -405,17 +441,45 @@ export class Daemon {
           else out.push({ mailbox: m.name, direction: 'in', item, kind: 'pending', reason: r.last_error ?? `not finished (${r.state})` });
         }
         for (const [id, u] of m.inbound.unreadable) {
-          out.push({ mailbox: m.name, direction: 'in', item: `parcel ${id}${u.fileName ? ` (${u.fileName})` : ''}`, kind: 'unreadable', reason: u.reason, code: u.code });
+          out.push({
+            mailbox: m.name,
+            direction: 'in',
+            item: `parcel ${id}${u.fileName ? ` (${u.fileName})` : ''}`,
+            kind: 'unreadable',
+            reason: u.reason,
+            code: u.code,
+          });
         }
       }
       const outboxDir = this.config.mailboxes[i]?.outbox?.dir;
       if (m.outbound && outboxDir) {
-        for (const r of outJournal.inStates(m.mailboxId, outboxDir, ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring', 'in_error'])) {
+        for (const r of outJournal.inStates(m.mailboxId, outboxDir, [
+          'claiming',
+          'claimed',
+          'uploading',
+          'uploaded',
+          'erroring',
+          'in_error',
+        ])) {
           if (r.state === 'in_error') {
-            if (r.updated_at >= since) out.push({ mailbox: m.name, direction: 'out', item: r.file_name, kind: 'failed', reason: r.last_error ?? 'moved to errorDir', ...(r.error_code ? { code: r.error_code } : {}) });
+            if (r.updated_at >= since)
+              out.push({
+                mailbox: m.name,
+                direction: 'out',
+                item: r.file_name,
+                kind: 'failed',
+                reason: r.last_error ?? 'moved to errorDir',
+                ...(r.error_code ? { code: r.error_code } : {}),
+              });
             continue;
           }
-          out.push({ mailbox: m.name, direction: 'out', item: r.file_name, kind: 'pending', reason: r.last_error ?? `not finished (${r.state})` });
+          out.push({
+            mailbox: m.name,
+            direction: 'out',
+            item: r.file_name,
+            kind: 'pending',
+            reason: r.last_error ?? `not finished (${r.state})`,
+          });
         }
       }
     }
@@ -424,7 +488,10 @@ export class Daemon {
 
   private recordOnce(result: DrainResult): void {
     try {
-      this.journal.setMeta('lastOnce', JSON.stringify({ at: new Date(this.now()).toISOString(), rounds: result.rounds, timedOut: result.timedOut, left: result.left }));
+      this.journal.setMeta(
+        'lastOnce',
+        JSON.stringify({ at: new Date(this.now()).toISOString(), rounds: result.rounds, timedOut: result.timedOut, left: result.left }),
+      );
     } catch (err) {
       this.logger.warn({ ...errorFields(err) }, 'cannot record the run in the journal');
     }
@@ -438,13 +505,32 @@ export class Daemon {
       const p = m.inbound?.progress;
       if (inStart !== undefined && p) {
         const r = p.result;
-        rows.push({ mailbox: m.name, direction: 'in', done: r.confirmed + r.failed, total: Math.max(p.total, r.confirmed + r.failed), failed: r.failed, deferred: r.deferred, bytes: r.bytes, ...(p.totalBytes ? { totalBytes: p.totalBytes } : {}), startedAt: inStart });
+        rows.push({
+          mailbox: m.name,
+          direction: 'in',
+          done: r.confirmed + r.failed,
+          total: Math.max(p.total, r.confirmed + r.failed),
+          failed: r.failed,
+          deferred: r.deferred,
+          bytes: r.bytes,
+          ...(p.totalBytes ? { totalBytes: p.totalBytes } : {}),
+          startedAt: inStart,
+        });
       }
       const outStart = this.directionStarted.get(`${m.name}\0out`);
       if (outStart !== undefined && m.outbound) {
         const c = m.outbound.counters;
         const done = c.archived + c.rejected + c.failed;
-        rows.push({ mailbox: m.name, direction: 'out', done, total: done + m.outbound.queueDepth, failed: c.failed + c.rejected, deferred: c.deferred, bytes: c.bytes, startedAt: outStart });
+        rows.push({
+          mailbox: m.name,
+          direction: 'out',
+          done,
+          total: done + m.outbound.queueDepth,
+          failed: c.failed + c.rejected,
+          deferred: c.deferred,
+          bytes: c.bytes,
+          startedAt: outStart,
+        });
       }
     }
     return rows;
@@ -527,12 +613,17 @@ export class Daemon {
           const r = await m.inbound.runCycle({ signal: this.abort.signal });
           end();
           add(totals.inbound, r);
-          this.observe(m.name, 'in', { deferred: r.deferred, progressed: r.confirmed + r.failed, ...(m.inbound.lastDeferReason ? { reason: m.inbound.lastDeferReason } : {}) });
+          this.observe(m.name, 'in', {
+            deferred: r.deferred,
+            progressed: r.confirmed + r.failed,
+            ...(m.inbound.lastDeferReason ? { reason: m.inbound.lastDeferReason } : {}),
+          });
         }
         if (m.outbound) {
           // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
           // cycles. Either way the events since the last cycle say what was done.
-          if (this.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: this.abort.signal });
+          if (this.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP)
+            await m.outbound.runCycle({ signal: this.abort.signal });
           const r = m.outboundSinceCycle;
           m.outboundSinceCycle = emptyOutbound();
           add(totals.outbound, r);
@@ -560,7 +651,10 @@ export class Daemon {
       this.metrics.up.set(0);
       const expired = err instanceof GridApiError && err.httpStatus === 401;
       const retryInMs = backoffDelay(failuresBefore + 1, this.config.schedule.poll);
-      this.logger.error({ err: this.lastError, failures: failuresBefore + 1, retryInMs }, expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff');
+      this.logger.error(
+        { err: this.lastError, failures: failuresBefore + 1, retryInMs },
+        expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff',
+      );
       return false;
     }
   }
@@ -588,10 +682,15 @@ export class Daemon {
     for (const m of this.config.mailboxes) {
       const o = m.outbox;
       if (!o) continue;
-      const targets: [string | undefined, number | undefined][] = [[o.sentDir, o.sentRetentionDays], [o.errorDir, o.errorRetentionDays]];
+      const targets: [string | undefined, number | undefined][] = [
+        [o.sentDir, o.sentRetentionDays],
+        [o.errorDir, o.errorRetentionDays],
+      ];
       for (const [dir, days] of targets) {
         if (!dir || !days) continue;
-        const removed = pruneFolder(dir, days * 86_400_000, this.now(), (file, err) => this.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'));
+        const removed = pruneFolder(dir, days * 86_400_000, this.now(), (file, err) =>
+          this.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'),
+        );
         if (removed) this.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
       }
     }
@@ -601,14 +700,19 @@ export class Daemon {
   private observe(mailbox: string, direction: Direction, o: { deferred: number; progressed: number; reason?: string }): void {
     const t = this.watch.observe(mailbox, direction, o);
     this.metrics.stuckCycles.set({ direction, mailbox }, this.watch.cycles(mailbox, direction));
-    this.metrics.stuck.set({ direction, mailbox }, this.watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0);
+    this.metrics.stuck.set(
+      { direction, mailbox },
+      this.watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0,
+    );
     if (t?.kind === 'stuck') {
-      this.logger.error({ mailbox, direction, cycles: t.state.cycles, waiting: t.state.waiting, reason: t.state.reason }, `deliveries stopped: ${describeStuck(t.state)}`);
+      this.logger.error(
+        { mailbox, direction, cycles: t.state.cycles, waiting: t.state.waiting, reason: t.state.reason },
+        `deliveries stopped: ${describeStuck(t.state)}`,
+      );
     } else if (t?.kind === 'recovered') {
       this.logger.info({ mailbox, direction, afterCycles: t.state.cycles }, 'deliveries moving again');
     }
   }
-
 
   /** Directions whose deliveries stopped (readiness, status). */
   get stuckDeliveries(): StuckDirection[] {
@@ -645,7 +749,12 @@ export class Daemon {
     const failing = (this.scheduler?.failures ?? 0) > 0 || this.connectFailures > 0 || !this.scheduler;
     const stuck = this.watch.stuck();
     const ready = !this.stopping && !failing && stuck.length === 0 && (fresh || Boolean(this.config.schedule.cron?.length));
-    return { ready, lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null, lastError: this.lastError ?? null, stuck };
+    return {
+      ready,
+      lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null,
+      lastError: this.lastError ?? null,
+      stuck,
+    };
   }
 
   /** True when close() had to stop with transfers still in flight: the caller should exit the process. */
@@ -663,10 +772,16 @@ export class Daemon {
       const deadline = this.config.shutdownTimeout;
       if (inFlight) {
         let timer: NodeJS.Timeout | undefined;
-        const finished = await Promise.race([inFlight.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), deadline)))]);
+        const finished = await Promise.race([
+          inFlight.then(() => true),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(false), deadline))),
+        ]);
         clearTimeout(timer);
         if (!finished) {
-          this.logger.warn({ deadlineMs: deadline }, 'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)');
+          this.logger.warn(
+            { deadlineMs: deadline },
+            'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
+          );
           this.abort.abort();
           await inFlight.catch(() => undefined);
         }
@@ -682,7 +797,10 @@ export class Daemon {
           const inTime = await withDeadline(Promise.resolve(c.fn()), Math.max(deadlineAt - Date.now(), CLEANUP_GRACE_MS));
           if (!inTime) {
             this.forced = true;
-            this.logger.warn({ resource: c.name, deadlineMs: deadline }, 'in-flight transfers did not finish within shutdownTimeout; stopping anyway (they resume from the journal at the next start)');
+            this.logger.warn(
+              { resource: c.name, deadlineMs: deadline },
+              'in-flight transfers did not finish within shutdownTimeout; stopping anyway (they resume from the journal at the next start)',
+            );
           }
         } catch (err) {
           this.logger.warn({ resource: c.name, ...errorFields(err) }, 'cleanup failed');
@@ -748,5 +866,12 @@ function describeConnectFailure(err: unknown): string {
 
 function cycleError(mailbox: string, direction: 'in' | 'out', err: unknown): LeftItem {
   const code = (err as { code?: unknown }).code;
-  return { mailbox, direction, item: '(cycle)', kind: 'service', reason: describeConnectFailure(err), ...(typeof code === 'string' ? { code } : {}) };
+  return {
+    mailbox,
+    direction,
+    item: '(cycle)',
+    kind: 'service',
+    reason: describeConnectFailure(err),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
 }

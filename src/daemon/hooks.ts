@@ -93,7 +93,9 @@ export class HookRunner {
         else
           this.logger.warn(
             { ...context, exitCode: code, signal, timedOut, stderr: stderr.trim() || undefined },
-            timedOut ? 'post-delivery hook timed out and was killed; the file is delivered' : 'post-delivery hook failed; the file is delivered',
+            timedOut
+              ? 'post-delivery hook timed out and was killed; the file is delivered'
+              : 'post-delivery hook failed; the file is delivered',
           );
         resolve();
       });

@@ -67,9 +67,10 @@ export async function startHealthServer(host: string, port: number, sources: Hea
   const a = server.address() as AddressInfo;
   return {
     url: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

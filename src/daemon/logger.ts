@@ -11,8 +11,12 @@ const SECRET_KEYS = ['apiKey', 'password', 'token', 'refreshToken', 'content', '
 export const REDACT_PATHS = [
   ...SECRET_KEYS.map((k) => (k.startsWith('"') ? `["${k.slice(1, -1)}"]` : k)),
   ...SECRET_KEYS.map((k) => (k.startsWith('"') ? `*["${k.slice(1, -1)}"]` : `*.${k}`)),
-  'headers.authorization', 'headers["x-api-key"]', '*.headers.authorization', '*.headers["x-api-key"]',
-  'config.api.apiKey', 'config.api.password',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  'config.api.apiKey',
+  'config.api.password',
 ];
 
 /** JSON to stdout (synchronous, so nothing is lost at exit), or pino-pretty; `destination` for tests. */

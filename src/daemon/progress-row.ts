@@ -14,4 +14,3 @@ export interface ProgressRow {
   /** When this direction started (ms). */
   readonly startedAt: number;
 }
-

@@ -56,10 +56,12 @@ export class DeliveryWatch {
 
   /** Directions stuck right now. */
   stuck(): StuckDirection[] {
-    return [...this.state.entries()].filter(([, s]) => s.stuck).map(([k, s]) => {
-      const [mailbox, direction] = k.split('\0') as [string, Direction];
-      return this.view(mailbox, direction, s);
-    });
+    return [...this.state.entries()]
+      .filter(([, s]) => s.stuck)
+      .map(([k, s]) => {
+        const [mailbox, direction] = k.split('\0') as [string, Direction];
+        return this.view(mailbox, direction, s);
+      });
   }
 
   /** Consecutive cycles without a delivery while items wait (0 when moving). */
@@ -68,6 +70,12 @@ export class DeliveryWatch {
   }
 
   private view(mailbox: string, direction: Direction, s: { cycles: number; waiting: number; reason: string }): StuckDirection {
-    return { mailbox, direction, cycles: s.cycles, waiting: s.waiting, reason: s.reason || `${s.waiting} item(s) deferred every cycle (see the log)` };
+    return {
+      mailbox,
+      direction,
+      cycles: s.cycles,
+      waiting: s.waiting,
+      reason: s.reason || `${s.waiting} item(s) deferred every cycle (see the log)`,
+    };
   }
 }

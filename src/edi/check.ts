@@ -18,7 +18,12 @@ export type EnvelopeVerdict =
 
 /** `interchange 2, segment 57 (IEA): IEA02 '…' does not match ISA13 '…'`. */
 export function describeProblem(p: Problem): string {
-  const where = [p.interchange > 0 ? `interchange ${p.interchange}` : '', p.segment > 0 ? `segment ${p.segment}${p.tag ? ` (${p.tag})` : ''}` : ''].filter(Boolean).join(', ');
+  const where = [
+    p.interchange > 0 ? `interchange ${p.interchange}` : '',
+    p.segment > 0 ? `segment ${p.segment}${p.tag ? ` (${p.tag})` : ''}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return where ? `${where}: ${p.message}` : p.message;
 }
 

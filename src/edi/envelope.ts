@@ -209,12 +209,20 @@ export class EnvelopeReader {
     this.ended = true;
     this.tokenizer.end();
     if (this.tokenizer.stopped) return;
-    if (this.afterUna) this.problem('envelope', 'NOT_CLOSED', this.afterUna, 'the UNA is not followed by a UNB: the file ends there', this.interchanges + 1);
+    if (this.afterUna)
+      this.problem('envelope', 'NOT_CLOSED', this.afterUna, 'the UNA is not followed by a UNB: the file ends there', this.interchanges + 1);
     const ix = this.ix;
     if (ix) {
       const last = this.lastRead();
       const trailer = ix.standard === 'X12' ? 'IEA' : 'UNZ';
-      this.problem('envelope', 'NOT_CLOSED', last, `${ix.standard === 'X12' ? 'ISA' : 'UNB'} ${ix.control} is not closed by a${trailer === 'IEA' ? 'n' : ''} ${trailer}: the data ends after segment ${last.index} (${last.tag}) — truncated interchange`, ix.index, ix);
+      this.problem(
+        'envelope',
+        'NOT_CLOSED',
+        last,
+        `${ix.standard === 'X12' ? 'ISA' : 'UNB'} ${ix.control} is not closed by a${trailer === 'IEA' ? 'n' : ''} ${trailer}: the data ends after segment ${last.index} (${last.tag}) — truncated interchange`,
+        ix.index,
+        ix,
+      );
       this.closeInterchange();
     } else if (this.interchanges === 0) {
       this.problem('envelope', 'EMPTY', undefined, 'no interchange: the file is empty or holds only whitespace', 0);
@@ -235,7 +243,14 @@ export class EnvelopeReader {
 
   private failure(f: TokenizerFailure): void {
     const code: ProblemCode = f.kind === 'bad-header' ? 'BAD_HEADER' : f.kind === 'too-long' ? 'SEGMENT_TOO_LONG' : 'NOT_EDI';
-    const p: Problem = { level: 'envelope', code, interchange: code === 'NOT_EDI' && this.interchanges === 0 ? 0 : f.interchange, segment: f.index, tag: f.tag, message: f.message };
+    const p: Problem = {
+      level: 'envelope',
+      code,
+      interchange: code === 'NOT_EDI' && this.interchanges === 0 ? 0 : f.interchange,
+      segment: f.index,
+      tag: f.tag,
+      message: f.message,
+    };
     this.record(p);
   }
 
@@ -244,14 +259,27 @@ export class EnvelopeReader {
     this.opts.onProblem?.(p);
   }
 
-  private problem(level: ProblemLevel, code: ProblemCode, s: { index: number; tag: string } | undefined, message: string, interchange = this.ix?.index ?? 0, on?: { problems: Problem[] }): void {
+  private problem(
+    level: ProblemLevel,
+    code: ProblemCode,
+    s: { index: number; tag: string } | undefined,
+    message: string,
+    interchange = this.ix?.index ?? 0,
+    on?: { problems: Problem[] },
+  ): void {
     this.record({ level, code, interchange, segment: s?.index ?? 0, tag: s?.tag ?? '', message }, on);
   }
 
   private segment(s: Segment): void {
     this.lastSegment = s;
     if (this.afterUna && s.tag !== 'UNB') {
-      this.problem('envelope', 'BAD_HEADER', s, `the UNA is followed by ${s.tag || 'an empty segment'}, not by a UNB`, this.interchanges + 1);
+      this.problem(
+        'envelope',
+        'BAD_HEADER',
+        s,
+        `the UNA is followed by ${s.tag || 'an empty segment'}, not by a UNB`,
+        this.interchanges + 1,
+      );
       this.afterUna = undefined;
     }
     if (s.syntax === 'X12') this.x12(s);
@@ -328,7 +356,14 @@ export class EnvelopeReader {
 
   private openGroup(g: Omit<FunctionalGroup, 'sets' | 'setCount' | 'declaredSets' | 'complete' | 'problems'>): void {
     const ix = this.ix as Interchange;
-    this.group = { ...g, sets: this.detail ? [] : NONE_SETS, setCount: 0, declaredSets: undefined, complete: false, problems: this.detail ? [] : NONE };
+    this.group = {
+      ...g,
+      sets: this.detail ? [] : NONE_SETS,
+      setCount: 0,
+      declaredSets: undefined,
+      complete: false,
+      problems: this.detail ? [] : NONE,
+    };
     if (g.explicit) ix.groupCount++;
     if (this.detail) ix.groups.push(this.group);
   }
@@ -346,11 +381,25 @@ export class EnvelopeReader {
   private missingTrailers(s: Segment, before: string, sets: boolean, groups: boolean): void {
     const x12 = s.syntax === 'X12';
     if (sets && this.set) {
-      this.problem('counts', 'SET_TRAILER_MISSING', s, `${x12 ? 'ST' : 'UNH'} ${this.set.control} (${this.set.id}) is not closed by an ${x12 ? 'SE' : 'UNT'} before ${before}`, undefined, this.set);
+      this.problem(
+        'counts',
+        'SET_TRAILER_MISSING',
+        s,
+        `${x12 ? 'ST' : 'UNH'} ${this.set.control} (${this.set.id}) is not closed by an ${x12 ? 'SE' : 'UNT'} before ${before}`,
+        undefined,
+        this.set,
+      );
       this.set = undefined;
     }
     if (groups && this.group?.explicit) {
-      this.problem('counts', 'GROUP_TRAILER_MISSING', s, `${x12 ? 'GS' : 'UNG'} ${this.group.control} is not closed by a ${x12 ? 'GE' : 'UNE'} before ${before}`, undefined, this.group);
+      this.problem(
+        'counts',
+        'GROUP_TRAILER_MISSING',
+        s,
+        `${x12 ? 'GS' : 'UNG'} ${this.group.control} is not closed by a ${x12 ? 'GE' : 'UNE'} before ${before}`,
+        undefined,
+        this.group,
+      );
       this.group = undefined;
     }
   }
@@ -390,8 +439,17 @@ export class EnvelopeReader {
         const set = this.set;
         if (!set) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'SE without an ST');
         set.segments++;
-        if (count(f[1]) !== set.segments) this.problem('counts', 'SET_COUNT_MISMATCH', s, `SE01 ${q(f[1])} does not match the ${set.segments} segments of ST ${set.control} (${set.id})`, undefined, set);
-        if (el(2) !== set.control) this.problem('counts', 'SET_CONTROL_MISMATCH', s, `SE02 ${q(f[2])} does not match ST02 ${q(set.control)}`, undefined, set);
+        if (count(f[1]) !== set.segments)
+          this.problem(
+            'counts',
+            'SET_COUNT_MISMATCH',
+            s,
+            `SE01 ${q(f[1])} does not match the ${set.segments} segments of ST ${set.control} (${set.id})`,
+            undefined,
+            set,
+          );
+        if (el(2) !== set.control)
+          this.problem('counts', 'SET_CONTROL_MISMATCH', s, `SE02 ${q(f[2])} does not match ST02 ${q(set.control)}`, undefined, set);
         set.complete = true;
         this.set = undefined;
         return;
@@ -401,16 +459,34 @@ export class EnvelopeReader {
         const g = this.group;
         if (!g?.explicit) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'GE without a GS');
         g.declaredSets = count(f[1]);
-        if (count(f[1]) !== g.setCount) this.problem('counts', 'GROUP_COUNT_MISMATCH', s, `GE01 ${q(f[1])} does not match the ${g.setCount} transaction sets of GS ${g.control}`, undefined, g);
-        if (el(2) !== g.control) this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `GE02 ${q(f[2])} does not match GS06 ${q(g.control)}`, undefined, g);
+        if (count(f[1]) !== g.setCount)
+          this.problem(
+            'counts',
+            'GROUP_COUNT_MISMATCH',
+            s,
+            `GE01 ${q(f[1])} does not match the ${g.setCount} transaction sets of GS ${g.control}`,
+            undefined,
+            g,
+          );
+        if (el(2) !== g.control)
+          this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `GE02 ${q(f[2])} does not match GS06 ${q(g.control)}`, undefined, g);
         g.complete = true;
         this.group = undefined;
         return;
       }
       case 'IEA': {
         this.missingTrailers(s, 'the IEA', true, true);
-        if (el(2) !== ix.control) this.problem('envelope', 'CONTROL_MISMATCH', s, `IEA02 ${q(f[2])} does not match ISA13 ${q(ix.control)}`, undefined, ix);
-        if (count(f[1]) !== ix.groupCount) this.problem('counts', 'INTERCHANGE_COUNT_MISMATCH', s, `IEA01 ${q(f[1])} does not match the ${ix.groupCount} functional groups read`, undefined, ix);
+        if (el(2) !== ix.control)
+          this.problem('envelope', 'CONTROL_MISMATCH', s, `IEA02 ${q(f[2])} does not match ISA13 ${q(ix.control)}`, undefined, ix);
+        if (count(f[1]) !== ix.groupCount)
+          this.problem(
+            'counts',
+            'INTERCHANGE_COUNT_MISMATCH',
+            s,
+            `IEA01 ${q(f[1])} does not match the ${ix.groupCount} functional groups read`,
+            undefined,
+            ix,
+          );
         ix.complete = true;
         this.closeInterchange();
         return;
@@ -429,7 +505,10 @@ export class EnvelopeReader {
       this.afterUna = s;
       return;
     }
-    const f = tag === 'UNB' || tag === 'UNG' || tag === 'UNE' || tag === 'UNH' || tag === 'UNT' || tag === 'UNZ' ? splitElements(s.text, seps.element, seps.release) : undefined;
+    const f =
+      tag === 'UNB' || tag === 'UNG' || tag === 'UNE' || tag === 'UNH' || tag === 'UNT' || tag === 'UNZ'
+        ? splitElements(s.text, seps.element, seps.release)
+        : undefined;
     if (tag === 'UNB') {
       this.afterUna = undefined;
       if (this.ix) {
@@ -463,8 +542,24 @@ export class EnvelopeReader {
         const set = this.set;
         if (!set) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'UNT without a UNH');
         set.segments++;
-        if (count(f[1]) !== set.segments) this.problem('counts', 'SET_COUNT_MISMATCH', s, `UNT 0074 ${q(f[1])} does not match the ${set.segments} segments of UNH ${set.control} (${set.id})`, undefined, set);
-        if (el(2) !== set.control) this.problem('counts', 'SET_CONTROL_MISMATCH', s, `UNT 0062 ${q(f[2])} does not match UNH 0062 ${q(set.control)}`, undefined, set);
+        if (count(f[1]) !== set.segments)
+          this.problem(
+            'counts',
+            'SET_COUNT_MISMATCH',
+            s,
+            `UNT 0074 ${q(f[1])} does not match the ${set.segments} segments of UNH ${set.control} (${set.id})`,
+            undefined,
+            set,
+          );
+        if (el(2) !== set.control)
+          this.problem(
+            'counts',
+            'SET_CONTROL_MISMATCH',
+            s,
+            `UNT 0062 ${q(f[2])} does not match UNH 0062 ${q(set.control)}`,
+            undefined,
+            set,
+          );
         set.complete = true;
         this.set = undefined;
         return;
@@ -474,18 +569,35 @@ export class EnvelopeReader {
         const g = this.group;
         if (!g?.explicit) return this.problem('counts', 'TRAILER_WITHOUT_HEADER', s, 'UNE without a UNG');
         g.declaredSets = count(f[1]);
-        if (count(f[1]) !== g.setCount) this.problem('counts', 'GROUP_COUNT_MISMATCH', s, `UNE 0060 ${q(f[1])} does not match the ${g.setCount} messages of UNG ${g.control}`, undefined, g);
-        if (el(2) !== g.control) this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `UNE 0048 ${q(f[2])} does not match UNG 0048 ${q(g.control)}`, undefined, g);
+        if (count(f[1]) !== g.setCount)
+          this.problem(
+            'counts',
+            'GROUP_COUNT_MISMATCH',
+            s,
+            `UNE 0060 ${q(f[1])} does not match the ${g.setCount} messages of UNG ${g.control}`,
+            undefined,
+            g,
+          );
+        if (el(2) !== g.control)
+          this.problem('counts', 'GROUP_CONTROL_MISMATCH', s, `UNE 0048 ${q(f[2])} does not match UNG 0048 ${q(g.control)}`, undefined, g);
         g.complete = true;
         this.group = undefined;
         return;
       }
       case 'UNZ': {
         this.missingTrailers(s, 'the UNZ', true, true);
-        if (el(2) !== ix.control) this.problem('envelope', 'CONTROL_MISMATCH', s, `UNZ 0020 ${q(f[2])} does not match UNB 0020 ${q(ix.control)}`, undefined, ix);
+        if (el(2) !== ix.control)
+          this.problem('envelope', 'CONTROL_MISMATCH', s, `UNZ 0020 ${q(f[2])} does not match UNB 0020 ${q(ix.control)}`, undefined, ix);
         const expected = ix.groupCount > 0 ? ix.groupCount : ix.setCount;
         if (count(f[1]) !== expected) {
-          this.problem('counts', 'INTERCHANGE_COUNT_MISMATCH', s, `UNZ 0036 ${q(f[1])} does not match the ${expected} ${ix.groupCount > 0 ? 'groups' : 'messages'} read`, undefined, ix);
+          this.problem(
+            'counts',
+            'INTERCHANGE_COUNT_MISMATCH',
+            s,
+            `UNZ 0036 ${q(f[1])} does not match the ${expected} ${ix.groupCount > 0 ? 'groups' : 'messages'} read`,
+            undefined,
+            ix,
+          );
         }
         ix.complete = true;
         this.closeInterchange();

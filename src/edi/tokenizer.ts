@@ -213,7 +213,13 @@ export class Tokenizer {
         if (head === 'ISA') {
           if (len - pos < ISA_LENGTH + 1 && !final) break;
           this.interchanges++;
-          if (!this.readIsa(data.toString('latin1', pos, pos + ISA_LENGTH), pos + ISA_LENGTH < len ? (data[pos + ISA_LENGTH] as number) : Number.NaN)) return;
+          if (
+            !this.readIsa(
+              data.toString('latin1', pos, pos + ISA_LENGTH),
+              pos + ISA_LENGTH < len ? (data[pos + ISA_LENGTH] as number) : Number.NaN,
+            )
+          )
+            return;
           pos += ISA_LENGTH;
           continue;
         }
@@ -232,7 +238,11 @@ export class Tokenizer {
         }
         if (this.seps === undefined) {
           const start = data.toString('latin1', pos, pos + 12);
-          this.fail(/^[A-Za-z0-9]{1,3}/.exec(start)?.[0] ?? '', `not an X12 (ISA) or EDIFACT (UNA/UNB) interchange: the data starts with ${JSON.stringify(start)}`, 'not-edi');
+          this.fail(
+            /^[A-Za-z0-9]{1,3}/.exec(start)?.[0] ?? '',
+            `not an X12 (ISA) or EDIFACT (UNA/UNB) interchange: the data starts with ${JSON.stringify(start)}`,
+            'not-edi',
+          );
           return;
         }
         // Data after a complete interchange that opens no new one: split it with the last
@@ -257,7 +267,11 @@ export class Tokenizer {
           if (rest.trim() !== '') this.emit(rest, false);
           pos = len;
         } else if (len - pos > this.maxSegment) {
-          this.fail(this.tagOf(data.toString('latin1', pos, pos + 16)), `no segment terminator ${JSON.stringify((this.seps as Separators).segment)} within ${this.maxSegment} bytes`, 'too-long');
+          this.fail(
+            this.tagOf(data.toString('latin1', pos, pos + 16)),
+            `no segment terminator ${JSON.stringify((this.seps as Separators).segment)} within ${this.maxSegment} bytes`,
+            'too-long',
+          );
           return;
         }
         break;
@@ -309,7 +323,10 @@ export class Tokenizer {
     for (let k = 1; k < ISA_SEPARATOR_OFFSETS.length; k++) {
       const at = ISA_SEPARATOR_OFFSETS[k] as number;
       if (isa[at] !== el) {
-        this.fail('ISA', `the ISA is not 106 characters of fixed-width elements: ISA${String(k + 1).padStart(2, '0')} does not start at offset ${at + 1}`);
+        this.fail(
+          'ISA',
+          `the ISA is not 106 characters of fixed-width elements: ISA${String(k + 1).padStart(2, '0')} does not start at offset ${at + 1}`,
+        );
         return false;
       }
     }
@@ -320,7 +337,10 @@ export class Tokenizer {
     const component = isa[104] as string;
     const segment = isa[105] as string;
     if (isAlnum(segment) || isAlnum(component) || new Set([el, component, segment]).size !== 3 || component === ' ') {
-      this.fail('ISA', `the ISA separators are not distinct non-alphanumeric characters (element ${JSON.stringify(el)}, component ${JSON.stringify(component)}, segment ${JSON.stringify(segment)})`);
+      this.fail(
+        'ISA',
+        `the ISA separators are not distinct non-alphanumeric characters (element ${JSON.stringify(el)}, component ${JSON.stringify(component)}, segment ${JSON.stringify(segment)})`,
+      );
       return false;
     }
     // A file saved as UTF-8 with a non-ASCII separator: the separator is then two or three bytes.
@@ -331,7 +351,8 @@ export class Tokenizer {
       return false;
     }
     const rep = isa[82] as string;
-    const repetition = isa.slice(84, 89) >= '00402' && !isAlnum(rep) && rep !== ' ' && rep !== el && rep !== component && rep !== segment ? rep : '';
+    const repetition =
+      isa.slice(84, 89) >= '00402' && !isAlnum(rep) && rep !== ' ' && rep !== el && rep !== component && rep !== segment ? rep : '';
     this.learn('X12', { element: el, component, segment, release: '', repetition });
     this.emit(isa.slice(0, 105), true);
     return true;

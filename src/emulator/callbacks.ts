@@ -48,7 +48,8 @@ const localAgent = new Agent({ connect: { rejectUnauthorized: false } });
 export async function post(cb: CallbackRow, payload: string): Promise<{ status: number; body: string }> {
   const url = new URL(cb.url);
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'grid-emulator-callbacks' };
-  if (cb.http_auth_type === 'Basic' && cb.username) headers.authorization = `Basic ${Buffer.from(`${cb.username}:${cb.password ?? ''}`).toString('base64')}`;
+  if (cb.http_auth_type === 'Basic' && cb.username)
+    headers.authorization = `Basic ${Buffer.from(`${cb.username}:${cb.password ?? ''}`).toString('base64')}`;
   try {
     const res = await request(url, {
       method: 'POST',
@@ -79,8 +80,19 @@ export function fireParcelEvent(world: World, mailboxId: number, parcel: Record<
     const id = world.store.nextId('callbackEvent', 800_001);
     const now = world.now();
     const payload = JSON.stringify({
-      callbackEventId: id, callbackId: cb.callback_id, event: 'Parcel', mailboxId, objectId: parcel.parcelId, status: parcel.status,
-      created: iso(now), isTest: false, parcelId: parcel.parcelId, fileName: parcel.fileName, bytes: parcel.bytes, gridIdFrom: parcel.gridIdFrom, gridIdTo: parcel.gridIdTo,
+      callbackEventId: id,
+      callbackId: cb.callback_id,
+      event: 'Parcel',
+      mailboxId,
+      objectId: parcel.parcelId,
+      status: parcel.status,
+      created: iso(now),
+      isTest: false,
+      parcelId: parcel.parcelId,
+      fileName: parcel.fileName,
+      bytes: parcel.bytes,
+      gridIdFrom: parcel.gridIdFrom,
+      gridIdTo: parcel.gridIdTo,
     });
     db.prepare(
       `INSERT INTO callback_events (callback_event_id, callback_id, event, mailbox_id, object_id, status, created, created_ms, payload)
@@ -101,8 +113,8 @@ async function attempt(world: World, eventId: number): Promise<void> {
   const ok = r.status >= 200 && r.status < 300;
   const delays = world.settings.callbackRetryDelaysMs;
   const status = ok ? 'Completed' : attempts > delays.length ? 'Error' : 'Pending';
-  db.prepare('UPDATE callback_events SET attempts = ?, last_attempt = ?, http_status = ?, status = ?, delivered = ? WHERE callback_event_id = ?').run(
-    attempts, iso(world.now()), r.status || null, status, ok ? iso(world.now()) : null, eventId,
-  );
+  db.prepare(
+    'UPDATE callback_events SET attempts = ?, last_attempt = ?, http_status = ?, status = ?, delivered = ? WHERE callback_event_id = ?',
+  ).run(attempts, iso(world.now()), r.status || null, status, ok ? iso(world.now()) : null, eventId);
   if (status === 'Pending') world.later(() => attempt(world, eventId), delays[attempts - 1] ?? 0);
 }

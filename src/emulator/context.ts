@@ -36,7 +36,12 @@ export interface EmulatorSettings {
   /** Gaps between callback delivery attempts (docs/wire.md#callbacks: 1 s, 5 s, 25 s). */
   readonly callbackRetryDelaysMs: readonly number[];
   /** The SOAP endpoint (src/emulator/soap/): session idle timeout, open sessions per user, a parcel id offset to test ids beyond 2^53, most parcels per ParcelInBox answer. */
-  readonly soap?: { readonly sessionTimeoutS?: number; readonly maxSessionsPerUser?: number; readonly parcelIdOffset?: string; readonly inboxCap?: number };
+  readonly soap?: {
+    readonly sessionTimeoutS?: number;
+    readonly maxSessionsPerUser?: number;
+    readonly parcelIdOffset?: string;
+    readonly inboxCap?: number;
+  };
 }
 
 export interface World {
@@ -58,7 +63,8 @@ export interface HandlerContext {
 }
 
 /** A handler returns the envelope's `data` (and optional `message`), or writes a streamed reply itself. */
-export type HandlerResult = { readonly data: unknown; readonly message?: string } | { readonly stream: (res: ServerResponse) => Promise<void> };
+export type HandlerResult =
+  { readonly data: unknown; readonly message?: string } | { readonly stream: (res: ServerResponse) => Promise<void> };
 
 export type Handler = (ctx: HandlerContext) => HandlerResult | Promise<HandlerResult>;
 
@@ -72,7 +78,8 @@ export const atLeast = (user: UserRow, level: AuthLevel): boolean => authRank(le
 
 /** Root, TechOps, NetOps see everything; network levels their network; the rest their mailbox. */
 export function canSeeMailbox(world: World, caller: UserRow, mailboxId: number): boolean {
-  const mb = world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number } | undefined;
+  const mb = world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as
+    { network_id: number } | undefined;
   if (!mb) return false;
   if (atLeast(caller, 'NetOps')) return true;
   if (atLeast(caller, 'NetworkUser')) return mb.network_id === caller.network_id;

@@ -4,7 +4,15 @@
  * interchanges inside a parcel, and the demo partner's answer to each — a 997 functional
  * acknowledgment (X12) or a CONTRL (EDIFACT) that says what was received and what was wrong.
  */
-import { EnvelopeReader, splitElements, type FunctionalGroup, type Interchange as Envelope, type ProblemCode, type Separators, type TransactionSet } from '../edi/index.js';
+import {
+  EnvelopeReader,
+  splitElements,
+  type FunctionalGroup,
+  type Interchange as Envelope,
+  type ProblemCode,
+  type Separators,
+  type TransactionSet,
+} from '../edi/index.js';
 
 export interface Party {
   readonly qualifier: string;
@@ -65,7 +73,11 @@ const pad = (s: string, n: number): string => s.padEnd(n, ' ').slice(0, n);
 
 function ediDate(now: Date): { yymmdd: string; ccyymmdd: string; hhmm: string } {
   const iso = now.toISOString();
-  return { yymmdd: iso.slice(2, 4) + iso.slice(5, 7) + iso.slice(8, 10), ccyymmdd: iso.slice(0, 4) + iso.slice(5, 7) + iso.slice(8, 10), hhmm: iso.slice(11, 13) + iso.slice(14, 16) };
+  return {
+    yymmdd: iso.slice(2, 4) + iso.slice(5, 7) + iso.slice(8, 10),
+    ccyymmdd: iso.slice(0, 4) + iso.slice(5, 7) + iso.slice(8, 10),
+    hhmm: iso.slice(11, 13) + iso.slice(14, 16),
+  };
 }
 
 const codesOf = (problems: readonly { code: ProblemCode }[], table: Partial<Record<ProblemCode, string>>): string[] => [
@@ -75,7 +87,11 @@ const codesOf = (problems: readonly { code: ProblemCode }[], table: Partial<Reco
 /** AK502…: why a transaction set is rejected. */
 const SET_CODES: Partial<Record<ProblemCode, string>> = { SET_TRAILER_MISSING: '2', SET_CONTROL_MISMATCH: '3', SET_COUNT_MISMATCH: '4' };
 /** AK905…: why a functional group is rejected. */
-const GROUP_CODES: Partial<Record<ProblemCode, string>> = { GROUP_TRAILER_MISSING: '3', GROUP_CONTROL_MISMATCH: '4', GROUP_COUNT_MISMATCH: '5' };
+const GROUP_CODES: Partial<Record<ProblemCode, string>> = {
+  GROUP_TRAILER_MISSING: '3',
+  GROUP_CONTROL_MISMATCH: '4',
+  GROUP_COUNT_MISMATCH: '5',
+};
 /** CONTRL 0085: syntax errors at interchange (UCI) and message (UCM) level. */
 const EDIFACT_CODES: Partial<Record<ProblemCode, string>> = {
   INTERCHANGE_COUNT_MISMATCH: '29',
@@ -125,7 +141,10 @@ function ack997(ix: Envelope, nextControl: () => number, now: Date): string | un
     `ISA*00*${pad('', 10)}*00*${pad('', 10)}*${pad(ix.receiver.qualifier, 2)}*${pad(ix.receiver.id, 15)}*${pad(ix.sender.qualifier, 2)}*${pad(ix.sender.id, 15)}*${d.yymmdd}*${d.hhmm}*${rep}*${version}*${ctrl9}*0*${test}*>`,
   ];
   // A TA1 about the envelope itself: when the sender asked for one (ISA14 = 1) or IEA01 is wrong.
-  const h = ix.header.slice(0, 105).split(ix.separators.element).map((e) => e.trim());
+  const h = ix.header
+    .slice(0, 105)
+    .split(ix.separators.element)
+    .map((e) => e.trim());
   const wrongCount = ix.problems.some((p) => p.code === 'INTERCHANGE_COUNT_MISMATCH');
   if (wrongCount || h[14] === '1') segs.push(`TA1*${ix.control}*${h[9] ?? ''}*${h[10] ?? ''}*${wrongCount ? 'E*021' : 'A*000'}`);
   const buckets = new Map<string, FunctionalGroup[]>();
@@ -187,10 +206,16 @@ function contrl(ix: Envelope, nextControl: () => number, now: Date): string | un
   for (const g of ix.groups) {
     for (const m of g.sets) {
       const codes = codesOf([...m.problems, ...g.problems], EDIFACT_CODES);
-      body.push(`UCM+${recompose(m.control, ix.separators)}+${recompose(m.identifier, ix.separators)}+${codes.length > 0 ? `4+${codes[0]}` : '7'}`);
+      body.push(
+        `UCM+${recompose(m.control, ix.separators)}+${recompose(m.identifier, ix.separators)}+${codes.length > 0 ? `4+${codes[0]}` : '7'}`,
+      );
     }
   }
   body.push(`UNT+${body.length + 1}+1`);
-  const segs = [`UNB+${syntaxId}:${syntax}+${receiver}+${sender}+${v4 ? d.ccyymmdd : d.yymmdd}:${d.hhmm}+${control}${test}`, ...body, `UNZ+1+${control}`];
+  const segs = [
+    `UNB+${syntaxId}:${syntax}+${receiver}+${sender}+${v4 ? d.ccyymmdd : d.yymmdd}:${d.hhmm}+${control}${test}`,
+    ...body,
+    `UNZ+1+${control}`,
+  ];
   return `UNA:+.? '${segs.join("'")}'`;
 }

@@ -71,7 +71,15 @@ export class FaultInjector {
   private config = FaultConfig.parse({});
   private random = mulberry32(1);
   readonly injected: Record<FaultKind, number> = {
-    '429': 0, '500': 0, '503': 0, latency: 0, resetBefore: 0, resetAfter: 0, resetDuringBody: 0, truncate: 0, wrongBytes: 0,
+    '429': 0,
+    '500': 0,
+    '503': 0,
+    latency: 0,
+    resetBefore: 0,
+    resetAfter: 0,
+    resetDuringBody: 0,
+    truncate: 0,
+    wrongBytes: 0,
   };
 
   constructor(private readonly now: () => number) {}
@@ -86,7 +94,14 @@ export class FaultInjector {
   }
 
   plan(endpoint: string): FaultPlan {
-    const plan: FaultPlan = { latencyMs: 0, resetBefore: false, resetAfter: false, resetDuringBody: false, truncate: false, wrongBytes: false };
+    const plan: FaultPlan = {
+      latencyMs: 0,
+      resetBefore: false,
+      resetAfter: false,
+      resetDuringBody: false,
+      truncate: false,
+      wrongBytes: false,
+    };
     for (const r of this.config.rules) {
       if (r.endpoint !== '*' && r.endpoint !== endpoint) continue;
       const roll = (p: number, kind: FaultKind): boolean => {
@@ -102,7 +117,9 @@ export class FaultInjector {
       if (plan.status === undefined && !plan.resetBefore) {
         if (roll(r.rate429, '429')) {
           plan.status = 429;
-          plan.retryAfter = r.retryAfterDate ? new Date(this.now() + r.retryAfterSeconds * 1000).toUTCString() : String(r.retryAfterSeconds);
+          plan.retryAfter = r.retryAfterDate
+            ? new Date(this.now() + r.retryAfterSeconds * 1000).toUTCString()
+            : String(r.retryAfterSeconds);
         } else if (roll(r.rate500, '500')) plan.status = 500;
         else if (roll(r.rate503, '503')) plan.status = 503;
         else if (roll(r.resetBeforeRate, 'resetBefore')) plan.resetBefore = true;

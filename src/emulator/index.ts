@@ -83,10 +83,15 @@ export function checkExposure(options: EmulatorOptions): void {
   const host = options.host ?? '127.0.0.1';
   const strongKey = options.rootKey !== undefined && options.rootKey !== DEFAULT_ROOT_KEY && options.rootKey.length >= 16;
   if (!isLoopback(host) && host !== 'localhost') {
-    if (!options.expose) throw new EmulatorConfigError(`host ${host} is not loopback: exposing the emulator (with its demo keys) needs the explicit expose option (--expose)`);
-    if (!strongKey) throw new EmulatorConfigError(`host ${host} is not loopback: set a Root key of at least 16 characters that is not the default one`);
+    if (!options.expose)
+      throw new EmulatorConfigError(
+        `host ${host} is not loopback: exposing the emulator (with its demo keys) needs the explicit expose option (--expose)`,
+      );
+    if (!strongKey)
+      throw new EmulatorConfigError(`host ${host} is not loopback: set a Root key of at least 16 characters that is not the default one`);
   }
-  if (options.remoteAdmin && !strongKey) throw new EmulatorConfigError('remote admin routes need a Root key of at least 16 characters that is not the default one');
+  if (options.remoteAdmin && !strongKey)
+    throw new EmulatorConfigError('remote admin routes need a Root key of at least 16 characters that is not the default one');
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {

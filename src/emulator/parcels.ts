@@ -112,13 +112,19 @@ export async function receiveContentBody(
       data = Buffer.concat(small ?? [], smallBytes);
       fs.writeFileSync(file, data);
     }
-    const fields = parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value) ? (parsed.value as Record<string, unknown>) : undefined;
+    const fields =
+      parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value)
+        ? (parsed.value as Record<string, unknown>)
+        : undefined;
     if (!fields) throw invalidParameter('body: must be a JSON object');
     if (!parsed.streamedFieldSeen) {
       fs.rmSync(file, { force: true });
       return { fields, content: undefined };
     }
-    return { fields, content: { name, bytes: decoder.bytes, sha256: hash.digest('hex'), head: Buffer.concat(head), ...(data ? { data } : {}) } };
+    return {
+      fields,
+      content: { name, bytes: decoder.bytes, sha256: hash.digest('hex'), head: Buffer.concat(head), ...(data ? { data } : {}) },
+    };
   } catch (err) {
     // The stream opens its file asynchronously: removing it before the stream is closed could
     // leave a file created after the removal.
@@ -181,15 +187,19 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
     const to = store.gridId(d.gridIdTo);
     if (!from) throw invalidParameter(`cannot route: gridIdFrom ${d.gridIdFrom} does not exist`);
     if (!to) throw invalidParameter(`cannot route: gridIdTo ${d.gridIdTo} does not exist`);
-    if (from.mailbox_id !== d.fromMailbox) throw invalidParameter(`cannot route: gridIdFrom ${d.gridIdFrom} is not a grid ID of mailbox ${d.fromMailbox}`);
+    if (from.mailbox_id !== d.fromMailbox)
+      throw invalidParameter(`cannot route: gridIdFrom ${d.gridIdFrom} is not a grid ID of mailbox ${d.fromMailbox}`);
     if (from.status !== 'Active' || to.status !== 'Active') throw invalidParameter('cannot route: a grid ID of the route is not Active');
-    if (!store.activeInterconnect(from.grid_id, to.grid_id)) throw invalidParameter(`cannot route: no Active interconnect between grid IDs ${from.grid_id} and ${to.grid_id}`);
+    if (!store.activeInterconnect(from.grid_id, to.grid_id))
+      throw invalidParameter(`cannot route: no Active interconnect between grid IDs ${from.grid_id} and ${to.grid_id}`);
     toMailbox ??= to.mailbox_id;
   }
   if (toMailbox === undefined) throw invalidParameter('cannot route: no receiver');
-  const receiver = store.db.prepare('SELECT network_id, status FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as { network_id: number; status: string } | undefined;
+  const receiver = store.db.prepare('SELECT network_id, status FROM mailboxes WHERE mailbox_id = ?').get(toMailbox) as
+    { network_id: number; status: string } | undefined;
   if (!receiver) throw invalidParameter(`cannot route: mailbox ${toMailbox} does not exist`);
-  if (receiver.status === 'Terminated' || receiver.status === 'Suspended') throw invalidParameter(`cannot route: mailbox ${toMailbox} is ${receiver.status}`);
+  if (receiver.status === 'Terminated' || receiver.status === 'Suspended')
+    throw invalidParameter(`cannot route: mailbox ${toMailbox} is ${receiver.status}`);
   const now = world.now();
   const interchanges = scanInterchanges(world, d.content);
   const insert = store.db.prepare(
@@ -204,9 +214,41 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
     fs.renameSync(store.contentPath(d.content.name), store.contentPath(contentName));
     if (outParcelId !== null && d.fromMailbox !== null) {
       const sender = store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(d.fromMailbox) as { network_id: number };
-      insert.run(outParcelId, d.fromMailbox, sender.network_id, 'out', 'outboxSent', d.fileName, d.content.bytes, d.content.sha256, d.gridIdFrom, d.gridIdTo, iso(now), now, iso(now), contentName, inParcelId);
+      insert.run(
+        outParcelId,
+        d.fromMailbox,
+        sender.network_id,
+        'out',
+        'outboxSent',
+        d.fileName,
+        d.content.bytes,
+        d.content.sha256,
+        d.gridIdFrom,
+        d.gridIdTo,
+        iso(now),
+        now,
+        iso(now),
+        contentName,
+        inParcelId,
+      );
     }
-    insert.run(inParcelId, toMailbox, receiver.network_id, 'in', 'InBoxReady', d.fileName, d.content.bytes, d.content.sha256, d.gridIdFrom, d.gridIdTo, iso(now), now, iso(now), contentName, outParcelId);
+    insert.run(
+      inParcelId,
+      toMailbox,
+      receiver.network_id,
+      'in',
+      'InBoxReady',
+      d.fileName,
+      d.content.bytes,
+      d.content.sha256,
+      d.gridIdFrom,
+      d.gridIdTo,
+      iso(now),
+      now,
+      iso(now),
+      contentName,
+      outParcelId,
+    );
     const ixInsert = store.db.prepare(
       `INSERT INTO interchanges (interchange_id, parcel_id, mailbox_id, direction, sender, receiver, standard, document_type, control_number, header, status, created, created_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -216,8 +258,19 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
       if (outParcelId !== null && d.fromMailbox !== null) rows.push([outParcelId, d.fromMailbox, 'out']);
       for (const [parcelId, mailboxId, dir] of rows) {
         ixInsert.run(
-          store.nextId('interchange', 900_001), parcelId, mailboxId, dir, `${ix.sender.qualifier}/${ix.sender.id}`, `${ix.receiver.qualifier}/${ix.receiver.id}`,
-          ix.standard, ix.documentType, ix.controlNumber, ix.header, 'Received', iso(now), now,
+          store.nextId('interchange', 900_001),
+          parcelId,
+          mailboxId,
+          dir,
+          `${ix.sender.qualifier}/${ix.sender.id}`,
+          `${ix.receiver.qualifier}/${ix.receiver.id}`,
+          ix.standard,
+          ix.documentType,
+          ix.controlNumber,
+          ix.header,
+          'Received',
+          iso(now),
+          now,
         );
       }
     }
@@ -261,8 +314,20 @@ function copyToCarbonCopies(world: World, inParcelId: number, toMailbox: number,
            created, created_ms, modified, mailbag_control_id, content, peer_parcel_id, hidden_until)
          VALUES (?, ?, ?, 'in', 'InBoxReady', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL)`,
       )
-      .run(id, rule.to_mailbox_id, rule.network_id, original.file_name, original.bytes, original.sha256, original.grid_id_from, original.grid_id_to,
-        original.created, original.created_ms, original.modified, original.content);
+      .run(
+        id,
+        rule.to_mailbox_id,
+        rule.network_id,
+        original.file_name,
+        original.bytes,
+        original.sha256,
+        original.grid_id_from,
+        original.grid_id_to,
+        original.created,
+        original.created_ms,
+        original.modified,
+        original.content,
+      );
     copies.push(store.parcel(id) as ParcelRow);
   }
   return copies;
@@ -303,11 +368,17 @@ export function confirmParcel(world: World, p: ParcelRow): void {
   const now = iso(world.now());
   world.store.db.transaction(() => {
     if (p.status === 'InBoxReady') {
-      world.store.db.prepare("UPDATE parcels SET status = 'InBoxTransferred', modified = ?, hidden_until = NULL WHERE parcel_id = ?").run(now, p.parcel_id);
-      world.store.db.prepare("UPDATE interchanges SET status = 'Delivered' WHERE parcel_id IN (?, ?)").run(p.parcel_id, p.peer_parcel_id ?? -1);
+      world.store.db
+        .prepare("UPDATE parcels SET status = 'InBoxTransferred', modified = ?, hidden_until = NULL WHERE parcel_id = ?")
+        .run(now, p.parcel_id);
+      world.store.db
+        .prepare("UPDATE interchanges SET status = 'Delivered' WHERE parcel_id IN (?, ?)")
+        .run(p.parcel_id, p.peer_parcel_id ?? -1);
     }
     if (p.peer_parcel_id !== null) {
-      world.store.db.prepare("UPDATE parcels SET status = 'OutBoxDelivered', modified = ? WHERE parcel_id = ? AND status = 'outboxSent'").run(now, p.peer_parcel_id);
+      world.store.db
+        .prepare("UPDATE parcels SET status = 'OutBoxDelivered', modified = ? WHERE parcel_id = ? AND status = 'outboxSent'")
+        .run(now, p.peer_parcel_id);
     }
   })();
   if (p.status === 'InBoxReady') fireParcelEvent(world, p.mailbox_id, parcelInfo(world.store.parcel(p.parcel_id) as ParcelRow));

@@ -17,7 +17,14 @@ export const SeedFixture = z
         companyName: z.string(),
         status: Status.default('Active'),
         contacts: z
-          .array(z.object({ contactType: NetworkContactType, name: z.string().optional(), email: z.string().optional(), phone: z.string().optional() }))
+          .array(
+            z.object({
+              contactType: NetworkContactType,
+              name: z.string().optional(),
+              email: z.string().optional(),
+              phone: z.string().optional(),
+            }),
+          )
           .default([]),
       }),
     ),
@@ -45,7 +52,14 @@ export const SeedFixture = z
       }),
     ),
     interconnects: z
-      .array(z.object({ interconnectId: z.number().int(), gridIdFrom: z.number().int(), gridIdTo: z.number().int(), status: Status.default('Active') }))
+      .array(
+        z.object({
+          interconnectId: z.number().int(),
+          gridIdFrom: z.number().int(),
+          gridIdTo: z.number().int(),
+          status: Status.default('Active'),
+        }),
+      )
       .default([]),
     users: z.array(
       z.object({
@@ -90,10 +104,46 @@ export function defaultSeed(rootKey = DEFAULT_ROOT_KEY): SeedFixture {
     ],
     interconnects: [{ interconnectId: 7001, gridIdFrom: 5001, gridIdTo: 5002 }],
     users: [
-      { userId: 11, login: 'erp', email: 'erp@ourco.example', password: 'Demo-pass1', authLevel: 'MailboxAdmin', networkId: 1, mailboxId: 1001, apiKey: 'demo-key-1001' },
-      { userId: 12, login: 'partner', email: 'edi@partner.example', password: 'Demo-pass1', authLevel: 'MailboxAdmin', networkId: 1, mailboxId: 1002, apiKey: 'demo-key-1002' },
-      { userId: 13, login: 'admin', email: 'admin@net.example', password: 'Demo-pass1', authLevel: 'NetworkAdmin', networkId: 1, mailboxId: 1001, apiKey: 'demo-key-admin' },
-      { userId: 14, login: 'root', email: 'root@net.example', password: 'Demo-pass1', authLevel: 'Root', networkId: 1, mailboxId: 1001, apiKey: rootKey },
+      {
+        userId: 11,
+        login: 'erp',
+        email: 'erp@ourco.example',
+        password: 'Demo-pass1',
+        authLevel: 'MailboxAdmin',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: 'demo-key-1001',
+      },
+      {
+        userId: 12,
+        login: 'partner',
+        email: 'edi@partner.example',
+        password: 'Demo-pass1',
+        authLevel: 'MailboxAdmin',
+        networkId: 1,
+        mailboxId: 1002,
+        apiKey: 'demo-key-1002',
+      },
+      {
+        userId: 13,
+        login: 'admin',
+        email: 'admin@net.example',
+        password: 'Demo-pass1',
+        authLevel: 'NetworkAdmin',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: 'demo-key-admin',
+      },
+      {
+        userId: 14,
+        login: 'root',
+        email: 'root@net.example',
+        password: 'Demo-pass1',
+        authLevel: 'Root',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: rootKey,
+      },
     ],
   };
 }
@@ -115,28 +165,63 @@ export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: st
     for (const n of seed.networks) {
       db.prepare('INSERT INTO networks VALUES (?, ?, ?, ?, ?, ?)').run(n.networkId, n.uniqueId, n.companyName, n.status, nowIso, nowIso);
       for (const c of n.contacts) {
-        store.setSetting('network', n.networkId, `contact.${c.contactType}`, { name: c.name ?? null, email: c.email ?? null, phone: c.phone ?? null });
+        store.setSetting('network', n.networkId, `contact.${c.contactType}`, {
+          name: c.name ?? null,
+          email: c.email ?? null,
+          phone: c.phone ?? null,
+        });
       }
     }
     for (const m of seed.mailboxes) {
       db.prepare('INSERT INTO mailboxes VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-        m.mailboxId, m.networkId, m.uniqueId, m.companyName, m.status, m.autoAcknowledge ? 1 : 0, nowIso, nowIso,
+        m.mailboxId,
+        m.networkId,
+        m.uniqueId,
+        m.companyName,
+        m.status,
+        m.autoAcknowledge ? 1 : 0,
+        nowIso,
+        nowIso,
       );
     }
     for (const g of seed.gridIds) {
       const mb = seed.mailboxes.find((m) => m.mailboxId === g.mailboxId);
       if (!mb) throw new Error(`seed: grid ID ${g.gridId} names unknown mailbox ${g.mailboxId}`);
       db.prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-        g.gridId, g.mailboxId, mb.networkId, g.qualifier, g.id, g.description ?? null, g.status, g.routingGroup, g.ediStandard,
+        g.gridId,
+        g.mailboxId,
+        mb.networkId,
+        g.qualifier,
+        g.id,
+        g.description ?? null,
+        g.status,
+        g.routingGroup,
+        g.ediStandard,
       );
     }
     for (const i of seed.interconnects) {
-      db.prepare('INSERT INTO interconnects VALUES (?, ?, ?, ?, ?, ?)').run(i.interconnectId, i.gridIdFrom, i.gridIdTo, i.status, nowIso, nowIso);
+      db.prepare('INSERT INTO interconnects VALUES (?, ?, ?, ?, ?, ?)').run(
+        i.interconnectId,
+        i.gridIdFrom,
+        i.gridIdTo,
+        i.status,
+        nowIso,
+        nowIso,
+      );
     }
     for (const u of seed.users) {
       const key = rootKey && u.authLevel === 'Root' ? rootKey : u.apiKey;
       db.prepare('INSERT INTO users VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?)').run(
-        u.userId, u.login, u.email ?? null, u.password ?? null, u.authLevel, u.networkId, u.mailboxId, key ?? null, 'Active', nowIso,
+        u.userId,
+        u.login,
+        u.email ?? null,
+        u.password ?? null,
+        u.authLevel,
+        u.networkId,
+        u.mailboxId,
+        key ?? null,
+        'Active',
+        nowIso,
       );
     }
   })();

@@ -21,7 +21,6 @@ import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
 import type { ParcelRow, UserRow } from './store.js';
 
-
 const MAX_JSON_BODY = 1024 * 1024;
 const REQUEST_LOG_SIZE = 2000;
 const NUMERIC_PARAM = /Id$/;
@@ -67,7 +66,12 @@ export function isLoopback(address: string | undefined): boolean {
  * Who may use the admin routes (inject, faults, request log): nobody when they are off; loopback
  * callers when on; callers from other hosts only with remote admin enabled and the Root key.
  */
-export function adminAccess(a: { admin: boolean; remoteAdmin: boolean; remoteAddress: string | undefined; rootKey: boolean }): 'allow' | 'hidden' | 'needs-root-key' {
+export function adminAccess(a: {
+  admin: boolean;
+  remoteAdmin: boolean;
+  remoteAddress: string | undefined;
+  rootKey: boolean;
+}): 'allow' | 'hidden' | 'needs-root-key' {
   if (!a.admin) return 'hidden';
   if (isLoopback(a.remoteAddress)) return 'allow';
   if (!a.remoteAdmin) return 'hidden';
@@ -152,7 +156,13 @@ export class EmulatorServer {
     }
   }
 
-  private async endpoint(req: IncomingMessage, res: ServerResponse, url: URL, endpoint: EndpointDef, params: Record<string, string | undefined>): Promise<void> {
+  private async endpoint(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    endpoint: EndpointDef,
+    params: Record<string, string | undefined>,
+  ): Promise<void> {
     const plan = this.faults.plan(endpoint.name);
     if (plan.latencyMs > 0) await delay(plan.latencyMs);
     if (plan.resetBefore) {
@@ -163,7 +173,15 @@ export class EmulatorServer {
     if (plan.status) {
       const code: ErrorCode | null = plan.status === 429 ? 'RateLimitExceeded' : plan.status === 500 ? 'InternalError' : null;
       req.resume();
-      this.reply(req, res, plan.status, { success: false, data: null, errorCode: code, message: 'injected fault' }, endpoint.name, plan, plan.retryAfter);
+      this.reply(
+        req,
+        res,
+        plan.status,
+        { success: false, data: null, errorCode: code, message: 'injected fault' },
+        endpoint.name,
+        plan,
+        plan.retryAfter,
+      );
       return;
     }
     const caller = endpoint.auth ? this.authenticate(req) : null;
@@ -186,14 +204,27 @@ export class EmulatorServer {
       await result.stream(res);
       return;
     }
-    this.reply(req, res, 200, { success: true, data: result.data ?? null, errorCode: null, message: result.message ?? null }, endpoint.name, plan);
+    this.reply(
+      req,
+      res,
+      200,
+      { success: true, data: result.data ?? null, errorCode: null, message: result.message ?? null },
+      endpoint.name,
+      plan,
+    );
   }
 
   /** Path params, then the query (GET) or the JSON body, validated with the endpoint's request schema. */
-  private async input(req: IncomingMessage, url: URL, endpoint: EndpointDef, params: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+  private async input(
+    req: IncomingMessage,
+    url: URL,
+    endpoint: EndpointDef,
+    params: Record<string, string | undefined>,
+  ): Promise<Record<string, unknown>> {
     let fields: Record<string, unknown> = {};
     if (endpoint.method === 'GET') {
-      for (const [k, v] of url.searchParams) fields[k] = /^-?\d+$/.test(v) && v.length < 16 ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
+      for (const [k, v] of url.searchParams)
+        fields[k] = /^-?\d+$/.test(v) && v.length < 16 ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
       req.resume();
     } else {
       const text = await readBody(req, MAX_JSON_BODY);
@@ -236,7 +267,8 @@ export class EmulatorServer {
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!bearer) throw new EmulatorError(401, 'InvalidSession', 'no credentials: send X-API-Key or Authorization: Bearer');
-    const t = db.prepare('SELECT user_id, expires_at FROM tokens WHERE token = ? AND alive = 1').get(bearer) as { user_id: number; expires_at: number } | undefined;
+    const t = db.prepare('SELECT user_id, expires_at FROM tokens WHERE token = ? AND alive = 1').get(bearer) as
+      { user_id: number; expires_at: number } | undefined;
     if (!t || t.expires_at <= this.world.now()) throw new EmulatorError(401, 'InvalidSession', 'the session token is expired or not valid');
     const u = this.world.store.user(t.user_id);
     if (!u || u.status !== 'Active') throw new EmulatorError(401, 'InvalidSession', 'the session’s user is not active');
@@ -253,7 +285,9 @@ export class EmulatorServer {
     this.buckets.set(String(caller.user_id), b);
     if (b.tokens < 1) {
       req.resume();
-      throw Object.assign(new EmulatorError(429, 'RateLimitExceeded', 'too many requests'), { retryAfter: String(Math.ceil((1 - b.tokens) / limit.perSecond)) });
+      throw Object.assign(new EmulatorError(429, 'RateLimitExceeded', 'too many requests'), {
+        retryAfter: String(Math.ceil((1 - b.tokens) / limit.perSecond)),
+      });
     }
     b.tokens -= 1;
   }
@@ -267,11 +301,24 @@ export class EmulatorServer {
     if (!req.complete) res.setHeader('connection', 'close');
     if (err instanceof EmulatorError) {
       const retryAfter = (err as EmulatorError & { retryAfter?: string }).retryAfter;
-      this.reply(req, res, err.status, { success: false, data: null, errorCode: err.errorCode, message: err.message }, undefined, undefined, retryAfter);
+      this.reply(
+        req,
+        res,
+        err.status,
+        { success: false, data: null, errorCode: err.errorCode, message: err.message },
+        undefined,
+        undefined,
+        retryAfter,
+      );
       return;
     }
     if (isConstraintError(err)) {
-      this.reply(req, res, 400, { success: false, data: null, errorCode: 'DuplicateObject', message: 'an object with the same key already exists' });
+      this.reply(req, res, 400, {
+        success: false,
+        data: null,
+        errorCode: 'DuplicateObject',
+        message: 'an object with the same key already exists',
+      });
       return;
     }
     this.options.onError(err, `${req.method ?? ''} ${req.url ?? ''}`);
@@ -279,7 +326,15 @@ export class EmulatorServer {
     this.reply(req, res, status, { success: false, data: null, errorCode: 'InternalError', message: 'internal error of the emulator' });
   }
 
-  private reply(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, endpoint?: string, plan?: FaultPlan, retryAfter?: string): void {
+  private reply(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    endpoint?: string,
+    plan?: FaultPlan,
+    retryAfter?: string,
+  ): void {
     const text = JSON.stringify(body);
     this.record(req, status, endpoint);
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
@@ -299,10 +354,18 @@ export class EmulatorServer {
   private adminAllowed(req: IncomingMessage): void {
     const key = req.headers['x-api-key'];
     const rootKey =
-      typeof key === 'string' && this.world.store.db.prepare("SELECT 1 FROM users WHERE api_key = ? AND auth_level = 'Root' AND status = 'Active'").get(key) !== undefined;
-    const access = adminAccess({ admin: this.options.admin, remoteAdmin: this.options.remoteAdmin ?? false, remoteAddress: req.socket.remoteAddress, rootKey });
+      typeof key === 'string' &&
+      this.world.store.db.prepare("SELECT 1 FROM users WHERE api_key = ? AND auth_level = 'Root' AND status = 'Active'").get(key) !==
+        undefined;
+    const access = adminAccess({
+      admin: this.options.admin,
+      remoteAdmin: this.options.remoteAdmin ?? false,
+      remoteAddress: req.socket.remoteAddress,
+      rootKey,
+    });
     if (access === 'hidden') throw new EmulatorError(404, 'ObjectNotFound', 'admin routes are disabled');
-    if (access === 'needs-root-key') throw new EmulatorError(401, 'InvalidAPIKey', 'admin routes from another host need the Root user’s X-API-Key');
+    if (access === 'needs-root-key')
+      throw new EmulatorError(401, 'InvalidAPIKey', 'admin routes from another host need the Root user’s X-API-Key');
   }
 
   private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -338,9 +401,11 @@ export class EmulatorServer {
         return;
       case 'GET /_emulator/parcels': {
         const mailboxId = url.searchParams.get('mailboxId');
-        const rows = (mailboxId
-          ? this.world.store.db.prepare('SELECT * FROM parcels WHERE mailbox_id = ? ORDER BY parcel_id').all(Number(mailboxId))
-          : this.world.store.db.prepare('SELECT * FROM parcels ORDER BY parcel_id').all()) as ParcelRow[];
+        const rows = (
+          mailboxId
+            ? this.world.store.db.prepare('SELECT * FROM parcels WHERE mailbox_id = ? ORDER BY parcel_id').all(Number(mailboxId))
+            : this.world.store.db.prepare('SELECT * FROM parcels ORDER BY parcel_id').all()
+        ) as ParcelRow[];
         ok(rows.map((p) => ({ ...parcelInfo(p), direction: p.direction, sha256: p.sha256, mailbagControlId: p.mailbag_control_id })));
         return;
       }

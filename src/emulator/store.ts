@@ -163,7 +163,9 @@ export class EmulatorStore {
   nextId(sequence: string, start: number): number {
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(`seq.${sequence}`) as { value: string } | undefined;
     const next = row ? Number(row.value) + 1 : start;
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`seq.${sequence}`, String(next));
+    this.db
+      .prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(`seq.${sequence}`, String(next));
     return next;
   }
 
@@ -196,7 +198,9 @@ export class EmulatorStore {
   }
 
   vanAliases(gridId: number): { vanQualifier: string; vanId: string }[] {
-    const rows = this.db.prepare("SELECT key FROM settings WHERE scope = 'van' AND scope_id = 0 AND value = ? ORDER BY key").all(JSON.stringify(gridId)) as { key: string }[];
+    const rows = this.db
+      .prepare("SELECT key FROM settings WHERE scope = 'van' AND scope_id = 0 AND value = ? ORDER BY key")
+      .all(JSON.stringify(gridId)) as { key: string }[];
     return rows.map((r) => {
       const slash = r.key.indexOf('/');
       return { vanQualifier: r.key.slice(0, slash), vanId: r.key.slice(slash + 1) };
@@ -215,18 +219,24 @@ export class EmulatorStore {
 
   /** A stored setting of a network, mailbox, grid ID, comm or user (profile fields, config, delimiters). */
   setting<T>(scope: string, scopeId: number, key: string): T | undefined {
-    const row = this.db.prepare('SELECT value FROM settings WHERE scope = ? AND scope_id = ? AND key = ?').get(scope, scopeId, key) as { value: string } | undefined;
+    const row = this.db.prepare('SELECT value FROM settings WHERE scope = ? AND scope_id = ? AND key = ?').get(scope, scopeId, key) as
+      { value: string } | undefined;
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
   settings(scope: string, scopeId: number): Record<string, unknown> {
-    const rows = this.db.prepare('SELECT key, value FROM settings WHERE scope = ? AND scope_id = ? ORDER BY key').all(scope, scopeId) as { key: string; value: string }[];
+    const rows = this.db.prepare('SELECT key, value FROM settings WHERE scope = ? AND scope_id = ? ORDER BY key').all(scope, scopeId) as {
+      key: string;
+      value: string;
+    }[];
     return Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
   }
 
   setSetting(scope: string, scopeId: number, key: string, value: unknown): void {
     this.db
-      .prepare('INSERT INTO settings (scope, scope_id, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, key) DO UPDATE SET value = excluded.value')
+      .prepare(
+        'INSERT INTO settings (scope, scope_id, key, value) VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, key) DO UPDATE SET value = excluded.value',
+      )
       .run(scope, scopeId, key, JSON.stringify(value));
   }
 

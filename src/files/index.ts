@@ -1,4 +1,26 @@
 /** Filesystem helpers shared by the pipelines and the CLI: durable steps, safe opening, safe names. */
-export { checkWritable, ensureDirDurable, exists, FileOperationError, freeBytes, freeName, fsyncDir, fsyncFile, moveDurable, sameFilesystem } from './durable.js';
-export { isByteOnlyPath, pathFromText, pathToText, processingName, renderTemplate, resolveInside, sanitizeFileName, TEMPLATE_VARIABLES, uniqueVariant, type TemplateVars } from './naming.js';
+export {
+  checkWritable,
+  ensureDirDurable,
+  exists,
+  FileOperationError,
+  freeBytes,
+  freeName,
+  fsyncDir,
+  fsyncFile,
+  moveDurable,
+  sameFilesystem,
+} from './durable.js';
+export {
+  isByteOnlyPath,
+  pathFromText,
+  pathToText,
+  processingName,
+  renderTemplate,
+  resolveInside,
+  sanitizeFileName,
+  TEMPLATE_VARIABLES,
+  uniqueVariant,
+  type TemplateVars,
+} from './naming.js';
 export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoFollow, UnsafeFileError } from './safe-open.js';

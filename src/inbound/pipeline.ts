@@ -10,8 +10,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
-import { ContentIntegrityError, GridApiError, GridError, GridResponseError, type DownloadTarget, type MailboxTransport, type UnreadableParcel } from '../api/index.js';
-import { createExclusive, ensureDirDurable, exists, freeBytes, fsyncDir, openDirInside, renderTemplate, resolveInside, sameFilesystem, sanitizeFileName, uniqueVariant, type DirHandle } from '../files/index.js';
+import {
+  ContentIntegrityError,
+  GridApiError,
+  GridError,
+  GridResponseError,
+  type DownloadTarget,
+  type MailboxTransport,
+  type UnreadableParcel,
+} from '../api/index.js';
+import {
+  createExclusive,
+  ensureDirDurable,
+  exists,
+  freeBytes,
+  fsyncDir,
+  openDirInside,
+  renderTemplate,
+  resolveInside,
+  sameFilesystem,
+  sanitizeFileName,
+  uniqueVariant,
+  type DirHandle,
+} from '../files/index.js';
 import type { Journal } from '../journal/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -120,14 +141,24 @@ export class InboundPipeline {
   }
 
   /** Adds to the cycle's counters and tells the subscribers (`inbound:*` events). */
-  private tally(result: InboundCycleResult, key: Exclude<keyof InboundCycleResult, 'bytes'>, n = 1, detail: { bytes?: number; reason?: string; item?: DeliveredItem } = {}): void {
+  private tally(
+    result: InboundCycleResult,
+    key: Exclude<keyof InboundCycleResult, 'bytes'>,
+    n = 1,
+    detail: { bytes?: number; reason?: string; item?: DeliveredItem } = {},
+  ): void {
     if (n === 0) return;
     result[key] += n;
     const mailbox = this.options.mailbox.name;
     switch (key) {
       case 'confirmed':
         result.bytes += detail.bytes ?? 0;
-        this.events.emit('inbound:received', { mailbox, count: n, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
+        this.events.emit('inbound:received', {
+          mailbox,
+          count: n,
+          bytes: detail.bytes ?? 0,
+          ...(detail.item ? { item: detail.item } : {}),
+        });
         return;
       case 'failed':
       case 'deferred':
@@ -146,7 +177,9 @@ export class InboundPipeline {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
-      throw new Error(`staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`);
+      throw new Error(
+        `staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`,
+      );
     }
   }
 
@@ -166,21 +199,26 @@ export class InboundPipeline {
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
     this.noteUnreadable(pending.unreadable);
     if (pending.omitted > 0) {
-      this.logger.warn({ taken: pending.parcels.length, omitted: pending.omitted }, 'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles');
+      this.logger.warn(
+        { taken: pending.parcels.length, omitted: pending.omitted },
+        'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles',
+      );
     }
     this.tally(result, 'unreadable', pending.unreadable.length);
     const listings: Promise<boolean>[] = [];
     for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
-        listings.push(this.journal.recordListed(this.mailboxId, {
-          parcelId: p.parcelId,
-          fileName: p.fileName,
-          ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
-          ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
-          ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
-          ...(p.created !== undefined ? { created: p.created } : {}),
-        }));
+        listings.push(
+          this.journal.recordListed(this.mailboxId, {
+            parcelId: p.parcelId,
+            fileName: p.fileName,
+            ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+            ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
+            ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
+            ...(p.created !== undefined ? { created: p.created } : {}),
+          }),
+        );
       } else if (row.state === 'confirmed') {
         if (await this.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
       }
@@ -197,9 +235,16 @@ export class InboundPipeline {
     this.unreadable.clear();
     records.forEach((r, i) => {
       const key = r.roughId ?? `#${i}`;
-      this.unreadable.set(key, { ...(r.fileName !== undefined ? { fileName: r.fileName } : {}), reason: r.error.message, code: r.error.code });
+      this.unreadable.set(key, {
+        ...(r.fileName !== undefined ? { fileName: r.fileName } : {}),
+        reason: r.error.message,
+        code: r.error.code,
+      });
       if (!before.has(key)) {
-        this.logger.error({ code: r.error.code, parcelId: r.roughId, fileName: r.fileName, err: r.error.message }, 'listed parcel cannot be acted on; it stays on the service');
+        this.logger.error(
+          { code: r.error.code, parcelId: r.roughId, fileName: r.fileName, err: r.error.message },
+          'listed parcel cannot be acted on; it stays on the service',
+        );
       }
     });
   }
@@ -213,7 +258,10 @@ export class InboundPipeline {
       return false;
     }
     const delivery = await this.journal.markRedelivery(this.mailboxId, row.parcel_id);
-    this.logger.warn({ parcelId: row.parcel_id, delivery, previousPath: row.final_path }, 'parcel was reset on the service after we confirmed it; delivering it again under a new name');
+    this.logger.warn(
+      { parcelId: row.parcel_id, delivery, previousPath: row.final_path },
+      'parcel was reset on the service after we confirmed it; delivering it again under a new name',
+    );
     return true;
   }
 
@@ -246,7 +294,10 @@ export class InboundPipeline {
           bytes: row.bytes ?? 0,
           item: { parcelId, fileName: row.file_name, path: row.final_path, partner: row.grid_id_from },
         });
-        this.logger.info({ parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery }, 'parcel received');
+        this.logger.info(
+          { parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery },
+          'parcel received',
+        );
       }
     } catch (err) {
       if (signal?.aborted) return;
@@ -255,7 +306,10 @@ export class InboundPipeline {
       } catch (journalErr) {
         // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
         this.tally(result, 'deferred', 1, { reason: describe(journalErr) });
-        this.logger.error({ parcelId, err: describe(err), journalErr: describe(journalErr) }, 'could not record a failed attempt in the journal');
+        this.logger.error(
+          { parcelId, err: describe(err), journalErr: describe(journalErr) },
+          'could not record a failed attempt in the journal',
+        );
       }
     }
   }
@@ -289,7 +343,10 @@ export class InboundPipeline {
     const state = await this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
     if (state === 'failed') {
       this.tally(result, 'failed', 1, { reason });
-      this.logger.error({ ...errorFields(err), parcelId, attempts: this.inbox.maxAttempts, err: reason }, 'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service');
+      this.logger.error(
+        { ...errorFields(err), parcelId, attempts: this.inbox.maxAttempts, err: reason },
+        'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service',
+      );
     } else {
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
@@ -305,7 +362,8 @@ export class InboundPipeline {
     const declared = row.declared_bytes ?? 0;
     const need = declared + (this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes);
     if (this.spaceLeft === undefined || this.spaceLeft < need) this.spaceLeft = await freeBytes(this.stagingDir);
-    if (this.spaceLeft < need) throw new DeferError(`not enough free space in ${this.stagingDir}: ${this.spaceLeft} bytes free, ${need} needed`);
+    if (this.spaceLeft < need)
+      throw new DeferError(`not enough free space in ${this.stagingDir}: ${this.spaceLeft} bytes free, ${need} needed`);
     this.spaceLeft -= declared;
     // No journal write before the download: a crash during it leaves the row `listed` and the
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
@@ -320,13 +378,20 @@ export class InboundPipeline {
       await target.finish();
     } catch (err) {
       await target.discardAttempt();
-      if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
+      if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? ''))
+        throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
       throw err;
     }
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
     const finalPath = await this.chooseFinalPath(row, fileName);
-    await this.journal.markStaged(this.mailboxId, row.parcel_id, { stagingPath: part, bytes: info.bytes, sha256: info.sha256, finalPath, fileName });
+    await this.journal.markStaged(this.mailboxId, row.parcel_id, {
+      stagingPath: part,
+      bytes: info.bytes,
+      sha256: info.sha256,
+      finalPath,
+      fileName,
+    });
     crashPoint('in.staged');
   }
 
@@ -367,7 +432,10 @@ export class InboundPipeline {
     }
     const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
     for (let n = 1; ; n++) {
-      const candidate = resolveInside(this.inbox.dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)));
+      const candidate = resolveInside(
+        this.inbox.dir,
+        path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)),
+      );
       if (await claim(candidate)) return candidate;
     }
   }

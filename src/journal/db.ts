@@ -67,7 +67,6 @@ interface Pending {
   readonly reject: (e: unknown) => void;
 }
 
-
 export class Journal {
   private closed = false;
   private readonly insertEvent: Database.Statement;
@@ -175,15 +174,17 @@ export class Journal {
     const results: { ok: boolean; value: unknown }[] = [];
     try {
       if (this.syncError !== undefined) throw this.syncError;
-      this.db.transaction(() => {
-        for (const p of batch) {
-          try {
-            results.push({ ok: true, value: this.db.transaction(p.fn)() });
-          } catch (err) {
-            results.push({ ok: false, value: err });
+      this.db
+        .transaction(() => {
+          for (const p of batch) {
+            try {
+              results.push({ ok: true, value: this.db.transaction(p.fn)() });
+            } catch (err) {
+              results.push({ ok: false, value: err });
+            }
           }
-        }
-      }).immediate();
+        })
+        .immediate();
     } catch (err) {
       // The commit itself failed (disk full, closed): nothing of this batch is durable.
       for (const p of batch) p.reject(err);

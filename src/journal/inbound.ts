@@ -76,19 +76,24 @@ export class InboundJournal {
   constructor(private readonly journal: Journal) {}
 
   get(mailboxId: number, parcelId: number): InboundRow | undefined {
-    return this.journal.statement('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as InboundRow | undefined;
+    return this.journal.statement('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as
+      InboundRow | undefined;
   }
 
   /** Rows of a mailbox in the given states, oldest first. */
   inStates(mailboxId: number, states: readonly InboundState[]): InboundRow[] {
     return this.journal
-      .statement(`SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`)
+      .statement(
+        `SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`,
+      )
       .all(mailboxId, ...states) as InboundRow[];
   }
 
   /** Final paths chosen by parcels not yet confirmed: a new parcel must not take one of them. */
   reservedPaths(): Set<string> {
-    const rows = this.journal.statement("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL").all() as { final_path: string }[];
+    const rows = this.journal
+      .statement("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL")
+      .all() as { final_path: string }[];
     return new Set(rows.map((r) => r.final_path));
   }
 
@@ -102,13 +107,34 @@ export class InboundJournal {
           `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
            VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(mailboxId, p.parcelId, p.fileName ?? null, p.bytes ?? null, p.gridIdFrom ?? null, p.gridIdTo ?? null, p.created ?? null, now, now);
-      this.journal.recordEvent({ direction: 'in', mailboxId, item: p.parcelId, from: null, to: 'listed', detail: { fileName: p.fileName ?? null, bytes: p.bytes ?? null } });
+        .run(
+          mailboxId,
+          p.parcelId,
+          p.fileName ?? null,
+          p.bytes ?? null,
+          p.gridIdFrom ?? null,
+          p.gridIdTo ?? null,
+          p.created ?? null,
+          now,
+          now,
+        );
+      this.journal.recordEvent({
+        direction: 'in',
+        mailboxId,
+        item: p.parcelId,
+        from: null,
+        to: 'listed',
+        detail: { fileName: p.fileName ?? null, bytes: p.bytes ?? null },
+      });
       return true;
     });
   }
 
-  markStaged(mailboxId: number, parcelId: number, s: { stagingPath: string; bytes: number; sha256: string; finalPath: string; fileName: string | null }): Promise<void> {
+  markStaged(
+    mailboxId: number,
+    parcelId: number,
+    s: { stagingPath: string; bytes: number; sha256: string; finalPath: string; fileName: string | null },
+  ): Promise<void> {
     return this.transition(
       mailboxId,
       parcelId,
@@ -146,7 +172,9 @@ export class InboundJournal {
 
   /** A note on a row that stays in its state (a confirm to retry, a full disk). */
   noteError(mailboxId: number, parcelId: number, reason: string): void {
-    this.journal.statement('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?').run(reason, this.journal.now(), mailboxId, parcelId);
+    this.journal
+      .statement('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?')
+      .run(reason, this.journal.now(), mailboxId, parcelId);
   }
 
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
@@ -154,7 +182,12 @@ export class InboundJournal {
     return this.journal.commit(() => {
       const row = this.require(mailboxId, parcelId);
       const delivery = row.delivery + 1;
-      this.apply(row, 'listed', { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null }, { redelivery: delivery });
+      this.apply(
+        row,
+        'listed',
+        { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null },
+        { redelivery: delivery },
+      );
       return delivery;
     });
   }
@@ -162,15 +195,21 @@ export class InboundJournal {
   /** Counts per state and the most recent failures, for `gridsync status` and metrics. */
   summary(limit = 10): { counts: Record<string, number>; recentFailures: InboundRow[] } {
     const counts = Object.fromEntries(
-      (this.journal.statement('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
+      (
+        this.journal.statement('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]
+      ).map((r) => [r.state, r.n]),
     );
-    const recentFailures = this.journal.statement("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?").all(limit) as InboundRow[];
+    const recentFailures = this.journal
+      .statement("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?")
+      .all(limit) as InboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget confirmed rows older than `olderThanMs`. */
   pruneConfirmed(olderThanMs: number): number {
-    return this.journal.statement("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
+    return this.journal
+      .statement("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?")
+      .run(this.journal.now() - olderThanMs).changes;
   }
 
   private require(mailboxId: number, parcelId: number): InboundRow {
@@ -179,7 +218,13 @@ export class InboundJournal {
     return row;
   }
 
-  private transition(mailboxId: number, parcelId: number, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): Promise<void> {
+  private transition(
+    mailboxId: number,
+    parcelId: number,
+    to: InboundState,
+    set: Record<string, unknown>,
+    detail: Record<string, unknown> | null,
+  ): Promise<void> {
     return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail));
   }
 
@@ -188,7 +233,9 @@ export class InboundJournal {
     const cols = Object.keys(set);
     const now = this.journal.now();
     this.journal
-      .statement(`UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`)
+      .statement(
+        `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
+      )
       .run(to, now, ...cols.map((c) => set[c]), row.mailbox_id, row.parcel_id);
     this.journal.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
   }

@@ -76,14 +76,18 @@ export class OutboundJournal {
 
   inStates(mailboxId: number, outboxDir: string, states: readonly OutboundState[]): OutboundRow[] {
     return this.journal
-      .statement(`SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`)
+      .statement(
+        `SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`,
+      )
       .all(mailboxId, outboxDir, ...states) as OutboundRow[];
   }
 
   /** Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check. */
   duplicateOf(id: number, sha256: string, sinceMs: number): OutboundRow | undefined {
     return this.journal
-      .statement("SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1")
+      .statement(
+        "SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1",
+      )
       .get(sha256, id, sinceMs, id) as OutboundRow | undefined;
   }
 
@@ -97,12 +101,21 @@ export class OutboundJournal {
     return this.journal.commit(() => {
       const now = this.journal.now();
       const { lastInsertRowid } = this.journal
-        .statement("INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)")
+        .statement(
+          "INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)",
+        )
         .run(mailboxId, outboxDir, fileName, sourcePath, now, now);
       const id = Number(lastInsertRowid);
       const processingPath = path.join(processingDir, processingName(id, fileName));
       this.journal.statement('UPDATE outbound_files SET processing_path = ? WHERE id = ?').run(processingPath, id);
-      this.journal.recordEvent({ direction: 'out', mailboxId, item: id, from: null, to: 'claiming', detail: { sourcePath, processingPath } });
+      this.journal.recordEvent({
+        direction: 'out',
+        mailboxId,
+        item: id,
+        from: null,
+        to: 'claiming',
+        detail: { sourcePath, processingPath },
+      });
       return this.get(id) as OutboundRow;
     });
   }
@@ -133,7 +146,12 @@ export class OutboundJournal {
   }
 
   markErroring(id: number, d: ErrorDecision): Promise<void> {
-    return this.transition(id, 'erroring', { last_error: d.reason, error_code: d.errorCode ?? null, http_status: d.httpStatus ?? null }, { ...d });
+    return this.transition(
+      id,
+      'erroring',
+      { last_error: d.reason, error_code: d.errorCode ?? null, http_status: d.httpStatus ?? null },
+      { ...d },
+    );
   }
 
   markInError(id: number, finalPath: string | null): Promise<void> {
@@ -150,20 +168,28 @@ export class OutboundJournal {
 
   /** The in_error rows whose file sits at `finalPath` (for requeue). */
   inErrorAt(finalPath: string): OutboundRow[] {
-    return this.journal.statement("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?").all(finalPath) as OutboundRow[];
+    return this.journal
+      .statement("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?")
+      .all(finalPath) as OutboundRow[];
   }
 
   summary(limit = 10): { counts: Record<string, number>; recentFailures: OutboundRow[] } {
     const counts = Object.fromEntries(
-      (this.journal.statement('SELECT state, count(*) AS n FROM outbound_files GROUP BY state').all() as { state: string; n: number }[]).map((r) => [r.state, r.n]),
+      (
+        this.journal.statement('SELECT state, count(*) AS n FROM outbound_files GROUP BY state').all() as { state: string; n: number }[]
+      ).map((r) => [r.state, r.n]),
     );
-    const recentFailures = this.journal.statement("SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?").all(limit) as OutboundRow[];
+    const recentFailures = this.journal
+      .statement("SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?")
+      .all(limit) as OutboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget finished rows older than `olderThanMs`. */
   pruneFinished(olderThanMs: number): number {
-    return this.journal.statement("DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?").run(this.journal.now() - olderThanMs).changes;
+    return this.journal
+      .statement("DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?")
+      .run(this.journal.now() - olderThanMs).changes;
   }
 
   private require(id: number): OutboundRow {

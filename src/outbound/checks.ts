@@ -14,7 +14,16 @@ const READ_CHUNK = 256 * 1024;
 
 /** `*.tmp`, `~*`, `.*` … → a matcher of file names (`*` any run, `?` one character). */
 export function ignoreMatcher(patterns: readonly string[]): (name: string) => boolean {
-  const res = patterns.map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's'));
+  const res = patterns.map(
+    (p) =>
+      new RegExp(
+        `^${p
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+        's',
+      ),
+  );
   return (name) => res.some((re) => re.test(name));
 }
 

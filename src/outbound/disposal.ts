@@ -6,7 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
-import { ensureDirDurable, exists, freeName, fsyncDir, moveDurable, pathFromText, renderTemplate, sanitizeFileName } from '../files/index.js';
+import {
+  ensureDirDurable,
+  exists,
+  freeName,
+  fsyncDir,
+  moveDurable,
+  pathFromText,
+  renderTemplate,
+  sanitizeFileName,
+} from '../files/index.js';
 import { crashPoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
@@ -127,7 +136,11 @@ export class Disposal {
       };
       const reportPath = `${finalPath}${ERROR_REPORT_SUFFIX}`;
       // errorDir may be shared with the ERP: never write through a link planted under the report's name.
-      const fh = await fs.promises.open(reportPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, DEFAULTS.fileMode);
+      const fh = await fs.promises.open(
+        reportPath,
+        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+        DEFAULTS.fileMode,
+      );
       try {
         await fh.writeFile(`${JSON.stringify(report, null, 2)}\n`);
         await fh.sync();
@@ -137,7 +150,16 @@ export class Disposal {
       if (source) await moveDurable(source, finalPath);
       await fsyncDir(cfg.errorDir);
       await journal.markInError(row.id, source ? finalPath : null);
-      this.ctx.logger.error({ file: row.file_name, reason: d.reason, errorCode: d.errorCode ?? undefined, httpStatus: d.httpStatus ?? undefined, errorFile: finalPath }, 'file moved to the error folder');
+      this.ctx.logger.error(
+        {
+          file: row.file_name,
+          reason: d.reason,
+          errorCode: d.errorCode ?? undefined,
+          httpStatus: d.httpStatus ?? undefined,
+          errorFile: finalPath,
+        },
+        'file moved to the error folder',
+      );
     } catch (err) {
       journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');

@@ -53,7 +53,8 @@ function emitOutbound(
   detail: { bytes?: number; reason?: string; item?: DeliveredItem },
 ): void {
   const name = EVENT_OF[key];
-  if (name === 'outbound:sent') events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
+  if (name === 'outbound:sent')
+    events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
   else events.emit(name, { mailbox, count, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
 }
 
@@ -101,12 +102,15 @@ export class OutboundPipeline {
   /** Start-up checks: folders exist and are writable; processing on the outbox's filesystem. */
   async checkPrerequisites(): Promise<void> {
     const processingDir = this.ctx.processingDir;
-    for (const d of [this.cfg.dir, this.cfg.errorDir, processingDir, ...(this.cfg.sentDir ? [this.cfg.sentDir] : [])]) await ensureDirDurable(d);
+    for (const d of [this.cfg.dir, this.cfg.errorDir, processingDir, ...(this.cfg.sentDir ? [this.cfg.sentDir] : [])])
+      await ensureDirDurable(d);
     // Only gridsync writes in processing/: the claimed snapshots there are what gets sent.
     const st = await fs.promises.stat(processingDir);
     if (st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) await fs.promises.chmod(processingDir, 0o700);
     if (!(await sameFilesystem(processingDir, this.cfg.dir))) {
-      throw new Error(`processing ${processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; set outbox.processingDir to a folder on the outbox's filesystem`);
+      throw new Error(
+        `processing ${processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; set outbox.processingDir to a folder on the outbox's filesystem`,
+      );
     }
   }
 
@@ -166,7 +170,13 @@ export class OutboundPipeline {
 
   /** Queues every row that has work left (claimed, uploading, uploaded, erroring). */
   private enqueueJournalWork(): void {
-    for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'])) {
+    for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
+      'claiming',
+      'claimed',
+      'uploading',
+      'uploaded',
+      'erroring',
+    ])) {
       if (this.queued.has(row.id)) continue;
       this.queued.add(row.id);
       void this.queue
@@ -203,9 +213,13 @@ export class OutboundPipeline {
     }
     if (row?.state === 'uploaded') {
       await this.disposal.archive(row);
-      this.ctx.logger.info({ file: row.file_name, parcelId: row.parcel_id, bytes: row.bytes, durationMs: this.now() - started, attempts: row.attempts }, 'file sent');
+      this.ctx.logger.info(
+        { file: row.file_name, parcelId: row.parcel_id, bytes: row.bytes, durationMs: this.now() - started, attempts: row.attempts },
+        'file sent',
+      );
       return;
     }
-    if (row?.state === 'erroring') await this.disposal.toError(row, { reason: row.last_error ?? 'unknown', errorCode: row.error_code, httpStatus: row.http_status });
+    if (row?.state === 'erroring')
+      await this.disposal.toError(row, { reason: row.last_error ?? 'unknown', errorCode: row.error_code, httpStatus: row.http_status });
   }
 }

@@ -265,7 +265,11 @@ export class OutboxScanner {
     try {
       if (ino !== undefined && stat.ino !== ino) throw new ReplacedFileError(processing);
       await fs.promises.rm(snap, { force: true });
-      const out = await fs.promises.open(snap, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+      const out = await fs.promises.open(
+        snap,
+        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+        0o600,
+      );
       let result: { bytes: number; sha256: string };
       try {
         result = await copyHashing(handle, out);

@@ -49,7 +49,10 @@ export class Sender {
     const { cfg, journal } = this.ctx;
     if (isByteOnlyPath(row.source_path)) {
       const raw = (pathFromText(row.source_path) as Buffer).subarray(Buffer.byteLength(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`));
-      return { reason: `the file name is not valid UTF-8 (bytes ${raw.toString('hex')}); the service takes UTF-8 names only: rename the file and requeue it`, errorCode: 'OUTBOUND_NAME_NOT_UTF8' };
+      return {
+        reason: `the file name is not valid UTF-8 (bytes ${raw.toString('hex')}); the service takes UTF-8 names only: rename the file and requeue it`,
+        errorCode: 'OUTBOUND_NAME_NOT_UTF8',
+      };
     }
     const bytes = row.bytes ?? 0;
     if (bytes === 0) return { reason: 'empty file' };
@@ -60,7 +63,10 @@ export class Sender {
     }
     if (cfg.duplicates === 'reject' && row.sha256) {
       const dup = journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
-      if (dup) return { reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}` };
+      if (dup)
+        return {
+          reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}`,
+        };
     }
     return undefined;
   }
@@ -82,17 +88,27 @@ export class Sender {
           // next pass — never fall through to a send (that is how a duplicate would happen).
           journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
           this.ctx.tally('deferred');
-          logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
+          logger.warn(
+            { file: row.file_name, ...errorFields(err) },
+            'cannot reconcile the unknown upload yet; will ask the outbox list again',
+          );
           return false;
         }
         if (found !== undefined) {
           await journal.markUploaded(row.id, found, 'reconciled');
-          logger.warn({ file: row.file_name, parcelId: found }, 'upload outcome was unknown; found the parcel on the service and adopted it (no second send)');
+          logger.warn(
+            { file: row.file_name, parcelId: found },
+            'upload outcome was unknown; found the parcel on the service and adopted it (no second send)',
+          );
           this.ctx.tally('uploaded');
           return true;
         }
         if (row.attempts >= cfg.maxAttempts) {
-          await this.disposal.toError(row, { reason: `gave up after ${row.attempts} attempts: ${row.last_error ?? 'unknown error'}`, errorCode: row.error_code, httpStatus: row.http_status });
+          await this.disposal.toError(row, {
+            reason: `gave up after ${row.attempts} attempts: ${row.last_error ?? 'unknown error'}`,
+            errorCode: row.error_code,
+            httpStatus: row.http_status,
+          });
           this.ctx.tally('failed');
           return false;
         }
@@ -128,7 +144,11 @@ export class Sender {
     switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
       case 'reject':
         this.ctx.tally('failed');
-        await this.disposal.toError(row, { reason: `rejected by the service: ${api?.serviceMessage || reason}`, errorCode: api?.errorCode, httpStatus: api?.httpStatus });
+        await this.disposal.toError(row, {
+          reason: `rejected by the service: ${api?.serviceMessage || reason}`,
+          errorCode: api?.errorCode,
+          httpStatus: api?.httpStatus,
+        });
         return false;
       case 'reconcile':
         journal.noteError(id, reason);
@@ -138,7 +158,11 @@ export class Sender {
       case 'give-up':
         if (row.state === 'uploading') await journal.markNotSent(id, reason);
         this.ctx.tally('failed');
-        await this.disposal.toError(journal.get(id) as OutboundRow, { reason: `gave up after ${row.attempts} attempts: ${reason}`, errorCode: api?.errorCode, httpStatus: api?.httpStatus });
+        await this.disposal.toError(journal.get(id) as OutboundRow, {
+          reason: `gave up after ${row.attempts} attempts: ${reason}`,
+          errorCode: api?.errorCode,
+          httpStatus: api?.httpStatus,
+        });
         return false;
       case 'resend':
         await journal.markNotSent(id, reason);
@@ -155,7 +179,8 @@ export class Sender {
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
     const since = (row.attempt_started_at ?? row.created_at) - (this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs);
     for await (const parcel of this.client.outboxParcels({ mailboxId: this.ctx.mailboxId, since: new Date(since).toISOString() })) {
-      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId)) return parcel.parcelId;
+      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId))
+        return parcel.parcelId;
     }
     return undefined;
   }

@@ -66,5 +66,9 @@ export interface OutboxContext {
   readonly logger: Logger;
   readonly now: () => number;
   /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
-  tally(key: Exclude<keyof OutboundCycleResult, 'bytes'>, n?: number, detail?: { bytes?: number; reason?: string; item?: DeliveredItem }): void;
+  tally(
+    key: Exclude<keyof OutboundCycleResult, 'bytes'>,
+    n?: number,
+    detail?: { bytes?: number; reason?: string; item?: DeliveredItem },
+  ): void;
 }

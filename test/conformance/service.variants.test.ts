@@ -49,7 +49,9 @@ describe('conformance: documented variants of the service', () => {
         {
           ...(mailboxId !== null ? { mailboxId } : {}),
           inbox: { dir: './inbox', maxAttempts: 2 },
-          ...(mailbox.outbox ? { outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '50ms', validateEnvelope: false } } : {}),
+          ...(mailbox.outbox
+            ? { outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '50ms', validateEnvelope: false } }
+            : {}),
         },
       ],
     };
@@ -152,9 +154,16 @@ describe('conformance: documented variants of the service', () => {
       const { networkId: _n, mailboxId: _m, modified: _x, gridIdFrom: _f, gridIdTo: _t, ...rest } = r;
       return {
         ...rest,
-        mailbagControlId: 'MB-1', parcelDate: p.created, parcelBytes: p.content.length, statusCode: 7, statusMessage: 'ok', direction: 'InBox',
+        mailbagControlId: 'MB-1',
+        parcelDate: p.created,
+        parcelBytes: p.content.length,
+        statusCode: 7,
+        statusMessage: 'ok',
+        direction: 'InBox',
         status: { code: 'x1256Pending', description: 'legacy', statusDate: p.created },
-        from: { gridId: 1, name: 'A' }, to: { gridId: 2, name: 'B' }, interchanges: [{ interchangeId: 1 }],
+        from: { gridId: 1, name: 'A' },
+        to: { gridId: 2, name: 'B' },
+        interchanges: [{ interchangeId: 1 }],
         created: Math.random() > 2 ? rest.created : 12345, // a number where a date belongs
       };
     };
@@ -192,7 +201,10 @@ describe('conformance: documented variants of the service', () => {
     expect(r.inbox).toEqual({ 'near-1.x12': 'ISA*near1~', 'near-2.x12': 'ISA*near2~' });
     expect(svc.confirmed().map((p) => p.parcelId)).toEqual([TWO53 - 2n, TWO53 - 1n]);
     // The confirms named the exact ids.
-    const confirms = svc.requests.filter((q) => q.path === '/v2/parcels/confirm').map((q) => String(q.body.parcelId)).sort();
+    const confirms = svc.requests
+      .filter((q) => q.path === '/v2/parcels/confirm')
+      .map((q) => String(q.body.parcelId))
+      .sort();
     expect(confirms).toEqual([String(TWO53 - 2n), String(TWO53 - 1n)]);
     expect(r.out).toMatch(/GRID_RESPONSE_ERROR/);
     expect(r.out).toMatch(/above 2\^53/);
@@ -213,7 +225,15 @@ describe('conformance: documented variants of the service', () => {
       seen.set(id, count);
       if (id === String(ok1.parcelId) && count === 1) {
         res.writeHead(500, { 'content-type': 'application/problem+json' });
-        res.end(JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'upstream timeout', traceId: '00-abc-01' }));
+        res.end(
+          JSON.stringify({
+            type: 'about:blank',
+            title: 'Internal Server Error',
+            status: 500,
+            detail: 'upstream timeout',
+            traceId: '00-abc-01',
+          }),
+        );
         return true;
       }
       if (id === String(ok2.parcelId) && count === 1) {
@@ -239,7 +259,13 @@ describe('conformance: documented variants of the service', () => {
 
   it('dates with and without fractional seconds and offsets — syncs', async () => {
     const svc = await service();
-    const dates = ['2026-05-07T08:00:00Z', '2026-05-07T08:00:00.1234567Z', '2026-05-07T10:00:00+02:00', '2026-05-07T10:00:00.5+0200', '2026-05-07T08:00Z'];
+    const dates = [
+      '2026-05-07T08:00:00Z',
+      '2026-05-07T08:00:00.1234567Z',
+      '2026-05-07T10:00:00+02:00',
+      '2026-05-07T10:00:00.5+0200',
+      '2026-05-07T08:00Z',
+    ];
     dates.forEach((created, i) => svc.addInbound(`d${i}.x12`, `ISA*d${i}~`, { created }));
     const r = await run(world(svc));
     expect(r.code, r.out).toBe(0);
@@ -271,7 +297,10 @@ describe('conformance: documented variants of the service', () => {
     svc.variants.fault = (req, res) => {
       if (req.path !== '/v2/parcels/download' || broke) return false;
       broke = true;
-      const text = wireJson({ success: true, data: { parcelId: p.parcelId, fileName: p.fileName, bytes: content.length, content: content.toString('base64') } });
+      const text = wireJson({
+        success: true,
+        data: { parcelId: p.parcelId, fileName: p.fileName, bytes: content.length, content: content.toString('base64') },
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
       res.write(text.slice(0, text.length / 2), () => res.destroy());
       return true;
@@ -347,7 +376,10 @@ describe('once drains', () => {
       if (req.path !== '/v2/parcels/download') return false;
       const id = String(req.body.parcelId);
       if (id === String(truncated.parcelId)) {
-        const text = wireJson({ success: true, data: { parcelId: truncated.parcelId, fileName: 'truncated.x12', bytes: 200_000, content: truncated.content.toString('base64') } });
+        const text = wireJson({
+          success: true,
+          data: { parcelId: truncated.parcelId, fileName: 'truncated.x12', bytes: 200_000, content: truncated.content.toString('base64') },
+        });
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(text.length) });
         res.write(text.slice(0, 50_000), () => res.destroy());
         return true;
@@ -363,7 +395,8 @@ describe('once drains', () => {
     const r = await w.once();
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(fs.readdirSync(path.join(w.dir, 'inbox'))).toEqual(['fine.x12']);
-    for (const name of ['truncated.x12', 'corrupt-1.x12', 'corrupt-2.x12']) expect(r.stderr).toMatch(new RegExp(`${name.replace('.', '\\.')}\\): failed: .*(truncated|UND_ERR_SOCKET|invalid-base64)`));
+    for (const name of ['truncated.x12', 'corrupt-1.x12', 'corrupt-2.x12'])
+      expect(r.stderr).toMatch(new RegExp(`${name.replace('.', '\\.')}\\): failed: .*(truncated|UND_ERR_SOCKET|invalid-base64)`));
     expect(svc.confirmed().map((p) => p.fileName)).toEqual(['fine.x12']);
     const status = startCli(['status', '-c', path.join(w.dir, 'gridsync.yaml')]);
     const s = await status.exited;

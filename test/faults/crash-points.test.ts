@@ -14,7 +14,17 @@ import { repoRoot } from '../helpers/journal-child.js';
 import { emulatorParcels, listFiles } from '../helpers/world.js';
 
 const INBOUND_POINTS = ['in.downloaded', 'in.staged', 'in.renamed', 'in.placed', 'in.confirm-answered', 'in.confirmed'];
-const OUTBOUND_POINTS = ['out.claiming', 'out.claim-renamed', 'out.claimed', 'out.uploading', 'out.request-sent', 'out.response-received', 'out.uploaded', 'out.archive-renamed', 'out.archived'];
+const OUTBOUND_POINTS = [
+  'out.claiming',
+  'out.claim-renamed',
+  'out.claimed',
+  'out.uploading',
+  'out.request-sent',
+  'out.response-received',
+  'out.uploaded',
+  'out.archive-renamed',
+  'out.archived',
+];
 const PER_RUN = 4;
 // The same suite over both service interfaces: the guarantees must not depend on the transport.
 const PROTOCOLS = ['rest', 'soap'] as const;
@@ -41,7 +51,14 @@ beforeAll(async () => {
         { gridId: 30_000 + i, mailboxId: 3000 + i, qualifier: 'ZZ', id: `THEM${i}` },
       ]).flat(),
       interconnects: Array.from({ length: 100 }, (_, i) => ({ interconnectId: 7000 + i, gridIdFrom: 20_000 + i, gridIdTo: 30_000 + i })),
-      users: Array.from({ length: 100 }, (_, i) => ({ userId: 100 + i, login: `u${i}`, authLevel: 'MailboxAdmin' as const, networkId: 1, mailboxId: 2000 + i, apiKey: `key-${i}` })),
+      users: Array.from({ length: 100 }, (_, i) => ({
+        userId: 100 + i,
+        login: `u${i}`,
+        authLevel: 'MailboxAdmin' as const,
+        networkId: 1,
+        mailboxId: 2000 + i,
+        apiKey: `key-${i}`,
+      })),
     },
   });
 });
@@ -54,29 +71,45 @@ function once(config: string, crashAt?: string): Promise<{ code: number | null; 
   return new Promise((resolve) => {
     const env = { ...process.env, ...(crashAt ? { GRIDSYNC_CRASH_AT: crashAt } : {}) };
     delete (env as Record<string, string | undefined>).NODE_OPTIONS;
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'once', '-c', config], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'once', '-c', config], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
   });
 }
 
-async function scenario(protocol: Protocol, point: string, n: number): Promise<{ point: string; n: number; killed: boolean; runs: number }> {
+async function scenario(
+  protocol: Protocol,
+  point: string,
+  n: number,
+): Promise<{ point: string; n: number; killed: boolean; runs: number }> {
   const i = mailboxSeq++;
   const dir = path.join(root, `${protocol}-${point}-${n}`);
-  const d = { inbox: path.join(dir, 'inbox'), outbox: path.join(dir, 'outbox'), sent: path.join(dir, 'sent'), error: path.join(dir, 'error'), state: path.join(dir, 'state') };
+  const d = {
+    inbox: path.join(dir, 'inbox'),
+    outbox: path.join(dir, 'outbox'),
+    sent: path.join(dir, 'sent'),
+    error: path.join(dir, 'error'),
+    state: path.join(dir, 'state'),
+  };
   for (const p of Object.values(d)) fs.mkdirSync(p, { recursive: true });
   const config = path.join(dir, 'gridsync.yaml');
-  fs.writeFileSync(config, [
-    `api: { baseUrl: "${emu.url}", protocol: ${protocol}, apiKey: key-${i}, maxAttempts: 1 }`,
-    `stateDir: ${d.state}`,
-    'log: { level: warn, pretty: false }',
-    'mailboxes:',
-    `  - mailboxId: ${2000 + i}`,
-    `    inbox: { dir: ${d.inbox}, concurrency: 2 }`,
-    `    outbox: { dir: ${d.outbox}, sentDir: ${d.sent}, errorDir: ${d.error}, stableMs: 20, concurrency: 2, gridIdFrom: ${20_000 + i}, gridIdTo: ${30_000 + i} }`,
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    config,
+    [
+      `api: { baseUrl: "${emu.url}", protocol: ${protocol}, apiKey: key-${i}, maxAttempts: 1 }`,
+      `stateDir: ${d.state}`,
+      'log: { level: warn, pretty: false }',
+      'mailboxes:',
+      `  - mailboxId: ${2000 + i}`,
+      `    inbox: { dir: ${d.inbox}, concurrency: 2 }`,
+      `    outbox: { dir: ${d.outbox}, sentDir: ${d.sent}, errorDir: ${d.error}, stableMs: 20, concurrency: 2, gridIdFrom: ${20_000 + i}, gridIdTo: ${30_000 + i} }`,
+      '',
+    ].join('\n'),
+  );
   const inbound = new Map<string, number>();
   for (let k = 0; k < PER_RUN; k++) {
     const content = Buffer.from(`${point} ${n} inbound ${k} ${'x'.repeat(k * 1000)}`);
@@ -104,7 +137,10 @@ async function scenario(protocol: Protocol, point: string, n: number): Promise<{
   }
   expect(have, `${point}:${n} inbox`).toEqual(inbound);
   const parcels = await emulatorParcels(emu, 2000 + i);
-  expect(parcels.filter((p) => p.direction === 'in').every((p) => p.status === 'InBoxTransferred'), `${point}:${n} confirmed`).toBe(true);
+  expect(
+    parcels.filter((p) => p.direction === 'in').every((p) => p.status === 'InBoxTransferred'),
+    `${point}:${n} confirmed`,
+  ).toBe(true);
   const uploads = parcels.filter((p) => p.direction === 'out');
   expect(uploads.map((p) => p.fileName).sort(), `${point}:${n} uploaded exactly once`).toEqual([...outbound.keys()].sort());
   for (const u of uploads) expect(u.sha256).toBe(outbound.get(u.fileName as string));
@@ -116,13 +152,26 @@ async function scenario(protocol: Protocol, point: string, n: number): Promise<{
 }
 
 describe.each(PROTOCOLS)('named crash points over %s: SIGKILL at each, for n = 1, 2, 3, then recovery', (protocol) => {
-  for (const [label, points] of [['inbound', INBOUND_POINTS], ['outbound', OUTBOUND_POINTS]] as const) {
+  for (const [label, points] of [
+    ['inbound', INBOUND_POINTS],
+    ['outbound', OUTBOUND_POINTS],
+  ] as const) {
     it(`${label}: nothing lost, nothing twice`, async () => {
       const jobs = points.flatMap((p) => [1, 2, 3].map((n) => [p, n] as const));
       const results: Awaited<ReturnType<typeof scenario>>[] = [];
-      for (let k = 0; k < jobs.length; k += 4) results.push(...(await Promise.all(jobs.slice(k, k + 4).map(([p, n]) => scenario(protocol, p, n)))));
+      for (let k = 0; k < jobs.length; k += 4)
+        results.push(...(await Promise.all(jobs.slice(k, k + 4).map(([p, n]) => scenario(protocol, p, n)))));
       const kills = results.filter((r) => r.killed).length;
-      console.log(JSON.stringify({ suite: `crash-points-${protocol}-${label}`, scenarios: results.length, kills, lost: 0, duplicated: 0, notReached: results.filter((r) => !r.killed).map((r) => `${r.point}:${r.n}`) }));
+      console.log(
+        JSON.stringify({
+          suite: `crash-points-${protocol}-${label}`,
+          scenarios: results.length,
+          kills,
+          lost: 0,
+          duplicated: 0,
+          notReached: results.filter((r) => !r.killed).map((r) => `${r.point}:${r.n}`),
+        }),
+      );
       // With PER_RUN items per direction every point is passed at least 3 times in one run.
       expect(kills).toBe(results.length);
     }, 300_000);

@@ -21,12 +21,21 @@ afterEach(() => {
 });
 
 /** `gridsync once`, as nobody when root; killed (and reported as hung) after `limitMs`. */
-function once(world: DaemonWorld, env: Record<string, string> = {}, limitMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; hung: boolean; stderr: string }> {
+function once(
+  world: DaemonWorld,
+  env: Record<string, string> = {},
+  limitMs = 30_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; hung: boolean; stderr: string }> {
   if (hasSetpriv) execFileSync('chown', ['-R', 'nobody:nogroup', world.dir]);
-  const cmd = hasSetpriv ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath] : [process.execPath];
+  const cmd = hasSetpriv
+    ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath]
+    : [process.execPath];
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(cmd[0] as string, [...cmd.slice(1), cliPath, 'once', '-c', world.configFile], { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(cmd[0] as string, [...cmd.slice(1), cliPath, 'once', '-c', world.configFile], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let hung = false;
@@ -44,7 +53,10 @@ function once(world: DaemonWorld, env: Record<string, string> = {}, limitMs = 30
 
 describe('restart after a crash, with the outbox tampered with meanwhile', () => {
   it('issue 11 #13: no stale done marker survives a crash in the claim; the next file of that name is not claimed while being written', async () => {
-    w = makeDaemonWorld({}, { outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', readiness: 'marker', rescanMs: '500ms' } });
+    w = makeDaemonWorld(
+      {},
+      { outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', readiness: 'marker', rescanMs: '500ms' } },
+    );
     fs.mkdirSync(w.outbox, { recursive: true });
     fs.writeFileSync(path.join(w.outbox, 'order.x12'), x12(1));
     fs.writeFileSync(path.join(w.outbox, 'order.x12.done'), '');
@@ -79,7 +91,9 @@ describe('restart after a crash, with the outbox tampered with meanwhile', () =>
       expect(r.code).toBe(1);
       expect(listFiles(w.sent)).toEqual([]);
       expect(fs.readdirSync(w.error).sort()).toEqual(['swap.x12', 'swap.x12.error.json']);
-      expect(JSON.parse(fs.readFileSync(path.join(w.error, 'swap.x12.error.json'), 'utf8')).reason).toMatch(what === 'a FIFO' ? /FIFO/ : /symbolic link/);
+      expect(JSON.parse(fs.readFileSync(path.join(w.error, 'swap.x12.error.json'), 'utf8')).reason).toMatch(
+        what === 'a FIFO' ? /FIFO/ : /symbolic link/,
+      );
     }, 60_000);
   }
 });

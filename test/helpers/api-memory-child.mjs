@@ -10,7 +10,11 @@ const t0 = performance.now();
 const { parcelId } = await client.uploadParcel(file, { fileName: 'big.bin', gridIdFrom: 5002, gridIdTo: 5001 });
 const t1 = performance.now();
 const partner = new GridClient({ baseUrl: url, auth: { apiKey: 'demo-key-1001' } });
-const list = await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' }, body: '{}' }).then((r) => r.json());
+const list = await fetch(`${url}/v2/parcels/pending-inbox-list`, {
+  method: 'POST',
+  headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' },
+  body: '{}',
+}).then((r) => r.json());
 const inbound = list.data.find((p) => p.fileName === 'big.bin');
 const sink = fs.createWriteStream(out);
 const r = await partner.downloadParcel(inbound.parcelId, sink);
@@ -20,4 +24,6 @@ const t2 = performance.now();
 const peak = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
 await client.close();
 await partner.close();
-console.log(JSON.stringify({ parcelId, bytes: r.bytes, sha256: r.sha256, baseRss: base, peakRss: peak, uploadMs: t1 - t0, downloadMs: t2 - t1 }));
+console.log(
+  JSON.stringify({ parcelId, bytes: r.bytes, sha256: r.sha256, baseRss: base, peakRss: peak, uploadMs: t1 - t0, downloadMs: t2 - t1 }),
+);

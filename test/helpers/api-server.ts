@@ -20,16 +20,25 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
-export const envelope = (data: unknown, status = 200, extra: Record<string, string> = {}): Responder => (_req, res) => {
-  const text = JSON.stringify({ success: status < 400, data: status < 400 ? data : null, errorCode: status < 400 ? null : data, message: status < 400 ? null : `error ${status}` });
-  res.writeHead(status, { 'content-type': 'application/json', ...extra });
-  res.end(text);
-};
+export const envelope =
+  (data: unknown, status = 200, extra: Record<string, string> = {}): Responder =>
+  (_req, res) => {
+    const text = JSON.stringify({
+      success: status < 400,
+      data: status < 400 ? data : null,
+      errorCode: status < 400 ? null : data,
+      message: status < 400 ? null : `error ${status}`,
+    });
+    res.writeHead(status, { 'content-type': 'application/json', ...extra });
+    res.end(text);
+  };
 
-export const raw = (status: number, text: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Responder => (_req, res) => {
-  res.writeHead(status, headers);
-  res.end(text);
-};
+export const raw =
+  (status: number, text: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Responder =>
+  (_req, res) => {
+    res.writeHead(status, headers);
+    res.end(text);
+  };
 
 /** Destroys the connection without an answer (a reset). */
 export const reset: Responder = (req) => {
@@ -60,9 +69,10 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
     script: (...r) => {
       responders = r;
     },
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

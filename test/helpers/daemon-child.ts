@@ -64,7 +64,11 @@ export function runCli(args: string[], env: Record<string, string> = {}, cwd = r
 }
 
 /** Polls `check` every 50 ms until it returns a value or the timeout passes. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -33,7 +33,14 @@ export function makeDaemonWorld(extra: Record<string, unknown> = {}, mailboxExtr
     stateDir: './state',
     log: { level: 'warn', pretty: false },
     schedule: { poll: '200ms' },
-    mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' }, outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms' }, ...mailboxExtra }],
+    mailboxes: [
+      {
+        mailboxId: 1001,
+        inbox: { dir: './inbox' },
+        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms' },
+        ...mailboxExtra,
+      },
+    ],
     ...extra,
   };
   fs.writeFileSync(w.configFile, YAML.stringify(config));

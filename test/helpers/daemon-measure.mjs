@@ -11,10 +11,16 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-measure-'));
 fs.mkdirSync(path.join(dir, 'config'));
 fs.copyFileSync(path.join(repo, 'config/gridsync.yaml'), path.join(dir, 'config/gridsync.yaml'));
 const t0 = performance.now();
-const child = spawn(process.execPath, ['--max-semi-space-size=4', path.join(repo, 'dist/cli/main.js'), 'run', '-c', path.join(dir, 'config/gridsync.yaml')], { env: { ...process.env, GRIDSYNC_HTTP_PORT: '0', GRIDSYNC_SCHEDULE_POLL: '1s' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(
+  process.execPath,
+  ['--max-semi-space-size=4', path.join(repo, 'dist/cli/main.js'), 'run', '-c', path.join(dir, 'config/gridsync.yaml')],
+  { env: { ...process.env, GRIDSYNC_HTTP_PORT: '0', GRIDSYNC_SCHEDULE_POLL: '1s' }, stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let out = '';
 child.stdout.on('data', (d) => (out += d));
-const until = async (f) => { while (!f()) await new Promise((r) => setTimeout(r, 5)); };
+const until = async (f) => {
+  while (!f()) await new Promise((r) => setTimeout(r, 5));
+};
 await until(() => out.includes('"msg":"gridsync started"'));
 const tStart = performance.now() - t0;
 await new Promise((r) => setTimeout(r, 5000));

@@ -36,7 +36,13 @@ const stripBom = (t: string): string => (t.startsWith('\u00ef\u00bb\u00bf') ? t.
 function x12(text: string, at: number): { ix: OracleInterchange; end: number } {
   const el = text[at + 3] as string;
   const term = text[at + 105] as string;
-  const ix: OracleInterchange = { standard: 'X12', header: text.slice(at, at + 105).split(el), control: '', groups: [], trailer: undefined };
+  const ix: OracleInterchange = {
+    standard: 'X12',
+    header: text.slice(at, at + 105).split(el),
+    control: '',
+    groups: [],
+    trailer: undefined,
+  };
   ix.control = (ix.header[13] ?? '').trim();
   let p = at + 106;
   let group: OracleGroup | undefined;
@@ -44,11 +50,23 @@ function x12(text: string, at: number): { ix: OracleInterchange; end: number } {
   while (p < text.length) {
     let e = text.indexOf(term, p);
     if (e === -1) e = text.length;
-    const f = text.slice(p, e).trim().split(el).map((x) => x.trim());
+    const f = text
+      .slice(p, e)
+      .trim()
+      .split(el)
+      .map((x) => x.trim());
     p = e + 1;
     const tag = f[0];
     if (tag === 'GS') {
-      group = { functionalId: f[1] ?? '', control: f[6] ?? '', version: f[8] ?? '', explicit: true, sets: [], trailerCount: undefined, trailerControl: undefined };
+      group = {
+        functionalId: f[1] ?? '',
+        control: f[6] ?? '',
+        version: f[8] ?? '',
+        explicit: true,
+        sets: [],
+        trailerCount: undefined,
+        trailerControl: undefined,
+      };
       ix.groups.push(group);
     } else if (tag === 'ST') {
       set = { id: f[1] ?? '', control: f[2] ?? '', identifier: '', segments: 1, trailerCount: undefined, trailerControl: undefined };
@@ -117,14 +135,37 @@ function edifact(text: string, at: number): { ix: OracleInterchange; end: number
       ix.header = f;
       ix.control = (f[5] ?? '').trim();
     } else if (tag === 'UNG') {
-      group = { functionalId: f[1] ?? '', control: f[5] ?? '', version: f[7] ?? '', explicit: true, sets: [], trailerCount: undefined, trailerControl: undefined };
+      group = {
+        functionalId: f[1] ?? '',
+        control: f[5] ?? '',
+        version: f[7] ?? '',
+        explicit: true,
+        sets: [],
+        trailerCount: undefined,
+        trailerControl: undefined,
+      };
       ix.groups.push(group);
     } else if (tag === 'UNH') {
       if (!group) {
-        group = { functionalId: '', control: '', version: '', explicit: false, sets: [], trailerCount: undefined, trailerControl: undefined };
+        group = {
+          functionalId: '',
+          control: '',
+          version: '',
+          explicit: false,
+          sets: [],
+          trailerCount: undefined,
+          trailerControl: undefined,
+        };
         ix.groups.push(group);
       }
-      set = { id: (f[2] ?? '').split(':')[0] ?? '', control: f[1] ?? '', identifier: f[2] ?? '', segments: 1, trailerCount: undefined, trailerControl: undefined };
+      set = {
+        id: (f[2] ?? '').split(':')[0] ?? '',
+        control: f[1] ?? '',
+        identifier: f[2] ?? '',
+        segments: 1,
+        trailerCount: undefined,
+        trailerControl: undefined,
+      };
       group.sets.push(set);
     } else if (tag === 'UNT' && set) {
       set.segments++;
@@ -167,7 +208,8 @@ const num = (v: string | undefined): number => (v !== undefined && /^\d+$/.test(
 /** Whether a set's trailer agrees with what was read. */
 export const setOk = (s: OracleSet): boolean => num(s.trailerCount) === s.segments && (s.trailerControl ?? '').trim() === s.control.trim();
 /** Whether a group's trailer agrees with what was read (explicit groups only). */
-export const groupOk = (g: OracleGroup): boolean => !g.explicit || (num(g.trailerCount) === g.sets.length && (g.trailerControl ?? '').trim() === g.control.trim());
+export const groupOk = (g: OracleGroup): boolean =>
+  !g.explicit || (num(g.trailerCount) === g.sets.length && (g.trailerControl ?? '').trim() === g.control.trim());
 
 /** Every count/reference problem of an interchange (empty when all trailers agree). */
 export function countProblems(ix: OracleInterchange): string[] {

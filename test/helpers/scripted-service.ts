@@ -67,9 +67,12 @@ export function wireJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `__big:${v}__` : v)).replace(/"__big:(\d+)__"/g, '$1');
 }
 
-const PROXY_404 = '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>';
+const PROXY_404 =
+  '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>';
 
-export async function startScriptedService(options: { mailboxId?: number; apiKey?: string; firstId?: bigint } = {}): Promise<ScriptedService> {
+export async function startScriptedService(
+  options: { mailboxId?: number; apiKey?: string; firstId?: bigint } = {},
+): Promise<ScriptedService> {
   const mailboxId = options.mailboxId ?? 1001;
   const apiKey = options.apiKey ?? 'conformance-key';
   const parcels: ServiceParcel[] = [];
@@ -105,7 +108,12 @@ export async function startScriptedService(options: { mailboxId?: number; apiKey
     },
   };
 
-  const send = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = { 'content-type': 'application/json' }): void => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    text: string,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ): void => {
     res.writeHead(status, headers);
     res.end(text);
   };
@@ -169,10 +177,14 @@ export async function startScriptedService(options: { mailboxId?: number; apiKey
       return ok(res, { userId: 11, login: 'conformance', networkId: 1, mailboxId, authLevel: 'MailboxUser', expiresAt: null });
     }
     if (route === 'GET /v2/users/me') return ok(res, { userId: 11, login: 'conformance', mailboxId });
-    if (route === 'GET /v2/mailboxes/' + mailboxId) return ok(res, { mailboxId, networkId: 1, uniqueId: 'CONF1', companyName: 'Conformance', status: 'Active' });
+    if (route === 'GET /v2/mailboxes/' + mailboxId)
+      return ok(res, { mailboxId, networkId: 1, uniqueId: 'CONF1', companyName: 'Conformance', status: 'Active' });
     if (route === 'POST /v2/parcels/pending-inbox-list') {
       const mine = parcels.filter((p) => p.direction === 'in' && p.status === 'InBoxReady' && p.mailboxId === mailboxId);
-      return ok(res, mine.map((p) => record(p, false)));
+      return ok(
+        res,
+        mine.map((p) => record(p, false)),
+      );
     }
     if (req.method === 'GET' && byId) {
       const p = find(byId[1]);
@@ -196,21 +208,38 @@ export async function startScriptedService(options: { mailboxId?: number; apiKey
       return ok(res, true);
     }
     if (route === 'POST /v2/parcels/upload') {
-      if (typeof body.fileName !== 'string' || body.fileName === '' || typeof body.content !== 'string') return fail(res, 400, 'InvalidParameter', 'fileName and content are required');
+      if (typeof body.fileName !== 'string' || body.fileName === '' || typeof body.content !== 'string')
+        return fail(res, 400, 'InvalidParameter', 'fileName and content are required');
       const content = Buffer.from(body.content, 'base64');
-      if (body.bytes !== undefined && body.bytes !== content.length) return fail(res, 400, 'InvalidParameter', 'bytes does not match the content');
+      if (body.bytes !== undefined && body.bytes !== content.length)
+        return fail(res, 400, 'InvalidParameter', 'bytes does not match the content');
       const p: ServiceParcel = {
-        parcelId: nextId++, mailboxId, fileName: body.fileName, content, status: 'outboxPending', direction: 'out',
-        created: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), gridIdFrom: 7001, gridIdTo: 7002,
+        parcelId: nextId++,
+        mailboxId,
+        fileName: body.fileName,
+        content,
+        status: 'outboxPending',
+        direction: 'out',
+        created: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        gridIdFrom: 7001,
+        gridIdTo: 7002,
       };
       parcels.push(p);
-      return ok(res, (svc.variants.upload ?? 'bare') === 'bare' ? p.parcelId : { parcelId: p.parcelId, fileName: p.fileName, status: p.status, size: content.length });
+      return ok(
+        res,
+        (svc.variants.upload ?? 'bare') === 'bare'
+          ? p.parcelId
+          : { parcelId: p.parcelId, fileName: p.fileName, status: p.status, size: content.length },
+      );
     }
     if (route === 'POST /v2/parcels/outbox-list') {
       const per = typeof body.recordsPerPage === 'number' ? body.recordsPerPage : 25;
       const page = typeof body.pageNo === 'number' ? body.pageNo : 1;
       const out = parcels.filter((p) => p.direction === 'out' && p.mailboxId === mailboxId);
-      return ok(res, out.slice((page - 1) * per, page * per).map((p) => record(p, true)));
+      return ok(
+        res,
+        out.slice((page - 1) * per, page * per).map((p) => record(p, true)),
+      );
     }
     return send(res, 404, PROXY_404, { 'content-type': 'text/html' });
   };

@@ -19,4 +19,6 @@ const t2 = performance.now();
 const peak = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
 await partner.close();
 await us.close();
-console.log(JSON.stringify({ parcelId, bytes: r.bytes, sha256: r.sha256, baseRss: base, peakRss: peak, uploadMs: t1 - t0, downloadMs: t2 - t1 }));
+console.log(
+  JSON.stringify({ parcelId, bytes: r.bytes, sha256: r.sha256, baseRss: base, peakRss: peak, uploadMs: t1 - t0, downloadMs: t2 - t1 }),
+);

@@ -33,7 +33,9 @@ export default function setup(): () => void {
     const total = [...left.values()].reduce((n, v) => n + v.bytes, 0);
     if (total > 0) {
       const top = [...left.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 5);
-      console.log(`[notice] tests left ${(total / 1e6).toFixed(1)} MB in ${dir} (removed now): ${top.map(([k, v]) => `${k} ×${v.n} ${(v.bytes / 1e6).toFixed(1)} MB`).join(', ')}`);
+      console.log(
+        `[notice] tests left ${(total / 1e6).toFixed(1)} MB in ${dir} (removed now): ${top.map(([k, v]) => `${k} ×${v.n} ${(v.bytes / 1e6).toFixed(1)} MB`).join(', ')}`,
+      );
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };

@@ -20,7 +20,11 @@ export interface TestWorld {
 
 export type Protocol = 'rest' | 'soap';
 
-export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 'demo-key-1001', protocol: Protocol = 'rest'): Promise<TestWorld> {
+export async function makeWorld(
+  emulatorOptions: EmulatorOptions = {},
+  apiKey = 'demo-key-1001',
+  protocol: Protocol = 'rest',
+): Promise<TestWorld> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-test-'));
   const dirs = {
     inbox: path.join(root, 'inbox'),
@@ -32,7 +36,9 @@ export async function makeWorld(emulatorOptions: EmulatorOptions = {}, apiKey = 
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   const emu = await startEmulator({ settings: { acknowledgeDelayMs: 0 }, ...emulatorOptions });
   const client: MailboxTransport =
-    protocol === 'soap' ? new SoapClient({ url: emu.url, auth: { apiKey }, sleep: async () => undefined }) : new GridClient({ baseUrl: emu.url, auth: { apiKey }, sleep: async () => undefined });
+    protocol === 'soap'
+      ? new SoapClient({ url: emu.url, auth: { apiKey }, sleep: async () => undefined })
+      : new GridClient({ baseUrl: emu.url, auth: { apiKey }, sleep: async () => undefined });
   const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
   return {
     root,
@@ -73,8 +79,19 @@ export function outboundPipeline(w: TestWorld, over: Partial<OutboxConfig> = {})
   // The product's defaults, with only what a test needs sooner: files are finished after 50 ms, and
   // the periodic rescan stays out of the way of tests that trigger cycles themselves.
   const outbox: OutboxConfig = {
-    ...DEFAULTS.outbox, ignore: [...DEFAULTS.outbox.ignore], dir: w.dirs.outbox, sentDir: w.dirs.sent, errorDir: w.dirs.error,
-    stableMs: 50, rescanMs: 60_000, ...over,
+    ...DEFAULTS.outbox,
+    ignore: [...DEFAULTS.outbox.ignore],
+    dir: w.dirs.outbox,
+    sentDir: w.dirs.sent,
+    errorDir: w.dirs.error,
+    stableMs: 50,
+    rescanMs: 60_000,
+    ...over,
   };
-  return new OutboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', outbox }, stateDir: w.dirs.state });
+  return new OutboundPipeline({
+    client: w.client,
+    journal: w.journal,
+    mailbox: { mailboxId: 1001, name: 'mb1001', outbox },
+    stateDir: w.dirs.state,
+  });
 }

@@ -117,10 +117,12 @@ class Child {
     this.proc = spawn(process.execPath, [cliPath, ...this.args], opts);
     fs.closeSync(log);
     const proc = this.proc;
-    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => {
-      this.exits.push({ code, signal });
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      proc.once('exit', (code, signal) => {
+        this.exits.push({ code, signal });
+        resolve({ code, signal });
+      }),
+    );
     return proc;
   }
 
@@ -255,7 +257,7 @@ function writeConfig(file, { url, dirs, pollMs, protocol }) {
  *           drainTimeoutMs?: number, maxParcelBytes?: number, protocol?: 'rest' | 'soap' }} opts
  */
 export async function runSoak(opts) {
-  const seed = opts.seed ?? (Date.now() & 0x7fffffff);
+  const seed = opts.seed ?? Date.now() & 0x7fffffff;
   const rnd = prng(seed);
   const log = opts.log ?? ((m) => console.log(`[soak] ${m}`));
   const chaosMs = opts.seconds * 1000;
@@ -298,7 +300,8 @@ export async function runSoak(opts) {
   const daemonUser = asRoot ? NOBODY : undefined;
   if (!asRoot) notices.push('unwritable-inbox episodes skipped: not root (root ignores chmod, needs another user)');
   if (daemonUser) {
-    for (const d of [dirs.inbox, dirs.staging, dirs.state, dirs.outbox, dirs.sent, dirs.error, dirs.mount]) fs.chownSync(d, daemonUser.uid, daemonUser.gid);
+    for (const d of [dirs.inbox, dirs.staging, dirs.state, dirs.outbox, dirs.sent, dirs.error, dirs.mount])
+      fs.chownSync(d, daemonUser.uid, daemonUser.gid);
     fs.chmodSync(work, 0o755);
   }
   for (const n of notices) log(`NOTICE ${n}`);
@@ -346,7 +349,11 @@ export async function runSoak(opts) {
   const startEmulator = async () => {
     const before = emuStarts++;
     emulator.start();
-    await waitForLine(emulator.logFile, new RegExp(`(listening on http://127\\.0\\.0\\.1:${port}[^\\n]*\\n[\\s\\S]*){${before + 1}}`), 20_000);
+    await waitForLine(
+      emulator.logFile,
+      new RegExp(`(listening on http://127\\.0\\.0\\.1:${port}[^\\n]*\\n[\\s\\S]*){${before + 1}}`),
+      20_000,
+    );
   };
   await startEmulator();
   daemon.start();
@@ -355,19 +362,36 @@ export async function runSoak(opts) {
   const outbound = new Map(); // fileName → { sha, bytes, kind: 'valid'|'invalid'|'duplicate' }
   let stop = false;
   const loops = [];
-  const every = (fn) => loops.push((async () => {
-    while (!stop) {
-      try {
-        await fn();
-      } catch (err) {
-        if (!stop) log(`loop error (tolerated while the service is down): ${err.message}`);
-        await sleep(200);
-      }
-    }
-  })());
+  const every = (fn) =>
+    loops.push(
+      (async () => {
+        while (!stop) {
+          try {
+            await fn();
+          } catch (err) {
+            if (!stop) log(`loop error (tolerated while the service is down): ${err.message}`);
+            await sleep(200);
+          }
+        }
+      })(),
+    );
 
-  const oddNames = ['invoice.x12', 'invoice.x12', '../../escape.x12', '/etc/passwd', 'a\\b.edi', 'CON', 'nul.txt',
-    'line\nbreak.x12', 'Ünïcödé-名前.edi', 'x'.repeat(300) + '.x12', '', '.hidden', 'trailing. ', 'ORDERS.edi'];
+  const oddNames = [
+    'invoice.x12',
+    'invoice.x12',
+    '../../escape.x12',
+    '/etc/passwd',
+    'a\\b.edi',
+    'CON',
+    'nul.txt',
+    'line\nbreak.x12',
+    'Ünïcödé-名前.edi',
+    'x'.repeat(300) + '.x12',
+    '',
+    '.hidden',
+    'trailing. ',
+    'ORDERS.edi',
+  ];
   let controlSeq = rnd.int(1000, 9000) * 1000;
 
   // Partner: inbound parcels, sizes from 0 bytes to several MB, odd and colliding names.
@@ -375,10 +399,15 @@ export async function runSoak(opts) {
     await sleep(rnd.int(50, 400));
     const kind = rnd.pick(['x12', 'edifact', 'binary', 'tiny']);
     const size = kind === 'tiny' ? rnd.int(0, 20) : rnd.chance(0.05) ? rnd.int(1, maxParcelBytes) : rnd.int(100, 20_000);
-    const content = kind === 'x12' ? Buffer.from(x12Interchange(++controlSeq, size, rnd))
-      : kind === 'edifact' ? Buffer.from(edifactInterchange(++controlSeq, size, rnd))
-      : Buffer.concat([rnd.bytes(size), Buffer.from(`#${++controlSeq}`)]);
-    const fileName = rnd.chance(0.4) ? rnd.pick(oddNames) : `in-${controlSeq}.${kind === 'binary' ? 'bin' : kind === 'edifact' ? 'edi' : 'x12'}`;
+    const content =
+      kind === 'x12'
+        ? Buffer.from(x12Interchange(++controlSeq, size, rnd))
+        : kind === 'edifact'
+          ? Buffer.from(edifactInterchange(++controlSeq, size, rnd))
+          : Buffer.concat([rnd.bytes(size), Buffer.from(`#${++controlSeq}`)]);
+    const fileName = rnd.chance(0.4)
+      ? rnd.pick(oddNames)
+      : `in-${controlSeq}.${kind === 'binary' ? 'bin' : kind === 'edifact' ? 'edi' : 'x12'}`;
     const r = await admin.inject({ mailboxId: OUR_MAILBOX, fileName, content: content.toString('base64') });
     const parcelId = typeof r === 'object' ? r.parcelId : r;
     inbound.set(Number(parcelId), { sha: sha256(content), bytes: content.length, name: fileName });
@@ -483,13 +512,20 @@ export async function runSoak(opts) {
   };
   const faultConfig = {
     seed,
-    rules: [{
-      endpoint: '*',
-      rate429: 0.03, retryAfterSeconds: 1,
-      rate500: 0.03, rate503: 0.03,
-      latencyMs: [0, 150],
-      resetBeforeRate: 0.02, resetAfterRate: 0.02, resetDuringBodyRate: 0.02, truncateRate: 0.02,
-    }],
+    rules: [
+      {
+        endpoint: '*',
+        rate429: 0.03,
+        retryAfterSeconds: 1,
+        rate500: 0.03,
+        rate503: 0.03,
+        latencyMs: [0, 150],
+        resetBeforeRate: 0.02,
+        resetAfterRate: 0.02,
+        resetDuringBodyRate: 0.02,
+        truncateRate: 0.02,
+      },
+    ],
   };
   await admin.setFaults(faultConfig);
   const chaosStart = Date.now();
@@ -593,7 +629,10 @@ export async function runSoak(opts) {
   if (daemonLog.includes(API_KEY)) verdict.violations.push('the API key appears in the daemon log');
   if (/Bearer\s+[A-Za-z0-9._-]{8,}/.test(daemonLog)) verdict.violations.push('a bearer token appears in the daemon log');
   const wrongMode = consumed.filter((c) => c.mode !== INBOX_FILE_MODE);
-  if (wrongMode.length) verdict.violations.push(`${wrongMode.length} inbox files without mode ${INBOX_FILE_MODE.toString(8)} (e.g. ${wrongMode[0].mode.toString(8)})`);
+  if (wrongMode.length)
+    verdict.violations.push(
+      `${wrongMode.length} inbox files without mode ${INBOX_FILE_MODE.toString(8)} (e.g. ${wrongMode[0].mode.toString(8)})`,
+    );
   verdict.violations.push(...(await securityChecks(work)));
 
   figures.lost = verdict.lost;
@@ -639,7 +678,7 @@ async function checkInvariants({ admin, dirs, inbound, outbound, consumed }) {
   let lost = 0;
   let duplicated = 0;
   const parcels = await admin.parcels(OUR_MAILBOX);
-  const list = Array.isArray(parcels) ? parcels : parcels.parcels ?? [];
+  const list = Array.isArray(parcels) ? parcels : (parcels.parcels ?? []);
 
   // Inbound: every parcel sent to us (injected or a 997 from the partner) placed exactly once, confirmed.
   const incoming = list.filter((p) => p.direction === 'in' || /^InBox/.test(p.status ?? p.parcelStatus ?? ''));
@@ -665,15 +704,17 @@ async function checkInvariants({ admin, dirs, inbound, outbound, consumed }) {
     if (got < n) lost += n - got;
     if (got > n) duplicated += got - n;
   }
-  for (const [sha, n] of have) if (!want.has(sha)) {
-    duplicated += n;
-    violations.push(`a file in the inbox matches no inbound parcel (sha ${sha.slice(0, 12)})`);
-  }
+  for (const [sha, n] of have)
+    if (!want.has(sha)) {
+      duplicated += n;
+      violations.push(`a file in the inbox matches no inbound parcel (sha ${sha.slice(0, 12)})`);
+    }
 
   // Outbound: every valid file uploaded exactly once and archived once; invalid/duplicates in errorDir with a reason.
   const uploads = new Map();
   for (const p of list) {
-    if (p.direction === 'out' || /^OutBox/.test(p.status ?? p.parcelStatus ?? '')) uploads.set(p.fileName, [...(uploads.get(p.fileName) ?? []), p]);
+    if (p.direction === 'out' || /^OutBox/.test(p.status ?? p.parcelStatus ?? ''))
+      uploads.set(p.fileName, [...(uploads.get(p.fileName) ?? []), p]);
   }
   const sentFiles = await walk(dirs.sent);
   const sentShas = new Map();
@@ -726,25 +767,54 @@ async function securityChecks(work) {
   const violations = [];
   // A self-signed https server on loopback: `gridsync call` must refuse its certificate.
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(work, 'tls-key.pem'), '-out', path.join(work, 'tls-cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        path.join(work, 'tls-key.pem'),
+        '-out',
+        path.join(work, 'tls-cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const { default: https } = await import('node:https');
-    const server = https.createServer({ key: fs.readFileSync(path.join(work, 'tls-key.pem')), cert: fs.readFileSync(path.join(work, 'tls-cert.pem')) }, (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'));
+    const server = https.createServer(
+      { key: fs.readFileSync(path.join(work, 'tls-key.pem')), cert: fs.readFileSync(path.join(work, 'tls-cert.pem')) },
+      (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'),
+    );
     await new Promise((r) => server.listen(0, '127.0.0.1', r));
     const port = server.address().port;
     const r = await new Promise((resolve) => {
-      const c = spawn(process.execPath, [cliPath, 'call', 'GET', '/v2/auth/version', '--base-url', `https://127.0.0.1:${port}`, '--api-key', 'x'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = spawn(
+        process.execPath,
+        [cliPath, 'call', 'GET', '/v2/auth/version', '--base-url', `https://127.0.0.1:${port}`, '--api-key', 'x'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       c.stdout.on('data', (d) => (out += d));
       c.stderr.on('data', (d) => (out += d));
       c.on('exit', (code) => resolve({ code, out }));
     });
     server.close();
-    if (r.code === 0 || !/certificate|SELF_SIGNED|self.signed/i.test(r.out)) violations.push(`a self-signed certificate was not refused (exit ${r.code}): ${r.out.slice(0, 200)}`);
+    if (r.code === 0 || !/certificate|SELF_SIGNED|self.signed/i.test(r.out))
+      violations.push(`a self-signed certificate was not refused (exit ${r.code}): ${r.out.slice(0, 200)}`);
   } catch (err) {
     violations.push(`TLS check could not run: ${err.message}`);
   }
   const cfg = path.join(work, 'insecure.yaml');
-  fs.writeFileSync(cfg, `api:\n  baseUrl: http://192.0.2.10:8080\n  apiKey: x\nstateDir: ${path.join(work, 'insecure-state')}\nmailboxes:\n  - mailboxId: 1\n    inbox: { dir: ${path.join(work, 'insecure-inbox')} }\n`);
+  fs.writeFileSync(
+    cfg,
+    `api:\n  baseUrl: http://192.0.2.10:8080\n  apiKey: x\nstateDir: ${path.join(work, 'insecure-state')}\nmailboxes:\n  - mailboxId: 1\n    inbox: { dir: ${path.join(work, 'insecure-inbox')} }\n`,
+  );
   const r = spawnSync(process.execPath, [cliPath, 'once', '-c', cfg], { encoding: 'utf8', timeout: 30_000 });
   if (r.status !== 2 || !/insecure|https|plain http/i.test(r.stderr + r.stdout)) {
     violations.push(`plain http to a non-loopback host was not refused clearly (exit ${r.status}): ${(r.stderr + r.stdout).slice(0, 300)}`);
@@ -766,7 +836,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   }
   const minutes = Number(arg('minutes', '5'));
   const out = arg('out', path.join(repoRoot, 'bench', 'results', 'soak-latest.json'));
-  const report = await runSoak({ seconds: Math.round(minutes * 60), seed: arg('seed') ? Number(arg('seed')) : undefined, protocol: arg('protocol', 'rest') });
+  const report = await runSoak({
+    seconds: Math.round(minutes * 60),
+    seed: arg('seed') ? Number(arg('seed')) : undefined,
+    protocol: arg('protocol', 'rest'),
+  });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report));

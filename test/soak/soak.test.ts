@@ -13,7 +13,12 @@ describe.each([
   ['soap', soapSeconds],
 ] as const)('soak over %s', (protocol, secs) => {
   it(`loses nothing and duplicates nothing under ${secs}s of kills, outages and faults`, async () => {
-    const report = await runSoak({ seconds: secs, protocol, seed: Number(process.env.GRIDSYNC_SOAK_SEED ?? 20261122), log: (m: string) => console.log(`[soak ${protocol}] ${m}`) });
+    const report = await runSoak({
+      seconds: secs,
+      protocol,
+      seed: Number(process.env.GRIDSYNC_SOAK_SEED ?? 20261122),
+      log: (m: string) => console.log(`[soak ${protocol}] ${m}`),
+    });
     console.log(JSON.stringify({ protocol, ...report }));
     expect(report.violations).toEqual([]);
     expect(report.lost).toBe(0);

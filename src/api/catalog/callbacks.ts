@@ -80,7 +80,9 @@ export const callbacks = {
     name: 'callbacks.eventList',
     method: 'POST',
     path: '/v2/callbacks/event-list',
-    request: pageRequest(500).extend({ mailboxId: IntId.optional(), event: Objects.optional(), beginDate: DateTime.optional(), endDate: DateTime.optional() }).loose(),
+    request: pageRequest(500)
+      .extend({ mailboxId: IntId.optional(), event: Objects.optional(), beginDate: DateTime.optional(), endDate: DateTime.optional() })
+      .loose(),
     response: pagedObject('events', CallbackEvent),
     list: { kind: 'object', key: 'events' },
     summary: 'Callback events, paged ≤ 500 (default 100).',

@@ -73,7 +73,14 @@ export const certificates = {
     name: 'certificates.renew',
     method: 'POST',
     path: '/v2/certificates/renew',
-    request: z.object({ commId, certKeyId: IntId, overlapDays: z.number().int().nonnegative().optional(), years: z.number().int().positive().optional() }).loose(),
+    request: z
+      .object({
+        commId,
+        certKeyId: IntId,
+        overlapDays: z.number().int().nonnegative().optional(),
+        years: z.number().int().positive().optional(),
+      })
+      .loose(),
     response: CommIDInfo,
     idempotent: false,
     summary: 'Renew a certificate (default 2 years).',

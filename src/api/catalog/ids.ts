@@ -39,7 +39,9 @@ export const ids = {
     name: 'ids.update',
     method: 'PUT',
     path: '/v2/ids/{gridId}',
-    request: gridIdBody.extend({ description: z.string().optional(), status: Status.optional(), ediStandard: EDIStandard.optional() }).loose(),
+    request: gridIdBody
+      .extend({ description: z.string().optional(), status: Status.optional(), ediStandard: EDIStandard.optional() })
+      .loose(),
     response: GridIDInfo,
     summary: 'Update a grid ID’s description, status or EDI standard.',
     minLevel: 'MailboxAdmin',
@@ -86,7 +88,12 @@ export const ids = {
     name: 'ids.tpAddVan',
     method: 'POST',
     path: '/v2/ids/tp-add-van',
-    request: gridIdBody.extend({ vanQualifier: z.string().regex(/^[A-Za-z0-9]{1,4}$/, 'must be 1 to 4 letters or digits'), vanId: z.string().min(1).max(35) }).loose(),
+    request: gridIdBody
+      .extend({
+        vanQualifier: z.string().regex(/^[A-Za-z0-9]{1,4}$/, 'must be 1 to 4 letters or digits'),
+        vanId: z.string().min(1).max(35),
+      })
+      .loose(),
     response: z.literal(true),
     idempotent: false,
     summary: 'Add a VAN identity to a trading partner.',
@@ -114,7 +121,13 @@ export const ids = {
     name: 'ids.tpUpdateDataEmail',
     method: 'POST',
     path: '/v2/ids/tp-update-data-email',
-    request: gridIdBody.extend({ email: z.string().min(3), emailSystem: z.enum(['smtp', 'x400']).optional(), emailPayload: z.enum(['Body', 'Attachment']).optional() }).loose(),
+    request: gridIdBody
+      .extend({
+        email: z.string().min(3),
+        emailSystem: z.enum(['smtp', 'x400']).optional(),
+        emailPayload: z.enum(['Body', 'Attachment']).optional(),
+      })
+      .loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s data e-mail.',
     minLevel: 'MailboxAdmin',

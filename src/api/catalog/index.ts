@@ -41,7 +41,24 @@ export const catalog = {
   statusLists,
 } as const;
 
-export { auth, parcels, networks, mailboxes, ids, partners, interchanges, callbacks, carbonCopies, certificates, comms, users, keys, portals, reports, statusLists };
+export {
+  auth,
+  parcels,
+  networks,
+  mailboxes,
+  ids,
+  partners,
+  interchanges,
+  callbacks,
+  carbonCopies,
+  certificates,
+  comms,
+  users,
+  keys,
+  portals,
+  reports,
+  statusLists,
+};
 
 export const ALL_ENDPOINTS: readonly EndpointDef[] = Object.values(catalog).flatMap((group) => Object.values(group) as EndpointDef[]);
 

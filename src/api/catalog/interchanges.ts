@@ -6,7 +6,13 @@ import { groupEndpoints } from './endpoint.js';
 const entry = groupEndpoints('Interchanges');
 const interchangeId = LongId.refine((n) => n > 0, 'must be positive');
 const listRequest = pageRequest(500)
-  .extend({ mailboxId: IntId.optional(), gridIdFrom: IntId.optional(), gridIdTo: IntId.optional(), beginDate: DateTime.optional(), endDate: DateTime.optional() })
+  .extend({
+    mailboxId: IntId.optional(),
+    gridIdFrom: IntId.optional(),
+    gridIdTo: IntId.optional(),
+    beginDate: DateTime.optional(),
+    endDate: DateTime.optional(),
+  })
   .loose();
 
 /** The 16 ISA elements, named as the reference names them. */
@@ -81,7 +87,14 @@ export const interchanges = {
     path: '/v2/interchanges/get-manifest/{interchangeId}',
     request: z.object({ interchangeId }).loose(),
     response: z.array(
-      z.object({ functionalGroup: z.string(), transactionSetType: z.string(), transactionSetCount: z.number().int(), groupControlNumber: z.string() }).loose(),
+      z
+        .object({
+          functionalGroup: z.string(),
+          transactionSetType: z.string(),
+          transactionSetCount: z.number().int(),
+          groupControlNumber: z.string(),
+        })
+        .loose(),
     ),
     summary: 'Functional groups and transaction sets of an interchange.',
   }),
@@ -90,7 +103,9 @@ export const interchanges = {
     method: 'POST',
     path: '/v2/interchanges/get-header',
     request: z.object({ interchangeHeader: z.string().min(1) }).loose(),
-    response: z.object(Object.fromEntries(ISA_FIELDS.map((f) => [f, z.string()])) as Record<(typeof ISA_FIELDS)[number], z.ZodString>).loose(),
+    response: z
+      .object(Object.fromEntries(ISA_FIELDS.map((f) => [f, z.string()])) as Record<(typeof ISA_FIELDS)[number], z.ZodString>)
+      .loose(),
     summary: 'The 16 ISA elements of an interchange header, as strings.',
   }),
   getDate: entry({

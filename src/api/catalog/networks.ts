@@ -75,4 +75,3 @@ export const networks = {
     summary: 'Set the network’s X12 delimiters (one character each).',
   }),
 };
-

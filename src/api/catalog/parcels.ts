@@ -17,14 +17,16 @@ import { endpoint } from './endpoint.js';
 const parcelIdBody = z.object({ parcelId: LongId.refine((n) => n > 0, 'must be positive') }).loose();
 
 // Bounds of the parcel lists are not published; the emulator allows 1–500 (docs/wire.md#limits).
-const parcelListFilter = pageRequest(500).extend({
-  mailboxId: IntId.optional(),
-  gridIdFrom: IntId.optional(),
-  gridIdTo: IntId.optional(),
-  status: ParcelStatus.optional(),
-  beginDate: DateTime.optional(),
-  endDate: DateTime.optional(),
-}).loose();
+const parcelListFilter = pageRequest(500)
+  .extend({
+    mailboxId: IntId.optional(),
+    gridIdFrom: IntId.optional(),
+    gridIdTo: IntId.optional(),
+    status: ParcelStatus.optional(),
+    beginDate: DateTime.optional(),
+    endDate: DateTime.optional(),
+  })
+  .loose();
 
 /** Upload request. `content` is base64 of the raw bytes; the client streams it (src/api/parcel-stream.ts). */
 export const UploadRequest = z

@@ -43,7 +43,14 @@ export const reports = {
     method: 'POST',
     path: '/v2/reports/instant-stats',
     request: z.object({ minutes1: z.number().int().positive(), minutes2: z.number().int().positive() }).loose(),
-    response: z.object({ window1Minutes: z.number().int(), window1Count: z.number().int(), window2Minutes: z.number().int(), window2Count: z.number().int() }).loose(),
+    response: z
+      .object({
+        window1Minutes: z.number().int(),
+        window1Count: z.number().int(),
+        window2Minutes: z.number().int(),
+        window2Count: z.number().int(),
+      })
+      .loose(),
     summary: 'Parcel counts in two recent windows.',
   }),
   interchangeStats: entry({
@@ -51,7 +58,11 @@ export const reports = {
     method: 'POST',
     path: '/v2/reports/interchange-stats',
     request: z.object({ startTime: DateTime, endTime: DateTime, direction: z.enum(['InBox', 'OutBox', 'NoDir']) }).loose(),
-    response: z.array(z.object({ periodStart: DateTime, periodEnd: DateTime, count: z.number().int(), totalBytes: z.number(), direction: z.string() }).loose()),
+    response: z.array(
+      z
+        .object({ periodStart: DateTime, periodEnd: DateTime, count: z.number().int(), totalBytes: z.number(), direction: z.string() })
+        .loose(),
+    ),
     summary: 'Interchange counts and bytes per period.',
   }),
   mailboxStats: entry({
@@ -60,7 +71,14 @@ export const reports = {
     path: '/v2/reports/mailbox-stats',
     request: z.object({}).loose(),
     response: z
-      .object({ mailboxId: IntId, totalParcels: z.number().int(), totalInterchanges: z.number().int(), totalBytes: z.number(), activePartners: z.number().int(), reportGeneratedAt: DateTime })
+      .object({
+        mailboxId: IntId,
+        totalParcels: z.number().int(),
+        totalInterchanges: z.number().int(),
+        totalBytes: z.number(),
+        activePartners: z.number().int(),
+        reportGeneratedAt: DateTime,
+      })
       .loose(),
     summary: 'Totals of the caller’s mailbox.',
   }),

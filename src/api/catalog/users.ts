@@ -67,7 +67,9 @@ export const users = {
     method: 'POST',
     path: '/v2/users/list',
     aliases: [{ method: 'GET', path: '/v2/users' }],
-    request: pageRequest(500).extend({ networkId: IntId.optional(), mailboxId: IntId.optional(), authLevel: AuthLevel.optional(), status: Status.optional() }).loose(),
+    request: pageRequest(500)
+      .extend({ networkId: IntId.optional(), mailboxId: IntId.optional(), authLevel: AuthLevel.optional(), status: Status.optional() })
+      .loose(),
     response: z.array(UserIDInfo),
     list: { kind: 'array' },
     summary: 'Users of a network or mailbox, paged.',

@@ -22,14 +22,45 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { gridsyncVersion } from '../../version.js';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from '../base64.js';
-import { ContentIntegrityError, GridApiError, GridConfigError, GridResponseError, GridTransportError, UploadOutcomeUnknownError } from '../errors.js';
+import {
+  ContentIntegrityError,
+  GridApiError,
+  GridConfigError,
+  GridResponseError,
+  GridTransportError,
+  UploadOutcomeUnknownError,
+} from '../errors.js';
 import { toTransportError } from '../http.js';
 import { DEFAULT_BACKOFF, decideRetry, parseRetryAfter, retryDelay, type BackoffPolicy } from '../retry.js';
 import type { GridAuth } from '../session.js';
-import { isDownloadTarget, type CallOptions, type DownloadOptions, type DownloadResultInfo, type DownloadTarget, type MailboxTransport, type OutboxQuery, type ParcelSummary, type PendingInbox, type SessionContext, type UploadCallOptions, type UploadOptions } from '../transport.js';
+import {
+  isDownloadTarget,
+  type CallOptions,
+  type DownloadOptions,
+  type DownloadResultInfo,
+  type DownloadTarget,
+  type MailboxTransport,
+  type OutboxQuery,
+  type ParcelSummary,
+  type PendingInbox,
+  type SessionContext,
+  type UploadCallOptions,
+  type UploadOptions,
+} from '../transport.js';
 import { SoapFaultError } from './errors.js';
 import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
-import { STREAM_SLOT, SoapXmlError, child, decodeValue, isFault, readFault, readXml, soapPayload, writeRequest, type XmlNode } from './xml.js';
+import {
+  STREAM_SLOT,
+  SoapXmlError,
+  child,
+  decodeValue,
+  isFault,
+  readFault,
+  readXml,
+  soapPayload,
+  writeRequest,
+  type XmlNode,
+} from './xml.js';
 import { errorFields } from '../../errors/index.js';
 
 export interface SoapClientLogger {
@@ -64,7 +95,8 @@ const RECONCILE_AHEAD_MS = 5 * 60_000;
 const OUTBOX_PAGE = 500;
 
 /** Operations safe to repeat after they may have reached the service. */
-const IDEMPOTENT = /^(Version|NowUTC|WhoAmI|SessionLog|ParcelInBox|ParcelOutBox|ParcelInfo|ParcelManifest|ParcelFind|ParcelDownload(A|NoUpdate|NoUpdateA|Confirm|Reset)?$|NetworkInfo|NetworkList|MailboxInfo|MailboxList|TPInfo|TPList|TPSearch|InterconnectInfo|InterconnectList|InterchangeInBox|InterchangeOutBox|InterchangeInfo|UserInfo|UserList|UserGetAPIKey|Login$)/;
+const IDEMPOTENT =
+  /^(Version|NowUTC|WhoAmI|SessionLog|ParcelInBox|ParcelOutBox|ParcelInfo|ParcelManifest|ParcelFind|ParcelDownload(A|NoUpdate|NoUpdateA|Confirm|Reset)?$|NetworkInfo|NetworkList|MailboxInfo|MailboxList|TPInfo|TPList|TPSearch|InterconnectInfo|InterconnectList|InterchangeInBox|InterchangeOutBox|InterchangeInfo|UserInfo|UserList|UserGetAPIKey|Login$)/;
 
 /** The `…/GridOS.asmx` URL for a configured address. */
 export function soapUrl(base: string): URL {
@@ -84,7 +116,8 @@ function op(name: string): OperationDef {
 function journalId(operation: string, value: unknown): number {
   const s = String(value ?? '');
   const n = Number(s);
-  if (!/^\d+$/.test(s) || !Number.isSafeInteger(n)) throw new GridResponseError(operation, 200, 'ParcelID', `${s} is not a parcel id gridsync can journal exactly (above 2^53)`);
+  if (!/^\d+$/.test(s) || !Number.isSafeInteger(n))
+    throw new GridResponseError(operation, 200, 'ParcelID', `${s} is not a parcel id gridsync can journal exactly (above 2^53)`);
   return n;
 }
 
@@ -105,7 +138,8 @@ function summary(operation: string, r: Rec): ParcelSummary {
   };
 }
 
-const list = (collection: unknown): Rec[] => ((collection as Rec | null)?.ParcelIDInfoList as Rec[] | undefined)?.filter((p): p is Rec => p !== null) ?? [];
+const list = (collection: unknown): Rec[] =>
+  ((collection as Rec | null)?.ParcelIDInfoList as Rec[] | undefined)?.filter((p): p is Rec => p !== null) ?? [];
 
 export class SoapClient implements MailboxTransport {
   readonly url: URL;
@@ -124,10 +158,14 @@ export class SoapClient implements MailboxTransport {
     const url = soapUrl(options.url);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new GridConfigError(`unsupported URL scheme ${url.protocol}`, 'soap');
     if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname) && !options.allowInsecureHttp) {
-      throw new GridConfigError(`refusing plain http:// to ${url.hostname}: credentials and EDI content would travel unencrypted; use https:// or set allowInsecureHttp`, 'soap');
+      throw new GridConfigError(
+        `refusing plain http:// to ${url.hostname}: credentials and EDI content would travel unencrypted; use https:// or set allowInsecureHttp`,
+        'soap',
+      );
     }
     const a = options.auth;
-    if ('apiKey' in a ? !a.apiKey : !a.login || !a.password) throw new GridConfigError('no credentials: give an API key, or login and password', 'soap');
+    if ('apiKey' in a ? !a.apiKey : !a.login || !a.password)
+      throw new GridConfigError('no credentials: give an API key, or login and password', 'soap');
     this.url = url;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
@@ -151,7 +189,12 @@ export class SoapClient implements MailboxTransport {
   async call(name: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
     const def = op(name);
     return this.run(def, IDEMPOTENT.test(def.name), options.signal, async (sessionId) => {
-      const res = await this.post(def, writeRequest(def, { ...params, ...(def.session ? { SessionID: sessionId } : {}) }), undefined, options.signal);
+      const res = await this.post(
+        def,
+        writeRequest(def, { ...params, ...(def.session ? { SessionID: sessionId } : {}) }),
+        undefined,
+        options.signal,
+      );
       return this.result(def, await this.payload(def, res));
     });
   }
@@ -178,7 +221,11 @@ export class SoapClient implements MailboxTransport {
       } catch (err) {
         // One record the journal cannot hold (an id above 2^53) is reported; the others still flow.
         if (!(err instanceof GridResponseError)) throw err;
-        unreadable.push({ error: err, ...(typeof r.FileName === 'string' ? { fileName: r.FileName } : {}), ...(r.ParcelID !== undefined ? { roughId: String(r.ParcelID) } : {}) });
+        unreadable.push({
+          error: err,
+          ...(typeof r.FileName === 'string' ? { fileName: r.FileName } : {}),
+          ...(r.ParcelID !== undefined ? { roughId: String(r.ParcelID) } : {}),
+        });
       }
     }
     // The service may answer only part of the waiting parcels; TotalRecords says how many wait.
@@ -197,7 +244,13 @@ export class SoapClient implements MailboxTransport {
     const ok = await this.call('ParcelDownloadConfirm', { ParcelID: String(parcelId) }, options);
     if (ok === true) return;
     const p = await this.parcel(parcelId, options);
-    if (p.status !== 'InBoxTransferred') throw new GridResponseError('ParcelDownloadConfirm', 200, 'ParcelDownloadConfirmResult', `false, and the parcel's status is ${p.status ?? 'unknown'}`);
+    if (p.status !== 'InBoxTransferred')
+      throw new GridResponseError(
+        'ParcelDownloadConfirm',
+        200,
+        'ParcelDownloadConfirmResult',
+        `false, and the parcel's status is ${p.status ?? 'unknown'}`,
+      );
   }
 
   /** The three outbox lists over [since, now + 5 min]; duplicates across lists are dropped. */
@@ -207,16 +260,24 @@ export class SoapClient implements MailboxTransport {
     const mailbox = { NetworkID: 0, MailboxID: query.mailboxId };
     const seen = new Set<number>();
     const emit = (rows: Rec[], operation: string): ParcelSummary[] =>
-      rows.map((r) => summary(operation, r)).filter((p) => {
-        if (seen.has(p.parcelId)) return false;
-        seen.add(p.parcelId);
-        return true;
-      });
+      rows
+        .map((r) => summary(operation, r))
+        .filter((p) => {
+          if (seen.has(p.parcelId)) return false;
+          seen.add(p.parcelId);
+          return true;
+        });
     // The in-process list takes no dates: filter by creation time here.
-    const inProcess = list(await this.call('ParcelOutBoxInProcessEx', mailbox, options)).filter((r) => typeof r.ParcelDate !== 'string' || Date.parse(r.ParcelDate) >= since);
+    const inProcess = list(await this.call('ParcelOutBoxInProcessEx', mailbox, options)).filter(
+      (r) => typeof r.ParcelDate !== 'string' || Date.parse(r.ParcelDate) >= since,
+    );
     yield* emit(inProcess, 'ParcelOutBoxInProcessEx');
     for (let page = 1; ; page++) {
-      const c = (await this.call('ParcelOutBoxArchiveEx', { ...mailbox, ...window, GridIDFrom: 0, GridIDTo: 0, MailbagControlID: '', PageNo: page, RecordsPerPage: OUTBOX_PAGE }, options)) as Rec | null;
+      const c = (await this.call(
+        'ParcelOutBoxArchiveEx',
+        { ...mailbox, ...window, GridIDFrom: 0, GridIDTo: 0, MailbagControlID: '', PageNo: page, RecordsPerPage: OUTBOX_PAGE },
+        options,
+      )) as Rec | null;
       const rows = list(c);
       yield* emit(rows, 'ParcelOutBoxArchiveEx');
       if (rows.length === 0 || page * OUTBOX_PAGE >= Number(c?.TotalRecords ?? 0)) break;
@@ -234,25 +295,43 @@ export class SoapClient implements MailboxTransport {
     const def = op('ParcelDownload');
     const resettable = isDownloadTarget(target);
     let written = 0;
-    return this.run(def, true, options.signal, async (sessionId) => {
-      const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), undefined, options.signal);
-      if (res.statusCode !== 200) {
-        await this.payload(def, res);
-        throw new GridResponseError(def.name, res.statusCode, '(status)', 'not a fault and not 200');
-      }
-      // A DownloadTarget gets a fresh destination per attempt (the client's download contract).
-      if (resettable) written = 0;
-      const writable = resettable ? await target.openAttempt() : target;
-      try {
-        return await this.receive(def, res, parcelId, writable, options, (n) => (written = n));
-      } catch (err) {
-        if (resettable) await target.discardAttempt();
-        throw err;
-      }
-    }, () => resettable || written === 0);
+    return this.run(
+      def,
+      true,
+      options.signal,
+      async (sessionId) => {
+        const res = await this.post(
+          def,
+          writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }),
+          undefined,
+          options.signal,
+        );
+        if (res.statusCode !== 200) {
+          await this.payload(def, res);
+          throw new GridResponseError(def.name, res.statusCode, '(status)', 'not a fault and not 200');
+        }
+        // A DownloadTarget gets a fresh destination per attempt (the client's download contract).
+        if (resettable) written = 0;
+        const writable = resettable ? await target.openAttempt() : target;
+        try {
+          return await this.receive(def, res, parcelId, writable, options, (n) => (written = n));
+        } catch (err) {
+          if (resettable) await target.discardAttempt();
+          throw err;
+        }
+      },
+      () => resettable || written === 0,
+    );
   }
 
-  private async receive(def: ReturnType<typeof op>, res: Awaited<ReturnType<SoapClient['post']>>, parcelId: number, writable: Writable, options: DownloadOptions, onWritten: (n: number) => void): Promise<DownloadResultInfo> {
+  private async receive(
+    def: ReturnType<typeof op>,
+    res: Awaited<ReturnType<SoapClient['post']>>,
+    parcelId: number,
+    writable: Writable,
+    options: DownloadOptions,
+    onWritten: (n: number) => void,
+  ): Promise<DownloadResultInfo> {
     let written = 0;
     {
       const decoder = new Base64Decoder();
@@ -288,8 +367,12 @@ export class SoapClient implements MailboxTransport {
       if (!info) throw new GridResponseError(def.name, 200, 'ParcelDownloadResult', 'missing');
       const declared = typeof info.Bytes === 'number' ? info.Bytes : undefined;
       if (element === undefined && declared !== 0) throw new GridResponseError(def.name, 200, 'ParcelDownloadResult/Content', 'missing');
-      for (const [what, n] of [['declared', declared], ['listed', options.expectedBytes]] as const) {
-        if (n !== undefined && n !== decoder.bytes) throw new ContentIntegrityError(def.name, parcelId, 'byte-mismatch', `decoded ${decoder.bytes} bytes, ${what} ${n}`);
+      for (const [what, n] of [
+        ['declared', declared],
+        ['listed', options.expectedBytes],
+      ] as const) {
+        if (n !== undefined && n !== decoder.bytes)
+          throw new ContentIntegrityError(def.name, parcelId, 'byte-mismatch', `decoded ${decoder.bytes} bytes, ${what} ${n}`);
       }
       if (info.ParcelID !== undefined && String(info.ParcelID) !== String(parcelId)) {
         throw new GridResponseError(def.name, 200, 'ParcelDownloadResult/ParcelID', `asked for ${parcelId}, got ${String(info.ParcelID)}`);
@@ -310,12 +393,24 @@ export class SoapClient implements MailboxTransport {
    * `ParcelUpload` (routed by the envelope). Never repeated once it may have reached the service.
    */
   async uploadParcel(filePath: string, upload: UploadOptions, options: UploadCallOptions = {}): Promise<{ parcelId: number }> {
-    const def = op(upload.gridIdFrom !== undefined && upload.gridIdTo !== undefined ? 'ParcelUploadMft' : upload.mailboxId !== undefined ? 'ParcelUploadEx' : 'ParcelUpload');
+    const def = op(
+      upload.gridIdFrom !== undefined && upload.gridIdTo !== undefined
+        ? 'ParcelUploadMft'
+        : upload.mailboxId !== undefined
+          ? 'ParcelUploadEx'
+          : 'ParcelUpload',
+    );
     return this.run(def, false, options.signal, async (sessionId) => {
       const size = (await fs.promises.stat(filePath)).size;
       const params = {
-        SessionID: sessionId, NetworkID: 0, MailboxID: upload.mailboxId ?? 0, FileName: upload.fileName, Bytes: size, Content: STREAM_SLOT,
-        GridIDFrom: upload.gridIdFrom ?? 0, GridIDTo: upload.gridIdTo ?? 0,
+        SessionID: sessionId,
+        NetworkID: 0,
+        MailboxID: upload.mailboxId ?? 0,
+        FileName: upload.fileName,
+        Bytes: size,
+        Content: STREAM_SLOT,
+        GridIDFrom: upload.gridIdFrom ?? 0,
+        GridIDTo: upload.gridIdTo ?? 0,
       };
       const [prefix, suffix] = writeRequest(def, params).split(STREAM_SLOT) as [string, string];
       const length = Buffer.byteLength(prefix) + base64Length(size) + Buffer.byteLength(suffix);
@@ -333,7 +428,8 @@ export class SoapClient implements MailboxTransport {
       };
       const res = await this.post(def, body, length, options.signal);
       const id = this.result(def, await this.payload(def, res));
-      if (typeof id !== 'number' || id <= 0) throw new GridResponseError(def.name, 200, `${def.name}Result`, `not a parcel id: ${String(id)}`);
+      if (typeof id !== 'number' || id <= 0)
+        throw new GridResponseError(def.name, 200, `${def.name}Result`, `not a parcel id: ${String(id)}`);
       return { parcelId: id };
     });
   }
@@ -359,7 +455,13 @@ export class SoapClient implements MailboxTransport {
   // ------------------------------------------------------------------ internals
 
   /** The attempt loop: session id, one attempt, then the retry decision (one re-login on a session fault). */
-  private async run<T>(def: OperationDef, idempotent: boolean, signal: AbortSignal | undefined, attempt: (sessionId: string | undefined) => Promise<T>, mayRetry: () => boolean = () => true): Promise<T> {
+  private async run<T>(
+    def: OperationDef,
+    idempotent: boolean,
+    signal: AbortSignal | undefined,
+    attempt: (sessionId: string | undefined) => Promise<T>,
+    mayRetry: () => boolean = () => true,
+  ): Promise<T> {
     if (this.closed) throw new GridConfigError('the client is closed', def.name);
     let reloggedIn = false;
     for (let n = 1; ; n++) {
@@ -379,10 +481,14 @@ export class SoapClient implements MailboxTransport {
         }
         const decision = decideRetry(err, idempotent);
         if (decision === 'outcome-unknown') throw new UploadOutcomeUnknownError(def.name, started, err);
-        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300) throw new UploadOutcomeUnknownError(def.name, started, err);
+        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300)
+          throw new UploadOutcomeUnknownError(def.name, started, err);
         if (decision === 'fail' || n >= this.maxAttempts || !mayRetry()) throw err;
         const wait = retryDelay(n, this.random(), this.backoff, err instanceof GridApiError ? err.retryAfterMs : undefined);
-        this.options.logger?.warn({ operation: def.name, attempt: n, maxAttempts: this.maxAttempts, delayMs: wait, ...errorFields(err) }, 'SOAP call failed, retrying');
+        this.options.logger?.warn(
+          { operation: def.name, attempt: n, maxAttempts: this.maxAttempts, delayMs: wait, ...errorFields(err) },
+          'SOAP call failed, retrying',
+        );
         await this.sleep(wait, signal);
       }
     }
@@ -406,7 +512,12 @@ export class SoapClient implements MailboxTransport {
     return this.loggingIn;
   }
 
-  private async post(def: OperationDef, body: string | (() => AsyncIterable<string>), length: number | undefined, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+  private async post(
+    def: OperationDef,
+    body: string | (() => AsyncIterable<string>),
+    length: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = {
       'user-agent': this.userAgent,
       'content-type': 'text/xml; charset=utf-8',
@@ -433,7 +544,13 @@ export class SoapClient implements MailboxTransport {
     if (res.statusCode !== 200 && !(res.statusCode === 500 && xml)) {
       // 429, 503, a proxy's page: the HTTP status decides, as over REST.
       const text = await readLimited(res.body, MAX_ERROR_BODY).catch(() => '');
-      throw new GridApiError(def.name, res.statusCode, null, text.replace(/\s+/g, ' ').trim().slice(0, 200), parseRetryAfter(res.headers['retry-after'], this.now()));
+      throw new GridApiError(
+        def.name,
+        res.statusCode,
+        null,
+        text.replace(/\s+/g, ' ').trim().slice(0, 200),
+        parseRetryAfter(res.headers['retry-after'], this.now()),
+      );
     }
     let root: XmlNode;
     try {
@@ -460,7 +577,8 @@ export class SoapClient implements MailboxTransport {
     }
     if (isFault(msg)) throw new SoapFaultError(def.name, readFault(msg));
     if (status !== 200) throw new GridApiError(def.name, status, null, 'HTTP error without a SOAP fault');
-    if (msg.payload.name !== `${def.name}Response`) throw new GridResponseError(def.name, status, msg.payload.name, `expected ${def.name}Response`);
+    if (msg.payload.name !== `${def.name}Response`)
+      throw new GridResponseError(def.name, status, msg.payload.name, `expected ${def.name}Response`);
     return msg.payload;
   }
 
@@ -479,10 +597,13 @@ export class SoapClient implements MailboxTransport {
   }
 
   private downloadFailure(operation: string, parcelId: number, err: unknown): Error {
-    if (err instanceof InvalidBase64Error) return new ContentIntegrityError(operation, parcelId, 'invalid-base64', err.message, { cause: err });
-    if (err instanceof SoapXmlError) return new ContentIntegrityError(operation, parcelId, err.truncated ? 'truncated' : 'malformed', err.message, { cause: err });
+    if (err instanceof InvalidBase64Error)
+      return new ContentIntegrityError(operation, parcelId, 'invalid-base64', err.message, { cause: err });
+    if (err instanceof SoapXmlError)
+      return new ContentIntegrityError(operation, parcelId, err.truncated ? 'truncated' : 'malformed', err.message, { cause: err });
     const e = toTransportError(operation, err);
-    if (e instanceof GridTransportError) return new ContentIntegrityError(operation, parcelId, 'truncated', `the body broke off: ${e.message}`, { cause: e });
+    if (e instanceof GridTransportError)
+      return new ContentIntegrityError(operation, parcelId, 'truncated', `the body broke off: ${e.message}`, { cause: e });
     return e;
   }
 }

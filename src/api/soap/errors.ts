@@ -45,7 +45,12 @@ export class SoapFaultError extends GridApiError {
 
   constructor(operation: string, fault: ParsedFault) {
     const code = restErrorCode(fault);
-    super(operation, ERROR_STATUS[code], code, `${fault.message}${fault.hasErrorCode ? ` (code ${fault.errorCode}${fault.errorItem ? `, ${fault.errorItem}` : ''})` : ''}`);
+    super(
+      operation,
+      ERROR_STATUS[code],
+      code,
+      `${fault.message}${fault.hasErrorCode ? ` (code ${fault.errorCode}${fault.errorItem ? `, ${fault.errorItem}` : ''})` : ''}`,
+    );
     this.faultCode = fault.faultCode;
     this.soapErrorCode = fault.errorCode;
     this.errorItem = fault.errorItem ?? '';

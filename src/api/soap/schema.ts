@@ -23,7 +23,16 @@ export const SERVICE_NAME = 'GridOS_x0020_API_x0020_v4';
 export const SOAP_PATH = '/v4.1/prod/GridOS.asmx';
 
 export type Primitive = 'string' | 'int' | 'long' | 'short' | 'boolean' | 'dateTime' | 'base64Binary' | 'float';
-const PRIMITIVES: ReadonlySet<string> = new Set<Primitive>(['string', 'int', 'long', 'short', 'boolean', 'dateTime', 'base64Binary', 'float']);
+const PRIMITIVES: ReadonlySet<string> = new Set<Primitive>([
+  'string',
+  'int',
+  'long',
+  'short',
+  'boolean',
+  'dateTime',
+  'base64Binary',
+  'float',
+]);
 const REFERENCE_PRIMITIVES: ReadonlySet<string> = new Set(['string', 'base64Binary']);
 
 export interface FieldDef {
@@ -70,17 +79,71 @@ export interface OperationDef {
 const ENUMS: Record<string, readonly string[]> = {
   AuthLevel: ['NoChange', 'Root', 'TechOps', 'NetOps', 'NetworkAdmin', 'NetworkUser', 'MailboxAdmin', 'MailboxUser', 'TPUser', 'General'],
   ParcelStatus: [
-    'InBoxReady', 'InBoxTransferred', 'x1256Pending', 'as2Receive', 'as2MDNSent', 'as2MDNPending', 'as2MDNRejected', 'as2MDNConfirmed',
-    'as2Sent', 'as2SendFailed', 'gisbReceived', 'gisbSent', 'gisbSendFailed', 'cxmlReceived', 'cxmlSent', 'cxmlSendFailed', 'ftpReceived',
-    'x400Received', 'smtpReceived', 'oftpReceived', 'oftpSendFailed', 'oftpSent', 'oftpAborted', 'ftpSent', 'ftpSendFailed', 'as4Received',
-    'as4MDNSent', 'as4MDNPending', 'as4MDNRejected', 'as4MDNConfirmed', 'as4Sent', 'as4SendFailed', 'outboxDeliveryError',
+    'InBoxReady',
+    'InBoxTransferred',
+    'x1256Pending',
+    'as2Receive',
+    'as2MDNSent',
+    'as2MDNPending',
+    'as2MDNRejected',
+    'as2MDNConfirmed',
+    'as2Sent',
+    'as2SendFailed',
+    'gisbReceived',
+    'gisbSent',
+    'gisbSendFailed',
+    'cxmlReceived',
+    'cxmlSent',
+    'cxmlSendFailed',
+    'ftpReceived',
+    'x400Received',
+    'smtpReceived',
+    'oftpReceived',
+    'oftpSendFailed',
+    'oftpSent',
+    'oftpAborted',
+    'ftpSent',
+    'ftpSendFailed',
+    'as4Received',
+    'as4MDNSent',
+    'as4MDNPending',
+    'as4MDNRejected',
+    'as4MDNConfirmed',
+    'as4Sent',
+    'as4SendFailed',
+    'outboxDeliveryError',
   ],
   // Two misspellings are the service's own.
-  ParcelValid: ['Pending', 'Invalid', 'Valid', 'PartialValid', 'ValidNoneRouted', 'Duplicate', 'ZeroByte', 'VallidRouted', 'ValidPartialRouted', 'ValidNoneRoutedx'],
+  ParcelValid: [
+    'Pending',
+    'Invalid',
+    'Valid',
+    'PartialValid',
+    'ValidNoneRouted',
+    'Duplicate',
+    'ZeroByte',
+    'VallidRouted',
+    'ValidPartialRouted',
+    'ValidNoneRoutedx',
+  ],
   Direction: ['NoDir', 'OutBox', 'InBox'],
   EDIStandard: ['X12', 'EDIFACT', 'TRADACOMS', 'VDA', 'XML', 'TXT', 'PDF', 'Binary', 'PEPPOL'],
   SessionStatus: ['Open', 'Closed', 'Expired'],
-  RetCode: ['Unknown', 'Success', 'SessionTimeout', 'AccessDenied', 'NotFound', 'InvalidID', 'Duplicate', 'IDExistsOnNetwork', 'InvalidDataType', 'InvalidDataLength', 'DataError', 'SQLError', 'InternalError'],
+  RetCode: [
+    'Unknown',
+    'Success',
+    'SessionTimeout',
+    'AccessDenied',
+    'NotFound',
+    'InvalidID',
+    'Duplicate',
+    'IDExistsOnNetwork',
+    'InvalidDataType',
+    'InvalidDataLength',
+    'DataError',
+    'SQLError',
+    'InternalError',
+  ],
   Status: ['Development', 'Active', 'Preproduction', 'Suspended', 'Terminated'],
   StatusGridID: ['Active', 'AutoRoute', 'Pending', 'Suspended', 'Terminated', 'Duplicate'],
   ManifestType: ['System', 'Error', 'Manual', 'GridOS'],
@@ -111,14 +174,17 @@ const RECORDS: Record<string, string> = {
     'GridOSVersion SessionID SessionEventID:int UserID:int LoginName FirstName LastName Company EMail Phone TimeZoneOffset:float ' +
     'AuthLevel:AuthLevel LastLogin:dateTime OpenSessions:short TimeOut:short NetworkID:int MailboxID:int ip',
   // The service's record also has an optional `Events` list, which the emulator never fills.
-  SessionLogInfo: 'SessionID StartTime:dateTime EndTime:dateTime Expires:dateTime NetworkID:int MailboxID:int UserID:int Status:SessionStatus Version',
+  SessionLogInfo:
+    'SessionID StartTime:dateTime EndTime:dateTime Expires:dateTime NetworkID:int MailboxID:int UserID:int Status:SessionStatus Version',
   ParcelIDInfo:
     'ParcelBytes:int ParcelDate:dateTime ActualBytes:int NetworkIDFrom:int NetworkNameFrom MailboxIDFrom:int MailboxNameFrom ' +
     'NetworkIDTo:int NetworkNameTo MailboxIDTo:int MailboxNameTo FileName MailbagControlID ArchiveDate:dateTime StatusDate:dateTime ' +
     'StatusCode StatusMessage LocalStatus:short LocalStatusDate:dateTime Valid:ParcelValid Acknowledgment Direction:Direction ' +
     'Interchanges:ArrayOfInterchangeIDInfo Log:ArrayOfManifestInfo ParcelID:long',
-  ParcelIDInfoCollection: 'PageSize:short PageNumber:short Count:int TotalRecords:int TotalPages:short ParcelIDInfoList:ArrayOfParcelIDInfo',
-  FileInfo: 'ParcelID:long FileName FileDate:dateTime Bytes:int Standard:EDIStandard Content:base64Binary ContentBase64String routerArchive:boolean',
+  ParcelIDInfoCollection:
+    'PageSize:short PageNumber:short Count:int TotalRecords:int TotalPages:short ParcelIDInfoList:ArrayOfParcelIDInfo',
+  FileInfo:
+    'ParcelID:long FileName FileDate:dateTime Bytes:int Standard:EDIStandard Content:base64Binary ContentBase64String routerArchive:boolean',
   InterchangeIDInfo:
     'InterchangeID:int InterchangeProcessDate:dateTime NetworkIDFrom:int NetworkNameFrom MailboxIDFrom:int NetworkIDTo:int NetworkNameTo ' +
     'MailboxIDTo:int Standard:EDIStandard Bytes:int InterchangeControlID InterchangeDateTime:dateTime ArchiveDate:dateTime StatusDate:dateTime ' +
@@ -127,16 +193,28 @@ const RECORDS: Record<string, string> = {
   GridIDInfo:
     'GridID:int NetworkID:int NetworkName MailboxID:int MailboxName Qualifier ID Description DataEMail MailboxDefault:boolean ' +
     'Status:StatusGridID UseType:UseType',
-  ManifestInfo: 'ManifestDate:dateTime NetworkID:int NetworkName Type:ManifestType ParcelID:long InterchangeID:int StatusCode StatusMessage StatusColor',
+  ManifestInfo:
+    'ManifestDate:dateTime NetworkID:int NetworkName Type:ManifestType ParcelID:long InterchangeID:int StatusCode StatusMessage StatusColor',
   // Our stand-ins (see the header).
   NetworkIDInfo: 'NetworkID:int Name Location UniqueID Status:Status CreateDate:dateTime',
   MailboxIDInfo: 'MailboxID:int NetworkID:int Name UniqueID Status:Status CreateDate:dateTime',
   UserIDInfo: 'UserID:int LoginName FirstName LastName Company EMail Phone AuthLevel:AuthLevel NetworkID:int MailboxID:int Status:Status',
-  InterconnectIDInfo: 'InterconnectID:int GridID1:int GridID2:int Status:StatusInterconnect Reference CreateDate:dateTime StatusDate:dateTime',
+  InterconnectIDInfo:
+    'InterconnectID:int GridID1:int GridID2:int Status:StatusInterconnect Reference CreateDate:dateTime StatusDate:dateTime',
   InterchangeIDStatus: 'InterchangeID:int StatusCode StatusMessage',
 };
 
-const ARRAYS = ['ParcelIDInfo', 'InterchangeIDInfo', 'ManifestInfo', 'SessionLogInfo', 'NetworkIDInfo', 'MailboxIDInfo', 'UserIDInfo', 'GridIDInfo', 'InterconnectIDInfo'];
+const ARRAYS = [
+  'ParcelIDInfo',
+  'InterchangeIDInfo',
+  'ManifestInfo',
+  'SessionLogInfo',
+  'NetworkIDInfo',
+  'MailboxIDInfo',
+  'UserIDInfo',
+  'GridIDInfo',
+  'InterconnectIDInfo',
+];
 
 export const TYPES: ReadonlyMap<string, TypeDef> = new Map<string, TypeDef>([
   ...Object.entries(ENUMS).map(([name, values]): [string, TypeDef] => [name, { kind: 'enum', name, values }]),
@@ -163,8 +241,18 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
   ['GenerateAPIKey', 'UserID:int', 'string', 'Issues a new API key for a user.'],
   ['UserGetAPIKey', 'UserID:int', 'string', "A user's API key."],
   ['ParcelInBox', '', 'ParcelIDInfoCollection', 'Parcels pending download in the session mailbox.'],
-  ['ParcelInBoxEx', `${MAILBOX} GridIDFrom:int GridIDTo:int`, 'ParcelIDInfoCollection', 'Parcels pending download in a mailbox (0 = the session one).'],
-  ['ParcelInBoxExShort', `${MAILBOX} GridIDFrom:int GridIDTo:int Status:ParcelStatus`, 'ParcelIDInfoCollection', 'Inbound parcels of a mailbox with a given status.'],
+  [
+    'ParcelInBoxEx',
+    `${MAILBOX} GridIDFrom:int GridIDTo:int`,
+    'ParcelIDInfoCollection',
+    'Parcels pending download in a mailbox (0 = the session one).',
+  ],
+  [
+    'ParcelInBoxExShort',
+    `${MAILBOX} GridIDFrom:int GridIDTo:int Status:ParcelStatus`,
+    'ParcelIDInfoCollection',
+    'Inbound parcels of a mailbox with a given status.',
+  ],
   ['ParcelInBoxArchive', ARCHIVE, 'ParcelIDInfoCollection', 'Inbound parcels of the session mailbox in a period, paged.'],
   ['ParcelInBoxArchiveEx', `${MAILBOX} ${ARCHIVE}`, 'ParcelIDInfoCollection', 'Inbound parcels of a mailbox in a period, paged.'],
   ['ParcelDownload', 'ParcelID:long', 'FileInfo', 'Downloads a parcel (Content as base64Binary).'],
@@ -178,14 +266,39 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
   ['ParcelUploadA', 'FileName ContentBase64', 'int', 'Uploads a parcel given as a base64 string, routed by its EDI envelope.'],
   ['ParcelUploadEx', `${MAILBOX} FileName Bytes:int Content:base64Binary`, 'int', 'Uploads a parcel from a given mailbox.'],
   ['ParcelUploadExA', `${MAILBOX} FileName ContentBase64`, 'int', 'Uploads a base64 string from a given mailbox.'],
-  ['ParcelUploadMft', 'FileName Bytes:int Content:base64Binary GridIDFrom:int GridIDTo:int', 'int', 'Uploads a file between explicit trading partners.'],
-  ['ParcelUploadMftA', 'FileName ContentBase64 GridIDFrom:int GridIDTo:int', 'int', 'Uploads a base64 string between explicit trading partners.'],
+  [
+    'ParcelUploadMft',
+    'FileName Bytes:int Content:base64Binary GridIDFrom:int GridIDTo:int',
+    'int',
+    'Uploads a file between explicit trading partners.',
+  ],
+  [
+    'ParcelUploadMftA',
+    'FileName ContentBase64 GridIDFrom:int GridIDTo:int',
+    'int',
+    'Uploads a base64 string between explicit trading partners.',
+  ],
   ['ParcelOutBoxInProcess', '', 'ParcelIDInfoCollection', 'Outbound parcels of the session mailbox not yet delivered.'],
   ['ParcelOutBoxInProcessEx', MAILBOX, 'ParcelIDInfoCollection', 'Outbound parcels of a mailbox not yet delivered.'],
   ['ParcelOutBoxArchive', ARCHIVE, 'ParcelIDInfoCollection', 'Delivered outbound parcels of the session mailbox in a period, paged.'],
-  ['ParcelOutBoxArchiveEx', `${MAILBOX} ${ARCHIVE}`, 'ParcelIDInfoCollection', 'Delivered outbound parcels of a mailbox in a period, paged.'],
-  ['ParcelOutBoxError', 'BeginDate:dateTime EndDate:dateTime', 'ParcelIDInfoCollection', 'Rejected outbound parcels of the session mailbox in a period.'],
-  ['ParcelOutBoxErrorEx', `${MAILBOX} BeginDate:dateTime EndDate:dateTime`, 'ParcelIDInfoCollection', 'Rejected outbound parcels of a mailbox in a period.'],
+  [
+    'ParcelOutBoxArchiveEx',
+    `${MAILBOX} ${ARCHIVE}`,
+    'ParcelIDInfoCollection',
+    'Delivered outbound parcels of a mailbox in a period, paged.',
+  ],
+  [
+    'ParcelOutBoxError',
+    'BeginDate:dateTime EndDate:dateTime',
+    'ParcelIDInfoCollection',
+    'Rejected outbound parcels of the session mailbox in a period.',
+  ],
+  [
+    'ParcelOutBoxErrorEx',
+    `${MAILBOX} BeginDate:dateTime EndDate:dateTime`,
+    'ParcelIDInfoCollection',
+    'Rejected outbound parcels of a mailbox in a period.',
+  ],
   ['ParcelInfo', 'ParcelID:long', 'ParcelIDInfo', 'One parcel.'],
   ['ParcelManifest', 'ParcelID:long', 'ArrayOfManifestInfo', "A parcel's log."],
   ['ParcelResend', 'ParcelID:long', 'boolean', 'Re-routes an outbound parcel (NetOps).'],
@@ -210,10 +323,25 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
     'Connects two trading-partner ids.',
   ],
   ['InterconnectListByGridID', 'GridID1:int GridID2:int', 'ArrayOfInterconnectIDInfo', 'Interconnects of one or two trading-partner ids.'],
-  ['InterconnectListByStatus', 'Status:StatusInterconnect GridID:int MaxDays:short', 'ArrayOfInterconnectIDInfo', 'Interconnects with a status.'],
+  [
+    'InterconnectListByStatus',
+    'Status:StatusInterconnect GridID:int MaxDays:short',
+    'ArrayOfInterconnectIDInfo',
+    'Interconnects with a status.',
+  ],
   ['InterconnectCancel', 'InterconnectID:int Note EMailTo:eMailTo OtherEMailAddress', 'boolean', 'Cancels an interconnect.'],
-  ['InterchangeInBox', 'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID', 'ArrayOfInterchangeIDInfo', 'Inbound interchanges in a period.'],
-  ['InterchangeOutBox', 'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID', 'ArrayOfInterchangeIDInfo', 'Outbound interchanges in a period.'],
+  [
+    'InterchangeInBox',
+    'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID',
+    'ArrayOfInterchangeIDInfo',
+    'Inbound interchanges in a period.',
+  ],
+  [
+    'InterchangeOutBox',
+    'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID',
+    'ArrayOfInterchangeIDInfo',
+    'Outbound interchanges in a period.',
+  ],
   ['InterchangeInfo', 'InterchangeID:long', 'InterchangeIDInfo', 'One interchange.'],
   ['InterchangeResend', 'InterchangeID:long', 'InterchangeIDStatus', 'Sends an interchange again.'],
   ['InterchangeCancel', 'InterchangeID:int', 'boolean', 'Cancels an interchange not yet delivered.'],
@@ -225,14 +353,26 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
     'int',
     'Adds a user.',
   ],
-  ['UserUpdate', 'UserID:int FirstName LastName Company EMail Phone CellPhone CellCarrier AuthLevel:AuthLevel', 'boolean', "Changes a user's details."],
+  [
+    'UserUpdate',
+    'UserID:int FirstName LastName Company EMail Phone CellPhone CellCarrier AuthLevel:AuthLevel',
+    'boolean',
+    "Changes a user's details.",
+  ],
   ['UserSetAuthLevel', 'UserID:int AuthLevel:AuthLevel', 'boolean', "Changes a user's auth level."],
 ];
 
 function operation([name, spec, result, doc]: readonly [string, string, string, string]): OperationDef {
   const session = !spec.startsWith('!');
   const params = fields(spec.replace(/^!/, ''));
-  return { name, action: SOAP_NS + name, params: session ? [f('SessionID', 'string'), ...params] : params, result: f(`${name}Result`, result), session, doc };
+  return {
+    name,
+    action: SOAP_NS + name,
+    params: session ? [f('SessionID', 'string'), ...params] : params,
+    result: f(`${name}Result`, result),
+    session,
+    doc,
+  };
 }
 
 export const OPERATIONS_BY_NAME: ReadonlyMap<string, OperationDef> = new Map(OPERATIONS.map((o) => [o[0], operation(o)]));

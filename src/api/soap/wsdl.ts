@@ -15,14 +15,24 @@ function element(f: FieldDef, extra = ''): string {
 function schema(): string {
   const out: string[] = [`<s:schema elementFormDefault="qualified" targetNamespace="${SOAP_NS}">`];
   for (const op of ALL_OPERATIONS) {
-    out.push(`<s:element name="${op.name}"><s:complexType>`, op.params.length ? `<s:sequence>${op.params.map((p) => element(p)).join('')}</s:sequence>` : '', '</s:complexType></s:element>');
-    out.push(`<s:element name="${op.name}Response"><s:complexType><s:sequence>${element(op.result)}</s:sequence></s:complexType></s:element>`);
+    out.push(
+      `<s:element name="${op.name}"><s:complexType>`,
+      op.params.length ? `<s:sequence>${op.params.map((p) => element(p)).join('')}</s:sequence>` : '',
+      '</s:complexType></s:element>',
+    );
+    out.push(
+      `<s:element name="${op.name}Response"><s:complexType><s:sequence>${element(op.result)}</s:sequence></s:complexType></s:element>`,
+    );
   }
   for (const t of TYPES.values()) {
     if (t.kind === 'enum') {
-      out.push(`<s:simpleType name="${t.name}"><s:restriction base="s:string">${t.values.map((v) => `<s:enumeration value="${v}" />`).join('')}</s:restriction></s:simpleType>`);
+      out.push(
+        `<s:simpleType name="${t.name}"><s:restriction base="s:string">${t.values.map((v) => `<s:enumeration value="${v}" />`).join('')}</s:restriction></s:simpleType>`,
+      );
     } else if (t.kind === 'array') {
-      out.push(`<s:complexType name="${t.name}"><s:sequence><s:element minOccurs="0" maxOccurs="unbounded" name="${t.item}" nillable="true" type="tns:${t.item}" /></s:sequence></s:complexType>`);
+      out.push(
+        `<s:complexType name="${t.name}"><s:sequence><s:element minOccurs="0" maxOccurs="unbounded" name="${t.item}" nillable="true" type="tns:${t.item}" /></s:sequence></s:complexType>`,
+      );
     } else {
       out.push(`<s:complexType name="${t.name}"><s:sequence>${t.fields.map((f) => element(f)).join('')}</s:sequence></s:complexType>`);
     }

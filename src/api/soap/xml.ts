@@ -38,7 +38,8 @@ export interface WriteOptions {
 const MIN_DATE = '0001-01-01T00:00:00';
 // Characters XML 1.0 cannot carry at all (not even escaped).
 // eslint-disable-next-line no-control-regex
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NOT_XML =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export function escapeText(s: string): string {
   return s.replace(NOT_XML, '\uFFFD').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r/g, '&#13;');
@@ -98,7 +99,8 @@ export function writeField(out: string[], field: FieldDef, value: unknown, opts:
   if (t.kind === 'array') {
     out.push(`<${name}>`);
     for (const item of value as unknown[]) {
-      if (item === null || item === undefined) out.push(`<${t.item} xsi:nil="true" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" />`);
+      if (item === null || item === undefined)
+        out.push(`<${t.item} xsi:nil="true" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" />`);
       else writeField(out, { name: t.item, type: t.item, min: 1 }, item, opts);
     }
     out.push(`</${name}>`);
@@ -151,7 +153,10 @@ export function writeFault(version: SoapVersion, f: FaultFields): string {
     `<ErrorItem>${escapeText(f.errorItem ?? '')}</ErrorItem><ErrorMessage>${escapeText(f.errorMessage ?? '')}</ErrorMessage></ErrorInfo>` +
     `<GridOSSOAPErrorCode xmlns="">${f.errorCode}</GridOSSOAPErrorCode>`;
   if (version === '1.1') {
-    return envelope(version, `<soap:Fault><faultcode>soap:${f.faultCode}</faultcode><faultstring>${escapeText(f.message)}</faultstring><detail>${info}</detail></soap:Fault>`);
+    return envelope(
+      version,
+      `<soap:Fault><faultcode>soap:${f.faultCode}</faultcode><faultstring>${escapeText(f.message)}</faultstring><detail>${info}</detail></soap:Fault>`,
+    );
   }
   const code = f.faultCode === 'Client' ? 'Sender' : 'Receiver';
   return envelope(
@@ -256,7 +261,13 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   const decoder = new TextDecoder('utf-8');
   for await (const chunk of source) {
     const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    if (streaming && internals.state === SAXES_IN_TEXT && internals.carriedFromPrevious === undefined && internals.text === '' && !NEEDS_PARSER.test(text)) {
+    if (
+      streaming &&
+      internals.state === SAXES_IN_TEXT &&
+      internals.carriedFromPrevious === undefined &&
+      internals.text === '' &&
+      !NEEDS_PARSER.test(text)
+    ) {
       // The middle of a long content element: saxes would only append it to its text buffer.
       pending.push([text, streaming.name]);
       await flush();
@@ -286,7 +297,8 @@ export interface SoapMessage {
 /** Finds Envelope/Body/<payload>, namespace-aware (any prefix). */
 export function soapPayload(root: XmlNode): SoapMessage {
   const version = root.ns === SOAP11_ENV ? '1.1' : root.ns === SOAP12_ENV ? '1.2' : undefined;
-  if (root.name !== 'Envelope' || !version) throw new SoapXmlError(`not a SOAP envelope: <${root.name}> in ${JSON.stringify(root.ns)}`, '(envelope)');
+  if (root.name !== 'Envelope' || !version)
+    throw new SoapXmlError(`not a SOAP envelope: <${root.name}> in ${JSON.stringify(root.ns)}`, '(envelope)');
   const body = root.children.find((c) => c.name === 'Body' && c.ns === root.ns);
   if (!body) throw new SoapXmlError('no Body', 'Envelope');
   const payload = body.children[0];
@@ -354,7 +366,15 @@ export function parseDate(text: string): number | null {
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac, tz] = m as unknown as string[];
   if (Number(y) <= 1) return null;
-  const base = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), frac ? Math.floor(Number(`0.${frac}`) * 1000) : 0);
+  const base = Date.UTC(
+    Number(y),
+    Number(mo) - 1,
+    Number(d),
+    Number(h),
+    Number(mi),
+    Number(s),
+    frac ? Math.floor(Number(`0.${frac}`) * 1000) : 0,
+  );
   if (!tz || tz === 'Z') return base;
   const sign = tz.startsWith('-') ? -1 : 1;
   return base - sign * (Number(tz.slice(1, 3)) * 60 + Number(tz.slice(4, 6))) * 60_000;
@@ -409,11 +429,17 @@ export function decodeValue(node: XmlNode, type: string, path: string, opts: Dec
   if (isPrimitive(type)) return decodePrimitive(type, node.text, path);
   const t = typeDef(type);
   if (t.kind === 'enum') return node.text.trim(); // an unknown value is kept as text, never fatal
-  if (t.kind === 'array') return node.children.filter((c) => c.name === t.item).map((c, i) => decodeValue(c, t.item, `${path}/${t.item}[${i}]`, opts));
+  if (t.kind === 'array')
+    return node.children.filter((c) => c.name === t.item).map((c, i) => decodeValue(c, t.item, `${path}/${t.item}[${i}]`, opts));
   return decodeFields(node, t.fields, path, opts);
 }
 
-export function decodeFields(node: XmlNode, fieldDefs: readonly FieldDef[], path: string, opts: DecodeOptions = {}): Record<string, unknown> {
+export function decodeFields(
+  node: XmlNode,
+  fieldDefs: readonly FieldDef[],
+  path: string,
+  opts: DecodeOptions = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fieldDefs) {
     const c = child(node, f.name);

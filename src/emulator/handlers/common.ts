@@ -3,35 +3,122 @@
  * (one function per record shape), paging, and the lookups that answer 404 for another tenant's
  * objects.
  */
-import { accessDenied, atLeast, canSeeMailbox, canSeeNetwork, invalidParameter, levelOf, objectNotFound, type HandlerContext } from '../context.js';
+import {
+  accessDenied,
+  atLeast,
+  canSeeMailbox,
+  canSeeNetwork,
+  invalidParameter,
+  levelOf,
+  objectNotFound,
+  type HandlerContext,
+} from '../context.js';
 import type { GridIdRow, UserRow } from '../store.js';
 
-export interface NetworkRow { network_id: number; unique_id: string; company_name: string; status: string; created: string; modified: string }
-export interface MailboxRow extends NetworkRow { mailbox_id: number; auto_ack: number }
-export interface InterconnectRow { interconnect_id: number; grid_id_from: number; grid_id_to: number; status: string; created: string; modified: string }
-export interface CommRow { comm_id: number; mailbox_id: number; comm_type: string; identifier: string; status: string; use_type: string; private_key_required: number; created: string }
-export interface CarbonCopyRow { cc_id: number; from_mailbox_id: number; to_mailbox_id: number; status: string; direction: string; created: string }
-export interface KeyRow { key_id: number; user_id: number; key: string; visibility: string; created: string; expires_at: number | null; revoked: number }
-export interface PortalRow { portal_id: number; mailbox_id: number; url: string; status: string; created: string }
+export interface NetworkRow {
+  network_id: number;
+  unique_id: string;
+  company_name: string;
+  status: string;
+  created: string;
+  modified: string;
+}
+export interface MailboxRow extends NetworkRow {
+  mailbox_id: number;
+  auto_ack: number;
+}
+export interface InterconnectRow {
+  interconnect_id: number;
+  grid_id_from: number;
+  grid_id_to: number;
+  status: string;
+  created: string;
+  modified: string;
+}
+export interface CommRow {
+  comm_id: number;
+  mailbox_id: number;
+  comm_type: string;
+  identifier: string;
+  status: string;
+  use_type: string;
+  private_key_required: number;
+  created: string;
+}
+export interface CarbonCopyRow {
+  cc_id: number;
+  from_mailbox_id: number;
+  to_mailbox_id: number;
+  status: string;
+  direction: string;
+  created: string;
+}
+export interface KeyRow {
+  key_id: number;
+  user_id: number;
+  key: string;
+  visibility: string;
+  created: string;
+  expires_at: number | null;
+  revoked: number;
+}
+export interface PortalRow {
+  portal_id: number;
+  mailbox_id: number;
+  url: string;
+  status: string;
+  created: string;
+}
 
 export const callerOf = (ctx: HandlerContext): UserRow => ctx.caller as UserRow;
 
 export const userInfo = (u: UserRow): Record<string, unknown> => ({
-  userId: u.user_id, login: u.login, email: u.email, firstName: u.first_name, lastName: u.last_name,
-  networkId: u.network_id, mailboxId: u.mailbox_id, authLevel: levelOf(u), status: u.status, created: u.created,
+  userId: u.user_id,
+  login: u.login,
+  email: u.email,
+  firstName: u.first_name,
+  lastName: u.last_name,
+  networkId: u.network_id,
+  mailboxId: u.mailbox_id,
+  authLevel: levelOf(u),
+  status: u.status,
+  created: u.created,
 });
 export const networkInfo = (n: NetworkRow): Record<string, unknown> => ({
-  networkId: n.network_id, uniqueId: n.unique_id, companyName: n.company_name, status: n.status, created: n.created, modified: n.modified,
+  networkId: n.network_id,
+  uniqueId: n.unique_id,
+  companyName: n.company_name,
+  status: n.status,
+  created: n.created,
+  modified: n.modified,
 });
 export const mailboxInfo = (m: MailboxRow): Record<string, unknown> => ({
-  mailboxId: m.mailbox_id, networkId: m.network_id, uniqueId: m.unique_id, companyName: m.company_name, status: m.status, created: m.created, modified: m.modified,
+  mailboxId: m.mailbox_id,
+  networkId: m.network_id,
+  uniqueId: m.unique_id,
+  companyName: m.company_name,
+  status: m.status,
+  created: m.created,
+  modified: m.modified,
 });
 export const gridInfo = (g: GridIdRow): Record<string, unknown> => ({
-  gridId: g.grid_id, mailboxId: g.mailbox_id, networkId: g.network_id, qualifier: g.qualifier, id: g.id, description: g.description,
-  status: g.status, routingGroup: g.routing_group, ediStandard: g.edi_standard,
+  gridId: g.grid_id,
+  mailboxId: g.mailbox_id,
+  networkId: g.network_id,
+  qualifier: g.qualifier,
+  id: g.id,
+  description: g.description,
+  status: g.status,
+  routingGroup: g.routing_group,
+  ediStandard: g.edi_standard,
 });
 export const interconnectInfo = (i: InterconnectRow): Record<string, unknown> => ({
-  interconnectId: i.interconnect_id, gridIdFrom: i.grid_id_from, gridIdTo: i.grid_id_to, status: i.status, created: i.created, modified: i.modified,
+  interconnectId: i.interconnect_id,
+  gridIdFrom: i.grid_id_from,
+  gridIdTo: i.grid_id_to,
+  status: i.status,
+  created: i.created,
+  modified: i.modified,
 });
 
 /** Page bounds of a list request; the offset is capped so that no page number can overflow SQLite. */
@@ -66,7 +153,8 @@ export function visibleGrid(ctx: HandlerContext, gridId: unknown): GridIdRow {
 }
 
 export function visibleInterconnect(ctx: HandlerContext, interconnectId: unknown): InterconnectRow {
-  const i = ctx.world.store.db.prepare('SELECT * FROM interconnects WHERE interconnect_id = ?').get(interconnectId) as InterconnectRow | undefined;
+  const i = ctx.world.store.db.prepare('SELECT * FROM interconnects WHERE interconnect_id = ?').get(interconnectId) as
+    InterconnectRow | undefined;
   const mine = (gridId: number): boolean => {
     const g = ctx.world.store.gridId(gridId);
     return g !== undefined && canSeeMailbox(ctx.world, callerOf(ctx), g.mailbox_id);
@@ -77,7 +165,8 @@ export function visibleInterconnect(ctx: HandlerContext, interconnectId: unknown
 
 /** Acting on another user (their key, their password): the caller themself, or NetworkAdmin and above. */
 export function selfOrNetworkAdmin(ctx: HandlerContext, target: UserRow, what: string): void {
-  if (target.user_id !== callerOf(ctx).user_id && !atLeast(callerOf(ctx), 'NetworkAdmin')) throw accessDenied(`${what} of another user needs NetworkAdmin or higher`);
+  if (target.user_id !== callerOf(ctx).user_id && !atLeast(callerOf(ctx), 'NetworkAdmin'))
+    throw accessDenied(`${what} of another user needs NetworkAdmin or higher`);
 }
 
 /** Nobody grants or holds more power than the caller has. */
@@ -96,10 +185,20 @@ export function newId(ctx: HandlerContext, table: string, column: string, sequen
 }
 
 /** The three X12 delimiters must differ from each other, or no interchange could be parsed. */
-export function delimiters(input: Record<string, unknown>): { elementDelimiter: string; subElementDelimiter: string; segmentTerminator: string } {
-  const d = { elementDelimiter: input.elementDelimiter as string, subElementDelimiter: input.subElementDelimiter as string, segmentTerminator: input.segmentTerminator as string };
-  if (new Set(Object.values(d)).size !== 3) throw invalidParameter('elementDelimiter, subElementDelimiter, segmentTerminator: must be three different characters');
-  if (Object.values(d).some((c) => /[A-Za-z0-9\s]/.test(c))) throw invalidParameter('delimiters: a letter, digit or white space cannot be a delimiter');
+export function delimiters(input: Record<string, unknown>): {
+  elementDelimiter: string;
+  subElementDelimiter: string;
+  segmentTerminator: string;
+} {
+  const d = {
+    elementDelimiter: input.elementDelimiter as string,
+    subElementDelimiter: input.subElementDelimiter as string,
+    segmentTerminator: input.segmentTerminator as string,
+  };
+  if (new Set(Object.values(d)).size !== 3)
+    throw invalidParameter('elementDelimiter, subElementDelimiter, segmentTerminator: must be three different characters');
+  if (Object.values(d).some((c) => /[A-Za-z0-9\s]/.test(c)))
+    throw invalidParameter('delimiters: a letter, digit or white space cannot be a delimiter');
   return d;
 }
 

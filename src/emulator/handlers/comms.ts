@@ -18,8 +18,14 @@ function hasCerts(ctx: HandlerContext, commId: number): boolean {
 
 export function commInfo(ctx: HandlerContext, c: CommRow): Record<string, unknown> {
   return {
-    commId: c.comm_id, mailboxId: c.mailbox_id, commType: c.comm_type, identifier: c.identifier, status: c.status, useType: c.use_type,
-    privateKeyRequired: c.private_key_required === 1, withCerts: hasCerts(ctx, c.comm_id),
+    commId: c.comm_id,
+    mailboxId: c.mailbox_id,
+    commType: c.comm_type,
+    identifier: c.identifier,
+    status: c.status,
+    useType: c.use_type,
+    privateKeyRequired: c.private_key_required === 1,
+    withCerts: hasCerts(ctx, c.comm_id),
   };
 }
 
@@ -30,7 +36,9 @@ export function visibleComm(ctx: HandlerContext, commId: unknown): CommRow {
 }
 
 const visibleComms = (ctx: HandlerContext): CommRow[] =>
-  (ctx.world.store.db.prepare('SELECT * FROM comms ORDER BY comm_id').all() as CommRow[]).filter((c) => canSeeMailbox(ctx.world, callerOf(ctx), c.mailbox_id));
+  (ctx.world.store.db.prepare('SELECT * FROM comms ORDER BY comm_id').all() as CommRow[]).filter((c) =>
+    canSeeMailbox(ctx.world, callerOf(ctx), c.mailbox_id),
+  );
 
 /** The comms between two grid IDs: the pair's comm when one is set, else the receiver's Active comms. */
 function pairComms(ctx: HandlerContext): CommRow[] {
@@ -38,7 +46,8 @@ function pairComms(ctx: HandlerContext): CommRow[] {
   const to = ctx.world.store.gridId(ctx.input.gridIdTo as number);
   if (!to) throw objectNotFound(`grid ID ${String(ctx.input.gridIdTo)} not found`);
   const { db } = ctx.world.store;
-  const pair = db.prepare('SELECT comm_id FROM comm_pairs WHERE grid_id_from = ? AND grid_id_to = ?').get(from.grid_id, to.grid_id) as { comm_id: number } | undefined;
+  const pair = db.prepare('SELECT comm_id FROM comm_pairs WHERE grid_id_from = ? AND grid_id_to = ?').get(from.grid_id, to.grid_id) as
+    { comm_id: number } | undefined;
   if (pair) return [db.prepare('SELECT * FROM comms WHERE comm_id = ?').get(pair.comm_id) as CommRow];
   return db.prepare("SELECT * FROM comms WHERE mailbox_id = ? AND status = 'Active' ORDER BY comm_id").all(to.mailbox_id) as CommRow[];
 }
@@ -73,7 +82,14 @@ export const commHandlers: Record<string, Handler> = {
     }
     const id = newId(ctx, 'comms', 'comm_id', 'comm', 3001);
     db.prepare('INSERT INTO comms VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-      id, m.mailbox_id, type, ctx.input.identifier, 'Active', (ctx.input.useType as string | undefined) ?? 'TestAndProduction', SIGNING_CHANNELS.has(type) ? 1 : 0, iso(ctx.world.now()),
+      id,
+      m.mailbox_id,
+      type,
+      ctx.input.identifier,
+      'Active',
+      (ctx.input.useType as string | undefined) ?? 'TestAndProduction',
+      SIGNING_CHANNELS.has(type) ? 1 : 0,
+      iso(ctx.world.now()),
     );
     return { data: commInfo(ctx, visibleComm(ctx, id)) };
   },
@@ -82,7 +98,9 @@ export const commHandlers: Record<string, Handler> = {
     const { db } = ctx.world.store;
     if (ctx.input.identifier !== undefined) {
       if ((ctx.input.identifier as string).trim() === '') throw invalidParameter('identifier: must not be empty');
-      const clash = db.prepare('SELECT 1 FROM comms WHERE comm_type = ? AND identifier = ? AND comm_id <> ?').get(c.comm_type, ctx.input.identifier, c.comm_id);
+      const clash = db
+        .prepare('SELECT 1 FROM comms WHERE comm_type = ? AND identifier = ? AND comm_id <> ?')
+        .get(c.comm_type, ctx.input.identifier, c.comm_id);
       if (clash) throw duplicateObject(`a ${c.comm_type} comm with identifier ${String(ctx.input.identifier)} already exists`);
       db.prepare('UPDATE comms SET identifier = ? WHERE comm_id = ?').run(ctx.input.identifier, c.comm_id);
     }
@@ -104,8 +122,11 @@ export const commHandlers: Record<string, Handler> = {
       db.prepare('DELETE FROM comm_pairs WHERE grid_id_from = ? AND grid_id_to = ?').run(from.grid_id, to.grid_id);
     } else {
       const c = db.prepare('SELECT * FROM comms WHERE comm_id = ?').get(ctx.input.commId) as CommRow | undefined;
-      if (!c || c.mailbox_id !== to.mailbox_id) throw invalidParameter(`commId: ${String(ctx.input.commId)} is not a comm of grid ID ${to.grid_id}'s mailbox`);
-      db.prepare('INSERT INTO comm_pairs VALUES (?, ?, ?) ON CONFLICT (grid_id_from, grid_id_to) DO UPDATE SET comm_id = excluded.comm_id').run(from.grid_id, to.grid_id, c.comm_id);
+      if (!c || c.mailbox_id !== to.mailbox_id)
+        throw invalidParameter(`commId: ${String(ctx.input.commId)} is not a comm of grid ID ${to.grid_id}'s mailbox`);
+      db.prepare(
+        'INSERT INTO comm_pairs VALUES (?, ?, ?) ON CONFLICT (grid_id_from, grid_id_to) DO UPDATE SET comm_id = excluded.comm_id',
+      ).run(from.grid_id, to.grid_id, c.comm_id);
     }
     return { data: pairComms(ctx).map((c) => commInfo(ctx, c)) };
   },
@@ -113,9 +134,20 @@ export const commHandlers: Record<string, Handler> = {
 
 // ------------------------------------------------------------------ certificates
 
-interface CertRow { cert_key_id: number; comm_id: number; kind: string; status: string; expires: string | null }
+interface CertRow {
+  cert_key_id: number;
+  comm_id: number;
+  kind: string;
+  status: string;
+  expires: string | null;
+}
 
-function addCertificate(ctx: HandlerContext, kind: 'private' | 'public' | 'generated', certType: string, expiresMs: number | null): Record<string, unknown> {
+function addCertificate(
+  ctx: HandlerContext,
+  kind: 'private' | 'public' | 'generated',
+  certType: string,
+  expiresMs: number | null,
+): Record<string, unknown> {
   const c = visibleComm(ctx, ctx.input.commId);
   const cert = ctx.input.cert as string | undefined;
   if (cert !== undefined && (cert.length === 0 || !/^[A-Za-z0-9+/=\s]+$/.test(cert))) throw invalidParameter('cert: must be base64');
@@ -125,8 +157,16 @@ function addCertificate(ctx: HandlerContext, kind: 'private' | 'public' | 'gener
   const id = newId(ctx, 'certificates', 'cert_key_id', 'certificate', 5001);
   db.transaction(() => {
     db.prepare('INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-      id, c.comm_id, kind, certType, (ctx.input.usage as string | undefined) ?? 'EncryptionAndSignature', begin,
-      expiresMs === null ? null : iso(expiresMs), cert ? createHash('sha256').update(cert.replace(/\s+/g, '')).digest('hex') : null, 'Active', iso(now),
+      id,
+      c.comm_id,
+      kind,
+      certType,
+      (ctx.input.usage as string | undefined) ?? 'EncryptionAndSignature',
+      begin,
+      expiresMs === null ? null : iso(expiresMs),
+      cert ? createHash('sha256').update(cert.replace(/\s+/g, '')).digest('hex') : null,
+      'Active',
+      iso(now),
     );
     if (kind !== 'public') db.prepare('UPDATE comms SET private_key_required = 1 WHERE comm_id = ?').run(c.comm_id);
   })();
@@ -135,7 +175,9 @@ function addCertificate(ctx: HandlerContext, kind: 'private' | 'public' | 'gener
 
 function liveCertificate(ctx: HandlerContext): CertRow {
   const c = visibleComm(ctx, ctx.input.commId);
-  const cert = ctx.world.store.db.prepare("SELECT * FROM certificates WHERE cert_key_id = ? AND comm_id = ? AND status = 'Active'").get(ctx.input.certKeyId, c.comm_id) as CertRow | undefined;
+  const cert = ctx.world.store.db
+    .prepare("SELECT * FROM certificates WHERE cert_key_id = ? AND comm_id = ? AND status = 'Active'")
+    .get(ctx.input.certKeyId, c.comm_id) as CertRow | undefined;
   if (!cert) throw objectNotFound(`certificate ${String(ctx.input.certKeyId)} of comm ${c.comm_id} not found`);
   return cert;
 }
@@ -159,7 +201,9 @@ export const certificateHandlers: Record<string, Handler> = {
     if (overlap > 365) throw invalidParameter('overlapDays: at most 365');
     const data = addCertificate(ctx, 'generated', 'X509', ctx.world.now() + years * YEAR_MS);
     // The old certificate stays valid for the overlap, then ends.
-    ctx.world.store.db.prepare('UPDATE certificates SET expires = ? WHERE cert_key_id = ?').run(iso(ctx.world.now() + overlap * DAY_MS), old.cert_key_id);
+    ctx.world.store.db
+      .prepare('UPDATE certificates SET expires = ? WHERE cert_key_id = ?')
+      .run(iso(ctx.world.now() + overlap * DAY_MS), old.cert_key_id);
     return { data };
   },
   'certificates.terminate': (ctx) => {

@@ -2,7 +2,19 @@
  * Handlers of the read side of the directory: users (me, get, list, by-name, key), networks,
  * mailboxes, grid IDs, partners, status lists, the report list. Writes live in one module per group.
  */
-import { accessDenied, atLeast, canSeeMailbox, canSeeNetwork, duplicateObject, invalidParameter, iso, objectNotFound, resolveMailbox, type Handler, type HandlerContext } from '../context.js';
+import {
+  accessDenied,
+  atLeast,
+  canSeeMailbox,
+  canSeeNetwork,
+  duplicateObject,
+  invalidParameter,
+  iso,
+  objectNotFound,
+  resolveMailbox,
+  type Handler,
+  type HandlerContext,
+} from '../context.js';
 import type { GridIdRow, UserRow } from '../store.js';
 import {
   callerOf as caller,
@@ -28,7 +40,8 @@ const visibleGrid = (ctx: HandlerContext, id: number): GridIdRow => grid(ctx, id
 /** The network of a mailbox the caller can see (undefined otherwise: the filter matches nothing). */
 const owner = (ctx: HandlerContext, mailboxId: number): number | undefined =>
   canSeeMailbox(ctx.world, caller(ctx), mailboxId)
-    ? (ctx.world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number }).network_id
+    ? (ctx.world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number })
+        .network_id
     : undefined;
 
 const showStatus = (ctx: HandlerContext): [string, unknown[]] =>
@@ -40,18 +53,25 @@ export const directoryHandlers: Record<string, Handler> = {
     const { limit, offset } = paging(ctx, 25);
     const rows = (ctx.world.store.db.prepare('SELECT * FROM users ORDER BY user_id').all() as UserRow[])
       .filter((u) => canSeeMailbox(ctx.world, caller(ctx), u.mailbox_id))
-      .filter((u) => (ctx.input.mailboxId === undefined || u.mailbox_id === ctx.input.mailboxId) && (ctx.input.networkId === undefined || u.network_id === ctx.input.networkId))
+      .filter(
+        (u) =>
+          (ctx.input.mailboxId === undefined || u.mailbox_id === ctx.input.mailboxId) &&
+          (ctx.input.networkId === undefined || u.network_id === ctx.input.networkId),
+      )
       .filter((u) => ctx.input.authLevel === undefined || u.auth_level === ctx.input.authLevel)
       .filter((u) => ctx.input.status === undefined || u.status === ctx.input.status);
     return { data: rows.slice(offset, offset + limit).map(userInfo) };
   },
   'users.byName': (ctx) => {
-    const rows = (ctx.world.store.db.prepare('SELECT * FROM users WHERE login = ?').all(ctx.input.login) as UserRow[]).filter((u) => canSeeMailbox(ctx.world, caller(ctx), u.mailbox_id));
+    const rows = (ctx.world.store.db.prepare('SELECT * FROM users WHERE login = ?').all(ctx.input.login) as UserRow[]).filter((u) =>
+      canSeeMailbox(ctx.world, caller(ctx), u.mailbox_id),
+    );
     return { data: rows.map(userInfo) };
   },
   'users.key': (ctx) => {
     const u = visibleUser(ctx, ctx.input.userId as number);
-    if (u.user_id !== caller(ctx).user_id && !atLeast(caller(ctx), 'NetworkAdmin')) throw accessDenied('reading another user’s API key needs NetworkAdmin or higher');
+    if (u.user_id !== caller(ctx).user_id && !atLeast(caller(ctx), 'NetworkAdmin'))
+      throw accessDenied('reading another user’s API key needs NetworkAdmin or higher');
     if (!u.api_key) throw objectNotFound(`user ${u.user_id} has no API key`);
     return { data: u.api_key };
   },
@@ -62,7 +82,9 @@ export const directoryHandlers: Record<string, Handler> = {
       .filter((n) => canSeeNetwork(caller(ctx), n.network_id))
       .filter((n) => !ctx.input.networkId || n.network_id === ctx.input.networkId)
       .filter((n) => !ctx.input.mailboxId || owner(ctx, ctx.input.mailboxId as number) === n.network_id);
-    return { data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, networks: rows.slice(offset, offset + limit).map(networkInfo) } };
+    return {
+      data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, networks: rows.slice(offset, offset + limit).map(networkInfo) },
+    };
   },
   'mailboxes.list': (ctx) => {
     const { pageNo, limit, offset } = paging(ctx, 25);
@@ -70,7 +92,9 @@ export const directoryHandlers: Record<string, Handler> = {
     const rows = (ctx.world.store.db.prepare(`SELECT * FROM mailboxes WHERE 1 = 1${st} ORDER BY mailbox_id`).all(...args) as MailboxRow[])
       .filter((m) => canSeeMailbox(ctx.world, caller(ctx), m.mailbox_id))
       .filter((m) => !ctx.input.networkId || m.network_id === ctx.input.networkId);
-    return { data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, mailboxes: rows.slice(offset, offset + limit).map(mailboxInfo) } };
+    return {
+      data: { totalRecords: rows.length, pageNo, recordsPerPage: limit, mailboxes: rows.slice(offset, offset + limit).map(mailboxInfo) },
+    };
   },
   'ids.find': (ctx) => {
     const g = ctx.world.store.gridIdByName(ctx.input.qualifier as string, ctx.input.id as string);
@@ -81,19 +105,33 @@ export const directoryHandlers: Record<string, Handler> = {
     const [st, args] = showStatus(ctx);
     const rows = (ctx.world.store.db.prepare(`SELECT * FROM grid_ids WHERE 1 = 1${st} ORDER BY grid_id`).all(...args) as GridIdRow[])
       .filter((g) => canSeeMailbox(ctx.world, caller(ctx), g.mailbox_id))
-      .filter((g) => (ctx.input.mailboxId === undefined || g.mailbox_id === ctx.input.mailboxId) && (ctx.input.networkId === undefined || g.network_id === ctx.input.networkId));
+      .filter(
+        (g) =>
+          (ctx.input.mailboxId === undefined || g.mailbox_id === ctx.input.mailboxId) &&
+          (ctx.input.networkId === undefined || g.network_id === ctx.input.networkId),
+      );
     return { data: rows.slice(offset, offset + limit).map(gridInfo) };
   },
   'ids.create': (ctx) => {
     const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
     const { store } = ctx.world;
-    if (store.gridIdByName(ctx.input.qualifier as string, ctx.input.id as string)) throw duplicateObject(`grid ID ${String(ctx.input.qualifier)}/${String(ctx.input.id)} already exists`);
+    if (store.gridIdByName(ctx.input.qualifier as string, ctx.input.id as string))
+      throw duplicateObject(`grid ID ${String(ctx.input.qualifier)}/${String(ctx.input.id)} already exists`);
     const mb = store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number };
     const gridId = store.nextId('gridId', 6001);
-    store.db.prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-      gridId, mailboxId, mb.network_id, ctx.input.qualifier, ctx.input.id, (ctx.input.description as string | undefined) ?? null, 'Active',
-      (ctx.input.routingGroup as string | undefined) ?? 'ProductionA', (ctx.input.ediStandard as string | undefined) ?? 'X12',
-    );
+    store.db
+      .prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(
+        gridId,
+        mailboxId,
+        mb.network_id,
+        ctx.input.qualifier,
+        ctx.input.id,
+        (ctx.input.description as string | undefined) ?? null,
+        'Active',
+        (ctx.input.routingGroup as string | undefined) ?? 'ProductionA',
+        (ctx.input.ediStandard as string | undefined) ?? 'X12',
+      );
     return { data: gridInfo(store.gridId(gridId) as GridIdRow) };
   },
   'partners.get': (ctx) => ({ data: interconnectInfo(visibleInterconnect(ctx, ctx.input.interconnectId)) }),
@@ -109,7 +147,13 @@ export const directoryHandlers: Record<string, Handler> = {
   'partners.count': (ctx) => {
     const g = visibleGrid(ctx, ctx.input.gridId as number);
     const [st, args] = showStatus(ctx);
-    return { data: (ctx.world.store.db.prepare(`SELECT count(*) AS n FROM interconnects WHERE (grid_id_from = ? OR grid_id_to = ?)${st}`).get(g.grid_id, g.grid_id, ...args) as { n: number }).n };
+    return {
+      data: (
+        ctx.world.store.db
+          .prepare(`SELECT count(*) AS n FROM interconnects WHERE (grid_id_from = ? OR grid_id_to = ?)${st}`)
+          .get(g.grid_id, g.grid_id, ...args) as { n: number }
+      ).n,
+    };
   },
   'partners.create': (ctx) => {
     const from = visibleGrid(ctx, ctx.input.gridIdFrom as number);
@@ -118,7 +162,9 @@ export const directoryHandlers: Record<string, Handler> = {
     if (from.grid_id === to.grid_id) throw invalidParameter('gridIdTo: must differ from gridIdFrom');
     const { store } = ctx.world;
     const exists = store.db
-      .prepare("SELECT 1 FROM interconnects WHERE status <> 'Terminated' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))")
+      .prepare(
+        "SELECT 1 FROM interconnects WHERE status <> 'Terminated' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))",
+      )
       .get(from.grid_id, to.grid_id, to.grid_id, from.grid_id);
     if (exists) throw duplicateObject(`an interconnect between ${from.grid_id} and ${to.grid_id} already exists`);
     const id = store.nextId('interconnect', 7101);
@@ -128,8 +174,21 @@ export const directoryHandlers: Record<string, Handler> = {
   },
   'statusLists.get': () => ({
     data: {
-      parcelStatuses: ['InBoxReady', 'InBoxTransferred', 'InBoxArchived', 'outboxPending', 'outboxSent', 'outboxAcknowledged', 'outboxRetry', 'outboxFailed', 'outboxDeliveryError', 'outboxTransferred', 'OutBoxDelivered', 'Cancelled', 'VaultReady']
-        .map((code) => ({ code, description: code })),
+      parcelStatuses: [
+        'InBoxReady',
+        'InBoxTransferred',
+        'InBoxArchived',
+        'outboxPending',
+        'outboxSent',
+        'outboxAcknowledged',
+        'outboxRetry',
+        'outboxFailed',
+        'outboxDeliveryError',
+        'outboxTransferred',
+        'OutBoxDelivered',
+        'Cancelled',
+        'VaultReady',
+      ].map((code) => ({ code, description: code })),
       interchangeStatuses: ['Received', 'Delivered', 'Cancelled'].map((code) => ({ code, description: code })),
     },
   }),

@@ -25,9 +25,14 @@ export const idHandlers: Record<string, Handler> = {
   'ids.get': (ctx) => ({ data: gridDetail(ctx, grid(ctx)) }),
   'ids.update': (ctx) => {
     const g = grid(ctx);
-    const cols: [string, string][] = [['description', 'description'], ['status', 'status'], ['ediStandard', 'edi_standard']];
+    const cols: [string, string][] = [
+      ['description', 'description'],
+      ['status', 'status'],
+      ['ediStandard', 'edi_standard'],
+    ];
     for (const [field, col] of cols) {
-      if (ctx.input[field] !== undefined) ctx.world.store.db.prepare(`UPDATE grid_ids SET ${col} = ? WHERE grid_id = ?`).run(ctx.input[field], g.grid_id);
+      if (ctx.input[field] !== undefined)
+        ctx.world.store.db.prepare(`UPDATE grid_ids SET ${col} = ? WHERE grid_id = ?`).run(ctx.input[field], g.grid_id);
     }
     return { data: gridDetail(ctx, grid(ctx)) };
   },
@@ -58,7 +63,9 @@ export const idHandlers: Record<string, Handler> = {
   'ids.tpMove': (ctx) => {
     const g = grid(ctx);
     const m = visibleMailbox(ctx, ctx.input.newMailboxId);
-    ctx.world.store.db.prepare('UPDATE grid_ids SET mailbox_id = ?, network_id = ? WHERE grid_id = ?').run(m.mailbox_id, m.network_id, g.grid_id);
+    ctx.world.store.db
+      .prepare('UPDATE grid_ids SET mailbox_id = ?, network_id = ? WHERE grid_id = ?')
+      .run(m.mailbox_id, m.network_id, g.grid_id);
     return { data: gridDetail(ctx, grid(ctx)) };
   },
   'ids.tpUpdateDataEmail': (ctx) => {

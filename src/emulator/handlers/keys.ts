@@ -12,7 +12,11 @@ import { newApiKey } from './users.js';
 export const maskKey = (key: string): string => `${'*'.repeat(Math.max(4, key.length - 4))}${key.slice(-4)}`;
 
 const keyRecord = (k: KeyRow, full = false): Record<string, unknown> => ({
-  keyId: k.key_id, userId: k.user_id, key: full ? k.key : maskKey(k.key), visibility: k.visibility, created: k.created,
+  keyId: k.key_id,
+  userId: k.user_id,
+  key: full ? k.key : maskKey(k.key),
+  visibility: k.visibility,
+  created: k.created,
 });
 
 function owner(ctx: HandlerContext, userId: unknown, what: string): UserRow {
@@ -34,7 +38,9 @@ export const keyHandlers: Record<string, Handler> = {
     const now = ctx.world.now();
     const visibility = ctx.input.visibility as string;
     const expires = visibility === 'Session' ? now + ctx.world.settings.tokenLifetimeMs : null;
-    ctx.world.store.db.prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, 0)').run(id, u.user_id, newApiKey(), visibility, iso(now), expires);
+    ctx.world.store.db
+      .prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, 0)')
+      .run(id, u.user_id, newApiKey(), visibility, iso(now), expires);
     return { data: keyRecord(ctx.world.store.db.prepare('SELECT * FROM api_keys WHERE key_id = ?').get(id) as KeyRow, true) };
   },
   'keys.getKey': (ctx) => {
@@ -45,10 +51,15 @@ export const keyHandlers: Record<string, Handler> = {
   },
   'keys.list': (ctx) => {
     const u = owner(ctx, ctx.input.userId, 'listing the API keys');
-    return { data: liveKeys(ctx, u.user_id).filter((k) => ctx.input.visibility === undefined || k.visibility === ctx.input.visibility).map((k) => keyRecord(k)) };
+    return {
+      data: liveKeys(ctx, u.user_id)
+        .filter((k) => ctx.input.visibility === undefined || k.visibility === ctx.input.visibility)
+        .map((k) => keyRecord(k)),
+    };
   },
   'keys.delete': (ctx) => {
-    const k = ctx.world.store.db.prepare('SELECT * FROM api_keys WHERE key_id = ? AND revoked = 0').get(ctx.input.keyId) as KeyRow | undefined;
+    const k = ctx.world.store.db.prepare('SELECT * FROM api_keys WHERE key_id = ? AND revoked = 0').get(ctx.input.keyId) as
+      KeyRow | undefined;
     if (!k) throw objectNotFound(`API key ${String(ctx.input.keyId)} not found`);
     owner(ctx, k.user_id, 'deleting an API key');
     ctx.world.store.db.prepare('UPDATE api_keys SET revoked = 1 WHERE key_id = ?').run(k.key_id);

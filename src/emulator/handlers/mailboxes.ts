@@ -7,7 +7,11 @@ import { duplicateObject, invalidParameter, iso, type Handler, type HandlerConte
 import { configOf, delimiters, mailboxInfo, newId, saveConfig, visibleMailbox, visibleNetwork, type MailboxRow } from './common.js';
 
 export function mailboxDetail(ctx: HandlerContext, m: MailboxRow): Record<string, unknown> {
-  return { ...mailboxInfo(m), config: configOf(ctx, 'mailbox', m.mailbox_id), x12Delimiters: ctx.world.store.setting('mailbox', m.mailbox_id, 'x12Delimiters') ?? null };
+  return {
+    ...mailboxInfo(m),
+    config: configOf(ctx, 'mailbox', m.mailbox_id),
+    x12Delimiters: ctx.world.store.setting('mailbox', m.mailbox_id, 'x12Delimiters') ?? null,
+  };
 }
 
 export const mailboxHandlers: Record<string, Handler> = {
@@ -23,14 +27,24 @@ export const mailboxHandlers: Record<string, Handler> = {
     }
     const id = newId(ctx, 'mailboxes', 'mailbox_id', 'mailbox', 2001);
     const now = iso(ctx.world.now());
-    db.prepare('INSERT INTO mailboxes VALUES (?, ?, ?, ?, ?, 0, ?, ?)').run(id, n.network_id, uniqueId, ctx.input.companyName, 'Active', now, now);
+    db.prepare('INSERT INTO mailboxes VALUES (?, ?, ?, ?, ?, 0, ?, ?)').run(
+      id,
+      n.network_id,
+      uniqueId,
+      ctx.input.companyName,
+      'Active',
+      now,
+      now,
+    );
     return { data: mailboxDetail(ctx, visibleMailbox(ctx, id)) };
   },
   'mailboxes.update': (ctx) => {
     const m = visibleMailbox(ctx, ctx.input.mailboxId);
     if (ctx.input.companyName !== undefined) {
       if ((ctx.input.companyName as string).trim() === '') throw invalidParameter('companyName: must not be empty');
-      ctx.world.store.db.prepare('UPDATE mailboxes SET company_name = ?, modified = ? WHERE mailbox_id = ?').run(ctx.input.companyName, iso(ctx.world.now()), m.mailbox_id);
+      ctx.world.store.db
+        .prepare('UPDATE mailboxes SET company_name = ?, modified = ? WHERE mailbox_id = ?')
+        .run(ctx.input.companyName, iso(ctx.world.now()), m.mailbox_id);
     }
     return { data: mailboxDetail(ctx, visibleMailbox(ctx, m.mailbox_id)) };
   },
@@ -46,7 +60,9 @@ export const mailboxHandlers: Record<string, Handler> = {
   },
   'mailboxes.delete': (ctx) => {
     const m = visibleMailbox(ctx, ctx.input.mailboxId);
-    ctx.world.store.db.prepare("UPDATE mailboxes SET status = 'Terminated', modified = ? WHERE mailbox_id = ?").run(iso(ctx.world.now()), m.mailbox_id);
+    ctx.world.store.db
+      .prepare("UPDATE mailboxes SET status = 'Terminated', modified = ? WHERE mailbox_id = ?")
+      .run(iso(ctx.world.now()), m.mailbox_id);
     return { data: null, message: `mailbox ${m.mailbox_id} terminated` };
   },
 };

@@ -9,7 +9,11 @@ import { configOf, delimiters, networkInfo, saveConfig, visibleNetwork, type Net
 
 const PROFILE_FIELDS = ['address1', 'address2', 'city', 'state', 'zip', 'phone', 'website'] as const;
 
-interface Contact { name: string | null; email: string | null; phone: string | null }
+interface Contact {
+  name: string | null;
+  email: string | null;
+  phone: string | null;
+}
 
 export function networkDetail(ctx: HandlerContext, n: NetworkRow): Record<string, unknown> {
   const settings = ctx.world.store.settings('network', n.network_id);
@@ -19,7 +23,13 @@ export function networkDetail(ctx: HandlerContext, n: NetworkRow): Record<string
     if (k.startsWith('profile.')) profile[k.slice(8)] = v;
     if (k.startsWith('contact.')) contacts.push({ contactType: k.slice(8), ...(v as Contact) });
   }
-  return { ...networkInfo(n), profile, config: configOf(ctx, 'network', n.network_id), contacts, x12Delimiters: settings.x12Delimiters ?? null };
+  return {
+    ...networkInfo(n),
+    profile,
+    config: configOf(ctx, 'network', n.network_id),
+    contacts,
+    x12Delimiters: settings.x12Delimiters ?? null,
+  };
 }
 
 /** `contacts: [{ contactType, name, email, phone }]` in update-config replaces those contacts. */
@@ -36,7 +46,11 @@ function saveContacts(ctx: HandlerContext, networkId: number, value: unknown): v
       if (typeof v !== 'string') throw invalidParameter(`contacts.${i}.${f}: must be a string`);
       return v;
     };
-    ctx.world.store.setSetting('network', networkId, `contact.${type.data}`, { name: text('name'), email: text('email'), phone: text('phone') } satisfies Contact);
+    ctx.world.store.setSetting('network', networkId, `contact.${type.data}`, {
+      name: text('name'),
+      email: text('email'),
+      phone: text('phone'),
+    } satisfies Contact);
   }
 }
 
@@ -50,7 +64,8 @@ export const networkHandlers: Record<string, Handler> = {
         if ((ctx.input.companyName as string).trim() === '') throw invalidParameter('companyName: must not be empty');
         store.db.prepare('UPDATE networks SET company_name = ? WHERE network_id = ?').run(ctx.input.companyName, n.network_id);
       }
-      for (const f of PROFILE_FIELDS) if (ctx.input[f] !== undefined) store.setSetting('network', n.network_id, `profile.${f}`, ctx.input[f]);
+      for (const f of PROFILE_FIELDS)
+        if (ctx.input[f] !== undefined) store.setSetting('network', n.network_id, `profile.${f}`, ctx.input[f]);
       store.db.prepare('UPDATE networks SET modified = ? WHERE network_id = ?').run(iso(ctx.world.now()), n.network_id);
     })();
     return { data: networkDetail(ctx, visibleNetwork(ctx, n.network_id)) };

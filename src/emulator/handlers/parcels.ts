@@ -2,16 +2,17 @@
 import { UploadRequest } from '../../api/catalog/index.js';
 import { ISA_FIELDS } from '../../api/catalog/index.js';
 import { parseInterchanges } from '../edi.js';
+import { invalidParameter, iso, objectNotFound, resolveMailbox, visibleParcel, type Handler, type HandlerContext } from '../context.js';
 import {
-  invalidParameter,
-  iso,
-  objectNotFound,
-  resolveMailbox,
-  visibleParcel,
-  type Handler,
-  type HandlerContext,
-} from '../context.js';
-import { confirmParcel, deliver, discardContent, parcelInfo, receiveContentBody, routeOf, storeBuffer, streamDownload } from '../parcels.js';
+  confirmParcel,
+  deliver,
+  discardContent,
+  parcelInfo,
+  receiveContentBody,
+  routeOf,
+  storeBuffer,
+  streamDownload,
+} from '../parcels.js';
 import type { ParcelRow } from '../store.js';
 
 function page(input: Record<string, unknown>, dflt: number): { limit: number; offset: number } {
@@ -32,7 +33,10 @@ function listParcels(ctx: HandlerContext, direction: 'in' | 'out'): ParcelRow[] 
     // Without a status filter the inbox list shows only what is not yet confirmed (docs/wire.md#legacy-download).
     where.push("status = 'InBoxReady'");
   }
-  for (const [field, col] of [['gridIdFrom', 'grid_id_from'], ['gridIdTo', 'grid_id_to']] as const) {
+  for (const [field, col] of [
+    ['gridIdFrom', 'grid_id_from'],
+    ['gridIdTo', 'grid_id_to'],
+  ] as const) {
     if (input[field] !== undefined) {
       where.push(`${col} = ?`);
       args.push(input[field]);
@@ -47,7 +51,9 @@ function listParcels(ctx: HandlerContext, direction: 'in' | 'out'): ParcelRow[] 
     args.push(Date.parse(input.endDate as string));
   }
   const { limit, offset } = page(input, 25);
-  return world.store.db.prepare(`SELECT * FROM parcels WHERE ${where.join(' AND ')} ORDER BY parcel_id LIMIT ? OFFSET ?`).all(...args, limit, offset) as ParcelRow[];
+  return world.store.db
+    .prepare(`SELECT * FROM parcels WHERE ${where.join(' AND ')} ORDER BY parcel_id LIMIT ? OFFSET ?`)
+    .all(...args, limit, offset) as ParcelRow[];
 }
 
 const upload: Handler = async (ctx) => {
@@ -61,7 +67,8 @@ const upload: Handler = async (ctx) => {
       throw invalidParameter(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
     }
     const r = parsed.data;
-    if (r.bytes !== undefined && r.bytes !== content.bytes) throw invalidParameter(`bytes: ${r.bytes} does not match the decoded content length ${content.bytes}`);
+    if (r.bytes !== undefined && r.bytes !== content.bytes)
+      throw invalidParameter(`bytes: ${r.bytes} does not match the decoded content length ${content.bytes}`);
     const fromMailbox = resolveMailbox(ctx, r.mailboxId ?? caller?.mailbox_id);
     const route = routeOf(world, content.head, r.gridIdFrom, r.gridIdTo);
     const { outParcelId } = deliver(world, { fromMailbox, fileName: r.fileName, content, gridIdFrom: route.from, gridIdTo: route.to });
@@ -77,7 +84,9 @@ const download: Handler = (ctx) => {
   if (p.direction !== 'in') throw invalidParameter(`parcelId: parcel ${p.parcel_id} is not an inbound parcel`);
   const { world } = ctx;
   if (world.settings.legacyDownloadMode && p.status === 'InBoxReady') {
-    world.store.db.prepare('UPDATE parcels SET hidden_until = ? WHERE parcel_id = ?').run(world.now() + world.settings.redeliverAfterMs, p.parcel_id);
+    world.store.db
+      .prepare('UPDATE parcels SET hidden_until = ? WHERE parcel_id = ?')
+      .run(world.now() + world.settings.redeliverAfterMs, p.parcel_id);
   }
   return { stream: streamDownload(world, p, ctx.plan) };
 };
@@ -94,7 +103,9 @@ const get: Handler = (ctx) => ({ data: parcelInfo(visibleParcel(ctx, ctx.input.p
 const pendingInboxList: Handler = (ctx) => {
   const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
   const rows = ctx.world.store.db
-    .prepare("SELECT * FROM parcels WHERE mailbox_id = ? AND direction = 'in' AND status = 'InBoxReady' AND (hidden_until IS NULL OR hidden_until <= ?) ORDER BY parcel_id")
+    .prepare(
+      "SELECT * FROM parcels WHERE mailbox_id = ? AND direction = 'in' AND status = 'InBoxReady' AND (hidden_until IS NULL OR hidden_until <= ?) ORDER BY parcel_id",
+    )
     .all(mailboxId, ctx.world.now()) as ParcelRow[];
   return { data: rows.map((p) => parcelInfo(p, false)) };
 };
@@ -102,7 +113,9 @@ const pendingInboxList: Handler = (ctx) => {
 const resetToInbox: Handler = (ctx) => {
   const p = visibleParcel(ctx, ctx.input.parcelId as number);
   if (p.direction !== 'in') throw invalidParameter(`parcelId: parcel ${p.parcel_id} is an outbound parcel`);
-  ctx.world.store.db.prepare("UPDATE parcels SET status = 'InBoxReady', hidden_until = NULL, modified = ? WHERE parcel_id = ?").run(iso(ctx.world.now()), p.parcel_id);
+  ctx.world.store.db
+    .prepare("UPDATE parcels SET status = 'InBoxReady', hidden_until = NULL, modified = ? WHERE parcel_id = ?")
+    .run(iso(ctx.world.now()), p.parcel_id);
   return { data: true };
 };
 
@@ -110,17 +123,22 @@ const cancel: Handler = (ctx) => {
   const p = visibleParcel(ctx, ctx.input.parcelId as number);
   if (p.direction !== 'out') throw invalidParameter(`parcelId: parcel ${p.parcel_id} is an inbound parcel`);
   const peer = p.peer_parcel_id === null ? undefined : ctx.world.store.parcel(p.peer_parcel_id);
-  if (p.status === 'OutBoxDelivered' || (peer && peer.status !== 'InBoxReady')) throw invalidParameter(`parcelId: parcel ${p.parcel_id} is already delivered`);
+  if (p.status === 'OutBoxDelivered' || (peer && peer.status !== 'InBoxReady'))
+    throw invalidParameter(`parcelId: parcel ${p.parcel_id} is already delivered`);
   const now = iso(ctx.world.now());
   ctx.world.store.db.transaction(() => {
-    ctx.world.store.db.prepare("UPDATE parcels SET status = 'Cancelled', modified = ? WHERE parcel_id IN (?, ?)").run(now, p.parcel_id, p.peer_parcel_id ?? -1);
+    ctx.world.store.db
+      .prepare("UPDATE parcels SET status = 'Cancelled', modified = ? WHERE parcel_id IN (?, ?)")
+      .run(now, p.parcel_id, p.peer_parcel_id ?? -1);
   })();
   return { data: true };
 };
 
 const findMailbagControlId: Handler = (ctx) => {
   const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
-  const rows = ctx.world.store.db.prepare('SELECT * FROM parcels WHERE mailbox_id = ? AND mailbag_control_id = ? ORDER BY parcel_id').all(mailboxId, ctx.input.mailbagControlId) as ParcelRow[];
+  const rows = ctx.world.store.db
+    .prepare('SELECT * FROM parcels WHERE mailbox_id = ? AND mailbag_control_id = ? ORDER BY parcel_id')
+    .all(mailboxId, ctx.input.mailbagControlId) as ParcelRow[];
   return { data: rows.map((p) => parcelInfo(p)) };
 };
 
@@ -158,14 +176,26 @@ const interchangeInfo = (r: InterchangeRow): Record<string, unknown> => ({
 
 const manifest: Handler = (ctx) => {
   const p = visibleParcel(ctx, ctx.input.parcelId as number);
-  const rows = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id').all(p.parcel_id) as InterchangeRow[];
-  return { data: rows.map((r) => ({ interchangeId: r.interchange_id, sender: r.sender, receiver: r.receiver, documentType: r.document_type ?? '', count: 1 })) };
+  const rows = ctx.world.store.db
+    .prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id')
+    .all(p.parcel_id) as InterchangeRow[];
+  return {
+    data: rows.map((r) => ({
+      interchangeId: r.interchange_id,
+      sender: r.sender,
+      receiver: r.receiver,
+      documentType: r.document_type ?? '',
+      count: 1,
+    })),
+  };
 };
 
 const update: Handler = (ctx) => {
   const p = visibleParcel(ctx, ctx.input.parcelId as number);
   if (ctx.input.status !== undefined) {
-    ctx.world.store.db.prepare('UPDATE parcels SET status = ?, modified = ? WHERE parcel_id = ?').run(ctx.input.status, iso(ctx.world.now()), p.parcel_id);
+    ctx.world.store.db
+      .prepare('UPDATE parcels SET status = ?, modified = ? WHERE parcel_id = ?')
+      .run(ctx.input.status, iso(ctx.world.now()), p.parcel_id);
   }
   return { data: parcelInfo(ctx.world.store.parcel(p.parcel_id) as ParcelRow) };
 };
@@ -191,7 +221,8 @@ const sendTestFile: Handler = (ctx) => {
 };
 
 function visibleInterchange(ctx: HandlerContext): InterchangeRow {
-  const r = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE interchange_id = ?').get(ctx.input.interchangeId) as InterchangeRow | undefined;
+  const r = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE interchange_id = ?').get(ctx.input.interchangeId) as
+    InterchangeRow | undefined;
   if (!r) throw objectNotFound(`interchange ${String(ctx.input.interchangeId)} not found`);
   resolveMailbox(ctx, r.mailbox_id);
   return r;
@@ -213,8 +244,17 @@ function interchangeList(direction: 'in' | 'out'): Handler {
     const db = ctx.world.store.db;
     const total = (db.prepare(`SELECT count(*) AS n FROM interchanges WHERE ${where.join(' AND ')}`).get(...args) as { n: number }).n;
     const { limit, offset } = page(ctx.input, 100);
-    const rows = db.prepare(`SELECT * FROM interchanges WHERE ${where.join(' AND ')} ORDER BY interchange_id LIMIT ? OFFSET ?`).all(...args, limit, offset) as InterchangeRow[];
-    return { data: { totalRecords: total, pageNo: (ctx.input.pageNo as number | undefined) ?? 1, recordsPerPage: limit, interchanges: rows.map(interchangeInfo) } };
+    const rows = db
+      .prepare(`SELECT * FROM interchanges WHERE ${where.join(' AND ')} ORDER BY interchange_id LIMIT ? OFFSET ?`)
+      .all(...args, limit, offset) as InterchangeRow[];
+    return {
+      data: {
+        totalRecords: total,
+        pageNo: (ctx.input.pageNo as number | undefined) ?? 1,
+        recordsPerPage: limit,
+        interchanges: rows.map(interchangeInfo),
+      },
+    };
   };
 }
 
@@ -256,7 +296,16 @@ export const parcelHandlers: Record<string, Handler> = {
   },
   'interchanges.getManifest': (ctx) => {
     const r = visibleInterchange(ctx);
-    return { data: [{ functionalGroup: r.standard === 'X12' ? 'GS' : 'UNG', transactionSetType: r.document_type ?? '', transactionSetCount: 1, groupControlNumber: r.control_number }] };
+    return {
+      data: [
+        {
+          functionalGroup: r.standard === 'X12' ? 'GS' : 'UNG',
+          transactionSetType: r.document_type ?? '',
+          transactionSetCount: 1,
+          groupControlNumber: r.control_number,
+        },
+      ],
+    };
   },
   'interchanges.getHeader': (ctx) => {
     const values = headerOf(ctx.input.interchangeHeader as string);

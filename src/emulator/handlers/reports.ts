@@ -16,7 +16,11 @@ const DAY_MS = 24 * 3600_000;
 const HOUR_MS = 3600_000;
 type Period = 'Hour' | 'Day' | 'Week' | 'Month';
 
-interface Counts { sent: number; received: number; totalBytes: number }
+interface Counts {
+  sent: number;
+  received: number;
+  totalBytes: number;
+}
 
 function counts(ctx: HandlerContext, mailboxId: number, startMs: number, endMs: number): Counts {
   const r = ctx.world.store.db
@@ -28,7 +32,13 @@ function counts(ctx: HandlerContext, mailboxId: number, startMs: number, endMs: 
   return r;
 }
 
-function interchangeCounts(ctx: HandlerContext, mailboxId: number, startMs: number, endMs: number, direction: string): { count: number; totalBytes: number } {
+function interchangeCounts(
+  ctx: HandlerContext,
+  mailboxId: number,
+  startMs: number,
+  endMs: number,
+  direction: string,
+): { count: number; totalBytes: number } {
   const dir = direction === 'InBox' ? " AND i.direction = 'in'" : direction === 'OutBox' ? " AND i.direction = 'out'" : '';
   return ctx.world.store.db
     .prepare(
@@ -51,7 +61,9 @@ function report(id: unknown): void {
 function boundary(target: number, k: number, period: Period): number {
   if (period !== 'Month') return target - k * (period === 'Hour' ? HOUR_MS : period === 'Day' ? DAY_MS : 7 * DAY_MS);
   const t = new Date(target);
-  const first = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() - k, 1, t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds(), t.getUTCMilliseconds()));
+  const first = new Date(
+    Date.UTC(t.getUTCFullYear(), t.getUTCMonth() - k, 1, t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds(), t.getUTCMilliseconds()),
+  );
   const days = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
   first.setUTCDate(Math.min(t.getUTCDate(), days));
   return first.getTime();
@@ -86,7 +98,8 @@ export const reportHandlers: Record<string, Handler> = {
     const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
     const [start, end] = range(ctx, 'startDate', 'endDate');
     const rows = [];
-    for (let day = Math.floor(start / DAY_MS) * DAY_MS; day <= end; day += DAY_MS) rows.push({ date: iso(day), ...counts(ctx, mailboxId, day, day + DAY_MS) });
+    for (let day = Math.floor(start / DAY_MS) * DAY_MS; day <= end; day += DAY_MS)
+      rows.push({ date: iso(day), ...counts(ctx, mailboxId, day, day + DAY_MS) });
     return { data: rows };
   },
   'reports.trafficStats': (ctx) => {
@@ -125,7 +138,12 @@ export const reportHandlers: Record<string, Handler> = {
     do {
       const e = Math.min(s + DAY_MS, end);
       // The last window includes its end, so that start = end still counts that instant.
-      rows.push({ periodStart: iso(s), periodEnd: iso(e), ...interchangeCounts(ctx, mailboxId, s, e === end ? end + 1 : e, direction), direction });
+      rows.push({
+        periodStart: iso(s),
+        periodEnd: iso(e),
+        ...interchangeCounts(ctx, mailboxId, s, e === end ? end + 1 : e, direction),
+        direction,
+      });
       s = e;
     } while (s < end);
     return { data: rows };
@@ -133,7 +151,10 @@ export const reportHandlers: Record<string, Handler> = {
   'reports.mailboxStats': (ctx) => {
     const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
     const { db } = ctx.world.store;
-    const p = db.prepare('SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM parcels WHERE mailbox_id = ?').get(mailboxId) as { n: number; b: number };
+    const p = db.prepare('SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM parcels WHERE mailbox_id = ?').get(mailboxId) as {
+      n: number;
+      b: number;
+    };
     const ix = db.prepare('SELECT count(*) AS n FROM interchanges WHERE mailbox_id = ?').get(mailboxId) as { n: number };
     const partners = db
       .prepare(
@@ -141,7 +162,16 @@ export const reportHandlers: Record<string, Handler> = {
            AND (i.grid_id_from IN (SELECT grid_id FROM grid_ids WHERE mailbox_id = ?) OR i.grid_id_to IN (SELECT grid_id FROM grid_ids WHERE mailbox_id = ?))`,
       )
       .get(mailboxId, mailboxId) as { n: number };
-    return { data: { mailboxId, totalParcels: p.n, totalInterchanges: ix.n, totalBytes: p.b, activePartners: partners.n, reportGeneratedAt: iso(ctx.world.now()) } };
+    return {
+      data: {
+        mailboxId,
+        totalParcels: p.n,
+        totalInterchanges: ix.n,
+        totalBytes: p.b,
+        activePartners: partners.n,
+        reportGeneratedAt: iso(ctx.world.now()),
+      },
+    };
   },
   'reports.mailboxInterchangeStats': (ctx) => {
     const mailboxId = resolveMailbox(ctx, ctx.input.mailboxId);
@@ -150,7 +180,11 @@ export const reportHandlers: Record<string, Handler> = {
     const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     const { db } = ctx.world.store;
     const q = (dir: string): number =>
-      (db.prepare('SELECT count(*) AS n FROM interchanges WHERE mailbox_id = ? AND direction = ? AND created_ms >= ? AND created_ms < ?').get(mailboxId, dir, start, end) as { n: number }).n;
+      (
+        db
+          .prepare('SELECT count(*) AS n FROM interchanges WHERE mailbox_id = ? AND direction = ? AND created_ms >= ? AND created_ms < ?')
+          .get(mailboxId, dir, start, end) as { n: number }
+      ).n;
     const bytes = interchangeCounts(ctx, mailboxId, start, end, 'NoDir').totalBytes;
     return { data: { sent: q('out'), received: q('in'), totalBytes: bytes, period: iso(start).slice(0, 7) } };
   },

@@ -7,7 +7,18 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { duplicateObject, invalidParameter, iso, type Handler, type HandlerContext } from '../context.js';
 import type { UserRow } from '../store.js';
-import { callerOf, configOf, newId, notAboveCaller, saveConfig, selfOrNetworkAdmin, userInfo, visibleMailbox, visibleNetwork, visibleUser } from './common.js';
+import {
+  callerOf,
+  configOf,
+  newId,
+  notAboveCaller,
+  saveConfig,
+  selfOrNetworkAdmin,
+  userInfo,
+  visibleMailbox,
+  visibleNetwork,
+  visibleUser,
+} from './common.js';
 
 export const newApiKey = (): string => `gk_${randomBytes(24).toString('base64url')}`;
 
@@ -30,12 +41,14 @@ function placement(ctx: HandlerContext, current: { network_id: number; mailbox_i
   const { networkId, mailboxId } = ctx.input as { networkId?: number; mailboxId?: number };
   if (mailboxId !== undefined && mailboxId !== 0) {
     const m = visibleMailbox(ctx, mailboxId);
-    if (networkId !== undefined && networkId !== 0 && networkId !== m.network_id) throw invalidParameter(`mailboxId: mailbox ${m.mailbox_id} is not in network ${networkId}`);
+    if (networkId !== undefined && networkId !== 0 && networkId !== m.network_id)
+      throw invalidParameter(`mailboxId: mailbox ${m.mailbox_id} is not in network ${networkId}`);
     return { networkId: m.network_id, mailboxId: m.mailbox_id };
   }
   if (networkId !== undefined && networkId !== 0) {
     const n = visibleNetwork(ctx, networkId);
-    const m = ctx.world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(current.mailbox_id) as { network_id: number } | undefined;
+    const m = ctx.world.store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(current.mailbox_id) as
+      { network_id: number } | undefined;
     if (!m || m.network_id !== n.network_id) throw invalidParameter(`mailboxId: required to move a user into network ${n.network_id}`);
     return { networkId: n.network_id, mailboxId: current.mailbox_id };
   }
@@ -55,17 +68,31 @@ export const userHandlers: Record<string, Handler> = {
     }
     const id = newId(ctx, 'users', 'user_id', 'user', 101);
     db.prepare('INSERT INTO users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)').run(
-      id, ctx.input.login, ctx.input.email, (ctx.input.firstName as string | undefined) ?? null, (ctx.input.lastName as string | undefined) ?? null,
-      ctx.input.password, level, where.networkId, where.mailboxId, 'Active', iso(ctx.world.now()),
+      id,
+      ctx.input.login,
+      ctx.input.email,
+      (ctx.input.firstName as string | undefined) ?? null,
+      (ctx.input.lastName as string | undefined) ?? null,
+      ctx.input.password,
+      level,
+      where.networkId,
+      where.mailboxId,
+      'Active',
+      iso(ctx.world.now()),
     );
     return { data: userDetail(ctx, visibleUser(ctx, id)) };
   },
   'users.update': (ctx) => {
     const u = target(ctx);
     mayEdit(ctx, u);
-    const cols: [string, string][] = [['email', 'email'], ['firstName', 'first_name'], ['lastName', 'last_name']];
+    const cols: [string, string][] = [
+      ['email', 'email'],
+      ['firstName', 'first_name'],
+      ['lastName', 'last_name'],
+    ];
     for (const [field, col] of cols) {
-      if (ctx.input[field] !== undefined) ctx.world.store.db.prepare(`UPDATE users SET ${col} = ? WHERE user_id = ?`).run(ctx.input[field], u.user_id);
+      if (ctx.input[field] !== undefined)
+        ctx.world.store.db.prepare(`UPDATE users SET ${col} = ? WHERE user_id = ?`).run(ctx.input[field], u.user_id);
     }
     return { data: userDetail(ctx, target(ctx)) };
   },
@@ -86,15 +113,20 @@ export const userHandlers: Record<string, Handler> = {
     mayEdit(ctx, u);
     notAboveCaller(ctx, ctx.input.authLevel as string);
     const where = placement(ctx, u);
-    ctx.world.store.db.prepare('UPDATE users SET auth_level = ?, network_id = ?, mailbox_id = ? WHERE user_id = ?').run(ctx.input.authLevel, where.networkId, where.mailboxId, u.user_id);
+    ctx.world.store.db
+      .prepare('UPDATE users SET auth_level = ?, network_id = ?, mailbox_id = ? WHERE user_id = ?')
+      .run(ctx.input.authLevel, where.networkId, where.mailboxId, u.user_id);
     return { data: userInfo(ctx.world.store.user(u.user_id) as UserRow) };
   },
   'users.setNetworkMailbox': (ctx) => {
     const u = target(ctx);
     mayEdit(ctx, u);
-    if (ctx.input.networkId === undefined && ctx.input.mailboxId === undefined) throw invalidParameter('networkId, mailboxId: give at least one');
+    if (ctx.input.networkId === undefined && ctx.input.mailboxId === undefined)
+      throw invalidParameter('networkId, mailboxId: give at least one');
     const where = placement(ctx, u);
-    ctx.world.store.db.prepare('UPDATE users SET network_id = ?, mailbox_id = ? WHERE user_id = ?').run(where.networkId, where.mailboxId, u.user_id);
+    ctx.world.store.db
+      .prepare('UPDATE users SET network_id = ?, mailbox_id = ? WHERE user_id = ?')
+      .run(where.networkId, where.mailboxId, u.user_id);
     return { data: userInfo(ctx.world.store.user(u.user_id) as UserRow) };
   },
   'users.keyGenerate': (ctx) => {

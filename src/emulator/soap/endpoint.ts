@@ -12,7 +12,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../../api/index.js';
 import { ALL_OPERATIONS, SOAP_NS, SOAP_PATH, operationByName, type OperationDef } from '../../api/soap/index.js';
 import { buildWsdl } from '../../api/soap/index.js';
-import { SoapXmlError, STREAM_SLOT, decodeFields, escapeText, readXml, soapPayload, writeFault, writeField, writeResponse, type SoapVersion, type XmlNode } from '../../api/soap/index.js';
+import {
+  SoapXmlError,
+  STREAM_SLOT,
+  decodeFields,
+  escapeText,
+  readXml,
+  soapPayload,
+  writeFault,
+  writeField,
+  writeResponse,
+  type SoapVersion,
+  type XmlNode,
+} from '../../api/soap/index.js';
 import type { World } from '../context.js';
 import type { FaultInjector, FaultPlan } from '../faults.js';
 import type { StoredContent } from '../parcels.js';
@@ -32,13 +44,28 @@ const FORM_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Fault-injection names: the REST catalog name where the operation is the same step of the workflow. */
 const FAULT_NAMES: Record<string, string> = {
-  Login: 'auth.login', Logout: 'auth.logout', Version: 'auth.version', WhoAmI: 'users.me',
-  ParcelInBox: 'parcels.pendingInboxList', ParcelInBoxEx: 'parcels.pendingInboxList',
-  ParcelDownload: 'parcels.download', ParcelDownloadA: 'parcels.download', ParcelDownloadNoUpdate: 'parcels.download', ParcelDownloadNoUpdateA: 'parcels.download',
-  ParcelDownloadConfirm: 'parcels.confirm', ParcelDownloadReset: 'parcels.resetToInbox', ParcelInfo: 'parcels.get',
-  ParcelUpload: 'parcels.upload', ParcelUploadA: 'parcels.upload', ParcelUploadEx: 'parcels.upload', ParcelUploadExA: 'parcels.upload',
-  ParcelUploadMft: 'parcels.upload', ParcelUploadMftA: 'parcels.upload',
-  ParcelOutBoxInProcessEx: 'parcels.outboxList', ParcelOutBoxArchiveEx: 'parcels.outboxList', ParcelOutBoxErrorEx: 'parcels.outboxList',
+  Login: 'auth.login',
+  Logout: 'auth.logout',
+  Version: 'auth.version',
+  WhoAmI: 'users.me',
+  ParcelInBox: 'parcels.pendingInboxList',
+  ParcelInBoxEx: 'parcels.pendingInboxList',
+  ParcelDownload: 'parcels.download',
+  ParcelDownloadA: 'parcels.download',
+  ParcelDownloadNoUpdate: 'parcels.download',
+  ParcelDownloadNoUpdateA: 'parcels.download',
+  ParcelDownloadConfirm: 'parcels.confirm',
+  ParcelDownloadReset: 'parcels.resetToInbox',
+  ParcelInfo: 'parcels.get',
+  ParcelUpload: 'parcels.upload',
+  ParcelUploadA: 'parcels.upload',
+  ParcelUploadEx: 'parcels.upload',
+  ParcelUploadExA: 'parcels.upload',
+  ParcelUploadMft: 'parcels.upload',
+  ParcelUploadMftA: 'parcels.upload',
+  ParcelOutBoxInProcessEx: 'parcels.outboxList',
+  ParcelOutBoxArchiveEx: 'parcels.outboxList',
+  ParcelOutBoxErrorEx: 'parcels.outboxList',
 };
 export const faultNameOf = (op: string): string => FAULT_NAMES[op] ?? `soap.${op}`;
 
@@ -47,8 +74,15 @@ export const faultNameOf = (op: string): string => FAULT_NAMES[op] ?? `soap.${op
  * WSDL. Each answers as the operation it stands for, under its own element names.
  */
 const PARCEL_OUTBOX: OperationDef = {
-  name: 'ParcelOutBox', action: `${SOAP_NS}ParcelOutBox`, session: true, doc: '',
-  params: [{ name: 'SessionID', type: 'string', min: 0 }, { name: 'BeginDate', type: 'dateTime', min: 1 }, { name: 'EndDate', type: 'dateTime', min: 1 }],
+  name: 'ParcelOutBox',
+  action: `${SOAP_NS}ParcelOutBox`,
+  session: true,
+  doc: '',
+  params: [
+    { name: 'SessionID', type: 'string', min: 0 },
+    { name: 'BeginDate', type: 'dateTime', min: 1 },
+    { name: 'EndDate', type: 'dateTime', min: 1 },
+  ],
   result: { name: 'ParcelOutBoxResult', type: 'ParcelIDInfoCollection', min: 0 },
 };
 const ALIASES: Record<string, { def: OperationDef; run: string } | { refuse: string }> = {
@@ -96,7 +130,12 @@ export class SoapEndpoint {
           return this.send(res, 200, 'text/xml; charset=utf-8', buildWsdl(`http://${host}${SOAP_PATH}`));
         }
         const list = ALL_OPERATIONS.map((o) => `<li><b>${o.name}</b>: ${escapeText(o.doc)}</li>`).join('');
-        return this.send(res, 200, 'text/html; charset=utf-8', `<html><body><h1>GridOS API v4 (emulator)</h1><p>WSDL: <a href="?WSDL">?WSDL</a></p><ul>${list}</ul></body></html>`);
+        return this.send(
+          res,
+          200,
+          'text/html; charset=utf-8',
+          `<html><body><h1>GridOS API v4 (emulator)</h1><p>WSDL: <a href="?WSDL">?WSDL</a></p><ul>${list}</ul></body></html>`,
+        );
       }
       if (req.method !== 'POST') {
         req.resume();
@@ -121,7 +160,8 @@ export class SoapEndpoint {
     let opName: string | undefined;
     if (action !== undefined && action !== '') {
       opName = action.startsWith(SOAP_NS) ? action.slice(SOAP_NS.length) : undefined;
-      if (!opName || !known(opName)) throw fault(RET.Unknown, `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`, 'SOAPAction');
+      if (!opName || !known(opName))
+        throw fault(RET.Unknown, `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`, 'SOAPAction');
     } else if (version === '1.1') {
       throw fault(RET.Unknown, 'Server did not recognize the value of HTTP Header SOAPAction: (missing).', 'SOAPAction');
     }
@@ -144,7 +184,8 @@ export class SoapEndpoint {
       throw err;
     });
     try {
-      if (payloadVersion !== version) throw fault(RET.Unknown, `A SOAP ${payloadVersion} envelope sent as SOAP ${version} (Content-Type ${ct || 'missing'})`);
+      if (payloadVersion !== version)
+        throw fault(RET.Unknown, `A SOAP ${payloadVersion} envelope sent as SOAP ${version} (Content-Type ${ct || 'missing'})`);
       if (payload.ns !== SOAP_NS) throw fault(RET.Unknown, `The body element <${payload.name}> is not in the namespace ${SOAP_NS}`);
       if (opName === undefined) {
         if (!known(payload.name)) throw fault(RET.Unknown, `Unknown operation ${payload.name}`);
@@ -167,10 +208,21 @@ export class SoapEndpoint {
       }
       const caller = def.session ? this.sessions.authenticate(params.SessionID) : null;
       const ctx: OpContext = {
-        world: this.world, op: def, params, caller, sessions: this.sessions, ids: this.ids, content, inboxCap: this.inboxCap,
-        raw: new Map(payload.children.map((c) => [c.name, c.text])), ip: req.socket.remoteAddress ?? null,
+        world: this.world,
+        op: def,
+        params,
+        caller,
+        sessions: this.sessions,
+        ids: this.ids,
+        content,
+        inboxCap: this.inboxCap,
+        raw: new Map(payload.children.map((c) => [c.name, c.text])),
+        ip: req.socket.remoteAddress ?? null,
       };
-      const outcome = run === 'ParcelOutBox' ? this.parcelOutBox(ctx) : (OPERATIONS[run] as (c: OpContext) => ReturnType<(typeof OPERATIONS)[string]>)(ctx);
+      const outcome =
+        run === 'ParcelOutBox'
+          ? this.parcelOutBox(ctx)
+          : (OPERATIONS[run] as (c: OpContext) => ReturnType<(typeof OPERATIONS)[string]>)(ctx);
       if (!def.name.startsWith('ParcelUpload')) await discard(this.world, content);
       if (plan?.resetAfter) {
         req.socket.resetAndDestroy();
@@ -193,11 +245,24 @@ export class SoapEndpoint {
   private parcelOutBox(ctx: OpContext): { result: unknown } {
     const lists = ['ParcelOutBoxInProcessEx', 'ParcelOutBoxArchiveEx', 'ParcelOutBoxErrorEx'].map((name) => {
       const op = operationByName(name) as OperationDef;
-      const r = (OPERATIONS[name] as (c: OpContext) => { result: unknown })({ ...ctx, op, params: { ...ctx.params, NetworkID: 0, MailboxID: 0 } }).result as { ParcelIDInfoList?: unknown[] };
+      const r = (OPERATIONS[name] as (c: OpContext) => { result: unknown })({
+        ...ctx,
+        op,
+        params: { ...ctx.params, NetworkID: 0, MailboxID: 0 },
+      }).result as { ParcelIDInfoList?: unknown[] };
       return r.ParcelIDInfoList ?? [];
     });
     const all = lists.flat();
-    return { result: { PageSize: all.length, PageNumber: 1, Count: all.length, TotalRecords: all.length, TotalPages: 1, ...(all.length ? { ParcelIDInfoList: all } : {}) } };
+    return {
+      result: {
+        PageSize: all.length,
+        PageNumber: 1,
+        Count: all.length,
+        TotalRecords: all.length,
+        TotalPages: 1,
+        ...(all.length ? { ParcelIDInfoList: all } : {}),
+      },
+    };
   }
 
   /** Latency, a reset before anything happened, or an injected status. True when the request is answered. */
@@ -210,7 +275,12 @@ export class SoapEndpoint {
     if (!plan.status) return false;
     req.resume();
     if (plan.status === 500) {
-      this.send(res, 500, contentType(version), writeFault(version, new SoapFault(RET.InternalError, 'Server was unable to process request. ---> injected fault').fields()));
+      this.send(
+        res,
+        500,
+        contentType(version),
+        writeFault(version, new SoapFault(RET.InternalError, 'Server was unable to process request. ---> injected fault').fields()),
+      );
     } else {
       res.setHeader('connection', 'close');
       if (plan.retryAfter) res.setHeader('retry-after', plan.retryAfter);
@@ -232,12 +302,23 @@ export class SoapEndpoint {
 
   /** FileInfo with the content base64-encoded while it is sent; Content-Length exact. */
   private async streamDownload(
-    res: ServerResponse, def: OperationDef, p: Parameters<typeof standardOfContent>[1], asString: boolean, version: SoapVersion, plan?: FaultPlan,
-    render: (info: Record<string, unknown>) => string = (info) => writeResponse(def, info, version), type = contentType(version),
+    res: ServerResponse,
+    def: OperationDef,
+    p: Parameters<typeof standardOfContent>[1],
+    asString: boolean,
+    version: SoapVersion,
+    plan?: FaultPlan,
+    render: (info: Record<string, unknown>) => string = (info) => writeResponse(def, info, version),
+    type = contentType(version),
   ): Promise<void> {
     const info = {
-      ParcelID: this.ids.out(p.parcel_id), FileName: p.file_name, FileDate: p.created, Bytes: plan?.wrongBytes ? p.bytes + 1 : p.bytes,
-      Standard: standardOfContent(this.world, p), [asString ? 'ContentBase64String' : 'Content']: STREAM_SLOT, routerArchive: false,
+      ParcelID: this.ids.out(p.parcel_id),
+      FileName: p.file_name,
+      FileDate: p.created,
+      Bytes: plan?.wrongBytes ? p.bytes + 1 : p.bytes,
+      Standard: standardOfContent(this.world, p),
+      [asString ? 'ContentBase64String' : 'Content']: STREAM_SLOT,
+      routerArchive: false,
     };
     const [prefix, suffix] = render(info).split(STREAM_SLOT) as [string, string];
     const length = Buffer.byteLength(prefix) + base64Length(p.bytes) + Buffer.byteLength(suffix);
@@ -286,7 +367,8 @@ export class SoapEndpoint {
       let size = 0;
       for await (const chunk of req) {
         size += (chunk as Buffer).length;
-        if (size > FORM_MAX_BYTES) return plainError(500, `Request body larger than ${FORM_MAX_BYTES} bytes: use the SOAP binding for large content.`);
+        if (size > FORM_MAX_BYTES)
+          return plainError(500, `Request body larger than ${FORM_MAX_BYTES} bytes: use the SOAP binding for large content.`);
         chunks.push(chunk as Buffer);
       }
       fields = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -312,11 +394,21 @@ export class SoapEndpoint {
       throw err;
     });
     try {
-      const params = decodeFields({ name: def.name, ns: SOAP_NS, text: '', children, nil: false, streamed: false }, def.params, def.name, { fillDefaults: true });
+      const params = decodeFields({ name: def.name, ns: SOAP_NS, text: '', children, nil: false, streamed: false }, def.params, def.name, {
+        fillDefaults: true,
+      });
       const caller = def.session ? this.sessions.authenticate(params.SessionID) : null;
       const ctx: OpContext = {
-        world: this.world, op: def, params, caller, sessions: this.sessions, ids: this.ids, content, inboxCap: this.inboxCap,
-        raw: new Map(children.map((c) => [c.name, c.text])), ip: req.socket.remoteAddress ?? null,
+        world: this.world,
+        op: def,
+        params,
+        caller,
+        sessions: this.sessions,
+        ids: this.ids,
+        content,
+        inboxCap: this.inboxCap,
+        raw: new Map(children.map((c) => [c.name, c.text])),
+        ip: req.socket.remoteAddress ?? null,
       };
       const outcome = (OPERATIONS[def.name] as (c: OpContext) => ReturnType<(typeof OPERATIONS)[string]>)(ctx);
       if (!def.name.startsWith('ParcelUpload')) await discard(this.world, content);
@@ -327,7 +419,16 @@ export class SoapEndpoint {
         return `<?xml version="1.0" encoding="utf-8"?>${out.join('').replace(`<${root}>`, `<${root} xmlns="${SOAP_NS}">`)}`;
       };
       if ('download' in outcome) {
-        return await this.streamDownload(res, def, outcome.download.parcel, outcome.download.asString, '1.1', undefined, bare, 'text/xml; charset=utf-8');
+        return await this.streamDownload(
+          res,
+          def,
+          outcome.download.parcel,
+          outcome.download.asString,
+          '1.1',
+          undefined,
+          bare,
+          'text/xml; charset=utf-8',
+        );
       }
       this.send(res, 200, 'text/xml; charset=utf-8', bare(outcome.result));
     } catch (err) {
@@ -341,7 +442,17 @@ export class SoapEndpoint {
   private admin(req: IncomingMessage, res: ServerResponse, url: URL): void {
     req.resume();
     if (!this.options.admin || req.method !== 'POST' || url.pathname !== `${ADMIN_PREFIX}expire-sessions`) {
-      return this.send(res, 404, 'application/json', JSON.stringify({ success: false, data: null, errorCode: 'ObjectNotFound', message: `no admin route ${req.method ?? ''} ${url.pathname}` }));
+      return this.send(
+        res,
+        404,
+        'application/json',
+        JSON.stringify({
+          success: false,
+          data: null,
+          errorCode: 'ObjectNotFound',
+          message: `no admin route ${req.method ?? ''} ${url.pathname}`,
+        }),
+      );
     }
     const expired = this.sessions.expireAll();
     this.send(res, 200, 'application/json', JSON.stringify({ success: true, data: { expired }, errorCode: null, message: null }));
@@ -378,7 +489,11 @@ class ContentSink {
     }
     if (buf.length === 0) return;
     if (this.decoder.bytes > this.world.settings.maxUploadBytes) {
-      throw fault(RET.InvalidDataLength, `Content is larger than the maximum parcel size (max=${this.world.settings.maxUploadBytes})`, 'Content');
+      throw fault(
+        RET.InvalidDataLength,
+        `Content is larger than the maximum parcel size (max=${this.world.settings.maxUploadBytes})`,
+        'Content',
+      );
     }
     this.hash.update(buf);
     if (this.headBytes < HEAD_BYTES) {

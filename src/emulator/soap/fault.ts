@@ -37,7 +37,14 @@ export class SoapFault extends GridsyncError {
   }
 
   fields(): FaultFields {
-    return { faultCode: this.faultCode, message: this.message, errorCode: this.errorCode, errorString: NAMES[this.errorCode] ?? 'Unknown', errorItem: this.errorItem, errorMessage: this.message };
+    return {
+      faultCode: this.faultCode,
+      message: this.message,
+      errorCode: this.errorCode,
+      errorString: NAMES[this.errorCode] ?? 'Unknown',
+      errorItem: this.errorItem,
+      errorMessage: this.message,
+    };
   }
 }
 

@@ -11,8 +11,19 @@ import { confirmParcel, deliver, discardContent, routeOf, type StoredContent } f
 import type { GridIdRow, ParcelRow, UserRow } from '../store.js';
 import { RET, fault } from './fault.js';
 import {
-  collection, gridRecord, interchangeRecord, interconnectRecord, mailboxRecord, networkRecord, parcelRecord, userRecord,
-  type InterchangeRow, type InterconnectRow, type MailboxRow, type NetworkRow, type ParcelIds,
+  collection,
+  gridRecord,
+  interchangeRecord,
+  interconnectRecord,
+  mailboxRecord,
+  networkRecord,
+  parcelRecord,
+  userRecord,
+  type InterchangeRow,
+  type InterconnectRow,
+  type MailboxRow,
+  type NetworkRow,
+  type ParcelIds,
 } from './records.js';
 import type { Caller, SoapSessions } from './sessions.js';
 
@@ -63,9 +74,14 @@ function mailboxesOf(ctx: OpContext, requested: unknown): number[] {
 function parcelOf(ctx: OpContext, direction?: 'in' | 'out'): ParcelRow {
   const id = ctx.ids.in(ctx.params.ParcelID);
   const p = id < 0 ? undefined : ctx.world.store.parcel(id);
-  if (!p || !canSeeMailbox(ctx.world, me(ctx), p.mailbox_id)) throw fault(RET.NotFound, `Parcel ${String(ctx.params.ParcelID)} not found`, 'ParcelID');
+  if (!p || !canSeeMailbox(ctx.world, me(ctx), p.mailbox_id))
+    throw fault(RET.NotFound, `Parcel ${String(ctx.params.ParcelID)} not found`, 'ParcelID');
   if (direction && p.direction !== direction) {
-    throw fault(RET.DataError, `Parcel ${String(ctx.params.ParcelID)} is an ${p.direction === 'in' ? 'inbound' : 'outbound'} parcel`, 'ParcelID');
+    throw fault(
+      RET.DataError,
+      `Parcel ${String(ctx.params.ParcelID)} is an ${p.direction === 'in' ? 'inbound' : 'outbound'} parcel`,
+      'ParcelID',
+    );
   }
   return p;
 }
@@ -93,14 +109,20 @@ function queryParcels(ctx: OpContext, q: ParcelQuery, pageNo: number, perPage: n
     where.push(`status IN (${q.statuses.map(() => '?').join(',')})`);
     args.push(...q.statuses);
   }
-  const dates: [unknown, string][] = [[q.begin, 'created_ms >= ?'], [q.end, 'created_ms <= ?']];
+  const dates: [unknown, string][] = [
+    [q.begin, 'created_ms >= ?'],
+    [q.end, 'created_ms <= ?'],
+  ];
   for (const [v, clause] of dates) {
     if (typeof v === 'string') {
       where.push(clause);
       args.push(Date.parse(v));
     }
   }
-  for (const [v, col] of [[q.gridFrom, 'grid_id_from'], [q.gridTo, 'grid_id_to']] as const) {
+  for (const [v, col] of [
+    [q.gridFrom, 'grid_id_from'],
+    [q.gridTo, 'grid_id_to'],
+  ] as const) {
     if (num(v) !== 0) {
       where.push(`${col} = ?`);
       args.push(num(v));
@@ -112,7 +134,9 @@ function queryParcels(ctx: OpContext, q: ParcelQuery, pageNo: number, perPage: n
   }
   const db = ctx.world.store.db;
   const total = (db.prepare(`SELECT count(*) AS n FROM parcels WHERE ${where.join(' AND ')}`).get(...args) as { n: number }).n;
-  const rows = db.prepare(`SELECT * FROM parcels WHERE ${where.join(' AND ')} ORDER BY parcel_id LIMIT ? OFFSET ?`).all(...args, perPage, (pageNo - 1) * perPage) as ParcelRow[];
+  const rows = db
+    .prepare(`SELECT * FROM parcels WHERE ${where.join(' AND ')} ORDER BY parcel_id LIMIT ? OFFSET ?`)
+    .all(...args, perPage, (pageNo - 1) * perPage) as ParcelRow[];
   return collection(ctx.world, ctx.ids, rows, total, pageNo, perPage);
 }
 
@@ -120,7 +144,8 @@ function paging(ctx: OpContext): { pageNo: number; perPage: number } {
   const pageNo = num(ctx.params.PageNo) || 1;
   const perPage = num(ctx.params.RecordsPerPage) || 500;
   if (pageNo < 1) throw fault(RET.InvalidDataLength, 'PageNo must be 1 or more', 'PageNo');
-  if (perPage < 1 || perPage > 500) throw fault(RET.InvalidDataLength, 'RecordsPerPage must be between 1 and 500 (max=500)', 'RecordsPerPage');
+  if (perPage < 1 || perPage > 500)
+    throw fault(RET.InvalidDataLength, 'RecordsPerPage must be between 1 and 500 (max=500)', 'RecordsPerPage');
   return { pageNo, perPage };
 }
 
@@ -132,24 +157,70 @@ const OUT_IN_PROCESS = ['outboxPending', 'outboxSent', 'outboxRetry', 'as2Sent',
 function inboxArchive(ctx: OpContext, mailboxId: unknown): OpResult {
   const { pageNo, perPage } = paging(ctx);
   const p = ctx.params;
-  return ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, mailboxId), direction: 'in', begin: p.BeginDate, end: p.EndDate, gridFrom: p.GridIDFrom, gridTo: p.GridIDTo, mailbag: p.MailbagControlID }, pageNo, perPage));
+  return ok(
+    queryParcels(
+      ctx,
+      {
+        mailboxes: mailboxesOf(ctx, mailboxId),
+        direction: 'in',
+        begin: p.BeginDate,
+        end: p.EndDate,
+        gridFrom: p.GridIDFrom,
+        gridTo: p.GridIDTo,
+        mailbag: p.MailbagControlID,
+      },
+      pageNo,
+      perPage,
+    ),
+  );
 }
 
 function outboxArchive(ctx: OpContext, mailboxId: unknown): OpResult {
   const { pageNo, perPage } = paging(ctx);
   const p = ctx.params;
-  return ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, mailboxId), direction: 'out', statuses: OUT_DONE, begin: p.BeginDate, end: p.EndDate, gridFrom: p.GridIDFrom, gridTo: p.GridIDTo, mailbag: p.MailbagControlID }, pageNo, perPage));
+  return ok(
+    queryParcels(
+      ctx,
+      {
+        mailboxes: mailboxesOf(ctx, mailboxId),
+        direction: 'out',
+        statuses: OUT_DONE,
+        begin: p.BeginDate,
+        end: p.EndDate,
+        gridFrom: p.GridIDFrom,
+        gridTo: p.GridIDTo,
+        mailbag: p.MailbagControlID,
+      },
+      pageNo,
+      perPage,
+    ),
+  );
 }
 
 const pendingInbox = (ctx: OpContext, mailboxId: unknown): OpResult =>
-  ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, mailboxId), direction: 'in', pending: true, gridFrom: ctx.params.GridIDFrom, gridTo: ctx.params.GridIDTo }, 1, ctx.inboxCap));
+  ok(
+    queryParcels(
+      ctx,
+      {
+        mailboxes: mailboxesOf(ctx, mailboxId),
+        direction: 'in',
+        pending: true,
+        gridFrom: ctx.params.GridIDFrom,
+        gridTo: ctx.params.GridIDTo,
+      },
+      1,
+      ctx.inboxCap,
+    ),
+  );
 
 function download(asString: boolean, update: boolean): Operation {
   return (ctx) => {
     const p = parcelOf(ctx, 'in');
     const { world } = ctx;
     if (update && world.settings.legacyDownloadMode && p.status === 'InBoxReady') {
-      world.store.db.prepare('UPDATE parcels SET hidden_until = ? WHERE parcel_id = ?').run(world.now() + world.settings.redeliverAfterMs, p.parcel_id);
+      world.store.db
+        .prepare('UPDATE parcels SET hidden_until = ? WHERE parcel_id = ?')
+        .run(world.now() + world.settings.redeliverAfterMs, p.parcel_id);
     }
     return { download: { parcel: p, asString } };
   };
@@ -163,7 +234,8 @@ function upload(kind: 'envelope' | 'mailbox' | 'partners', asString: boolean): O
     try {
       const fileName = str(params.FileName);
       if (fileName.trim() === '') throw fault(RET.InvalidDataLength, 'FileName is empty', 'FileName');
-      if (!content || content.bytes === 0) throw fault(RET.InvalidDataLength, 'No content (zero bytes)', asString ? 'ContentBase64' : 'Content');
+      if (!content || content.bytes === 0)
+        throw fault(RET.InvalidDataLength, 'No content (zero bytes)', asString ? 'ContentBase64' : 'Content');
       if (!asString && num(params.Bytes) !== content.bytes) {
         throw fault(RET.InvalidDataLength, `Bytes (${num(params.Bytes)}) does not match the content length (${content.bytes})`, 'Bytes');
       }
@@ -183,7 +255,8 @@ function upload(kind: 'envelope' | 'mailbox' | 'partners', asString: boolean): O
         if (requested === 0) {
           // MailboxID 0: the service picks the mailbox that owns the sender id of the envelope.
           const g = world.store.gridId(route.from);
-          if (!g || !canSeeMailbox(world, me(ctx), g.mailbox_id)) throw fault(RET.AccessDenied, `No authority over the sender id ${route.from}`, 'MailboxID');
+          if (!g || !canSeeMailbox(world, me(ctx), g.mailbox_id))
+            throw fault(RET.AccessDenied, `No authority over the sender id ${route.from}`, 'MailboxID');
           fromMailbox = g.mailbox_id;
         } else fromMailbox = mailboxOf(ctx, requested);
       }
@@ -203,8 +276,10 @@ function grid(ctx: OpContext, id: unknown, item = 'GridID'): GridIdRow {
 }
 
 function interchange(ctx: OpContext): InterchangeRow {
-  const r = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE interchange_id = ?').get(Number(ctx.params.InterchangeID ?? 0)) as InterchangeRow | undefined;
-  if (!r || !canSeeMailbox(ctx.world, me(ctx), r.mailbox_id)) throw fault(RET.NotFound, `Interchange ${String(ctx.params.InterchangeID)} not found`, 'InterchangeID');
+  const r = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE interchange_id = ?').get(Number(ctx.params.InterchangeID ?? 0)) as
+    InterchangeRow | undefined;
+  if (!r || !canSeeMailbox(ctx.world, me(ctx), r.mailbox_id))
+    throw fault(RET.NotFound, `Interchange ${String(ctx.params.InterchangeID)} not found`, 'InterchangeID');
   return r;
 }
 
@@ -213,7 +288,10 @@ function interchangeList(direction: 'in' | 'out'): Operation {
     const p = ctx.params;
     const where = ['mailbox_id = ?', 'direction = ?'];
     const args: unknown[] = [me(ctx).mailbox_id, direction];
-    for (const [v, clause] of [[p.BeginDate, 'created_ms >= ?'], [p.EndDate, 'created_ms <= ?']] as const) {
+    for (const [v, clause] of [
+      [p.BeginDate, 'created_ms >= ?'],
+      [p.EndDate, 'created_ms <= ?'],
+    ] as const) {
       if (typeof v === 'string') {
         where.push(clause);
         args.push(Date.parse(v));
@@ -223,7 +301,9 @@ function interchangeList(direction: 'in' | 'out'): Operation {
       where.push('control_number = ?');
       args.push(str(p.InterchangeControlID));
     }
-    const rows = ctx.world.store.db.prepare(`SELECT * FROM interchanges WHERE ${where.join(' AND ')} ORDER BY interchange_id LIMIT 500`).all(...args) as InterchangeRow[];
+    const rows = ctx.world.store.db
+      .prepare(`SELECT * FROM interchanges WHERE ${where.join(' AND ')} ORDER BY interchange_id LIMIT 500`)
+      .all(...args) as InterchangeRow[];
     return ok(rows.map((r) => interchangeRecord(ctx.world, r)));
   };
 }
@@ -243,10 +323,12 @@ function mayManage(ctx: OpContext, u: UserRow): void {
 
 function interconnectRow(ctx: OpContext, id: number): InterconnectRow {
   const i = ctx.world.store.db.prepare('SELECT * FROM interconnects WHERE interconnect_id = ?').get(id) as InterconnectRow | undefined;
-  const visible = i && [i.grid_id_from, i.grid_id_to].some((g) => {
-    const row = ctx.world.store.gridId(g);
-    return row !== undefined && canSeeMailbox(ctx.world, me(ctx), row.mailbox_id);
-  });
+  const visible =
+    i &&
+    [i.grid_id_from, i.grid_id_to].some((g) => {
+      const row = ctx.world.store.gridId(g);
+      return row !== undefined && canSeeMailbox(ctx.world, me(ctx), row.mailbox_id);
+    });
   if (!i || !visible) throw fault(RET.NotFound, `Interconnect ${id} not found`, 'InterconnectID');
   return i;
 }
@@ -290,12 +372,27 @@ export const OPERATIONS: Record<string, Operation> = {
   WhoAmI: (ctx) => ok(sessionInfo(ctx)),
   Version: () => ok(VERSION),
   NowUTC: (ctx) => ok(ctx.world.now()),
-  SessionLog: (ctx) => ok(ctx.sessions.recent(me(ctx).user_id, Math.max(1, num(ctx.params.MaxRecords) || 50)).map((s) => ctx.sessions.logInfo(s, me(ctx)))),
+  SessionLog: (ctx) =>
+    ok(ctx.sessions.recent(me(ctx).user_id, Math.max(1, num(ctx.params.MaxRecords) || 50)).map((s) => ctx.sessions.logInfo(s, me(ctx)))),
   SessionLogCurrent: (ctx) => {
     const s = ctx.caller?.session;
     const now = ctx.world.now();
     // An API key is a session that does not expire.
-    return ok(s ? ctx.sessions.logInfo(s, me(ctx)) : { SessionID: str(ctx.params.SessionID), StartTime: now, EndTime: null, Expires: null, NetworkID: me(ctx).network_id, MailboxID: me(ctx).mailbox_id, UserID: me(ctx).user_id, Status: 'Open', Version: '4.1' });
+    return ok(
+      s
+        ? ctx.sessions.logInfo(s, me(ctx))
+        : {
+            SessionID: str(ctx.params.SessionID),
+            StartTime: now,
+            EndTime: null,
+            Expires: null,
+            NetworkID: me(ctx).network_id,
+            MailboxID: me(ctx).mailbox_id,
+            UserID: me(ctx).user_id,
+            Status: 'Open',
+            Version: '4.1',
+          },
+    );
   },
   ChangePassword: (ctx) => {
     if (me(ctx).password !== str(ctx.params.OldPassword)) throw fault(RET.AccessDenied, 'OldPassword does not match', 'OldPassword');
@@ -320,7 +417,20 @@ export const OPERATIONS: Record<string, Operation> = {
   ParcelInBox: (ctx) => pendingInbox(ctx, 0),
   ParcelInBoxEx: (ctx) => pendingInbox(ctx, ctx.params.MailboxID),
   ParcelInBoxExShort: (ctx) =>
-    ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, ctx.params.MailboxID), direction: 'in', statuses: [str(ctx.params.Status)], gridFrom: ctx.params.GridIDFrom, gridTo: ctx.params.GridIDTo }, 1, ctx.inboxCap)),
+    ok(
+      queryParcels(
+        ctx,
+        {
+          mailboxes: mailboxesOf(ctx, ctx.params.MailboxID),
+          direction: 'in',
+          statuses: [str(ctx.params.Status)],
+          gridFrom: ctx.params.GridIDFrom,
+          gridTo: ctx.params.GridIDTo,
+        },
+        1,
+        ctx.inboxCap,
+      ),
+    ),
   ParcelInBoxArchive: (ctx) => inboxArchive(ctx, 0),
   ParcelInBoxArchiveEx: (ctx) => inboxArchive(ctx, ctx.params.MailboxID),
   ParcelDownload: download(false, true),
@@ -333,12 +443,16 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   ParcelDownloadReset: (ctx) => {
     const p = parcelOf(ctx, 'in');
-    ctx.world.store.db.prepare("UPDATE parcels SET status = 'InBoxReady', hidden_until = NULL, modified = ? WHERE parcel_id = ?").run(iso(ctx.world.now()), p.parcel_id);
+    ctx.world.store.db
+      .prepare("UPDATE parcels SET status = 'InBoxReady', hidden_until = NULL, modified = ? WHERE parcel_id = ?")
+      .run(iso(ctx.world.now()), p.parcel_id);
     return ok(true);
   },
   ParcelDownloadCancel: (ctx) => {
     const p = parcelOf(ctx, 'in');
-    ctx.world.store.db.prepare("UPDATE parcels SET status = 'Cancelled', modified = ? WHERE parcel_id = ?").run(iso(ctx.world.now()), p.parcel_id);
+    ctx.world.store.db
+      .prepare("UPDATE parcels SET status = 'Cancelled', modified = ? WHERE parcel_id = ?")
+      .run(iso(ctx.world.now()), p.parcel_id);
     return ok(true);
   },
   ParcelUpload: upload('envelope', false),
@@ -347,19 +461,53 @@ export const OPERATIONS: Record<string, Operation> = {
   ParcelUploadExA: upload('mailbox', true),
   ParcelUploadMft: upload('partners', false),
   ParcelUploadMftA: upload('partners', true),
-  ParcelOutBoxInProcess: (ctx) => ok(queryParcels(ctx, { mailboxes: [me(ctx).mailbox_id], direction: 'out', statuses: OUT_IN_PROCESS }, 1, 500)),
-  ParcelOutBoxInProcessEx: (ctx) => ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, ctx.params.MailboxID), direction: 'out', statuses: OUT_IN_PROCESS }, 1, 500)),
+  ParcelOutBoxInProcess: (ctx) =>
+    ok(queryParcels(ctx, { mailboxes: [me(ctx).mailbox_id], direction: 'out', statuses: OUT_IN_PROCESS }, 1, 500)),
+  ParcelOutBoxInProcessEx: (ctx) =>
+    ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, ctx.params.MailboxID), direction: 'out', statuses: OUT_IN_PROCESS }, 1, 500)),
   ParcelOutBoxArchive: (ctx) => outboxArchive(ctx, 0),
   ParcelOutBoxArchiveEx: (ctx) => outboxArchive(ctx, ctx.params.MailboxID),
   ParcelOutBoxError: (ctx) =>
-    ok(queryParcels(ctx, { mailboxes: [me(ctx).mailbox_id], direction: 'out', statuses: OUT_ERROR, begin: ctx.params.BeginDate, end: ctx.params.EndDate }, 1, 500)),
+    ok(
+      queryParcels(
+        ctx,
+        { mailboxes: [me(ctx).mailbox_id], direction: 'out', statuses: OUT_ERROR, begin: ctx.params.BeginDate, end: ctx.params.EndDate },
+        1,
+        500,
+      ),
+    ),
   ParcelOutBoxErrorEx: (ctx) =>
-    ok(queryParcels(ctx, { mailboxes: mailboxesOf(ctx, ctx.params.MailboxID), direction: 'out', statuses: OUT_ERROR, begin: ctx.params.BeginDate, end: ctx.params.EndDate }, 1, 500)),
+    ok(
+      queryParcels(
+        ctx,
+        {
+          mailboxes: mailboxesOf(ctx, ctx.params.MailboxID),
+          direction: 'out',
+          statuses: OUT_ERROR,
+          begin: ctx.params.BeginDate,
+          end: ctx.params.EndDate,
+        },
+        1,
+        500,
+      ),
+    ),
   ParcelInfo: (ctx) => ok(parcelRecord(ctx.world, ctx.ids, parcelOf(ctx))),
   ParcelManifest: (ctx) => {
     const p = parcelOf(ctx);
-    const rows = ctx.world.store.db.prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id').all(p.parcel_id) as InterchangeRow[];
-    return ok(rows.map((r) => ({ ManifestDate: r.created, NetworkID: p.network_id, Type: 'System', ParcelID: ctx.ids.out(p.parcel_id), InterchangeID: r.interchange_id, StatusCode: r.status, StatusMessage: `${r.standard} ${r.document_type ?? ''}`.trim() })));
+    const rows = ctx.world.store.db
+      .prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id')
+      .all(p.parcel_id) as InterchangeRow[];
+    return ok(
+      rows.map((r) => ({
+        ManifestDate: r.created,
+        NetworkID: p.network_id,
+        Type: 'System',
+        ParcelID: ctx.ids.out(p.parcel_id),
+        InterchangeID: r.interchange_id,
+        StatusCode: r.status,
+        StatusMessage: `${r.standard} ${r.document_type ?? ''}`.trim(),
+      })),
+    );
   },
   ParcelResend: (ctx) => {
     requireLevel(ctx, 'NetOps');
@@ -368,24 +516,33 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   ParcelSetMailbagControlID: (ctx) => {
     const p = parcelOf(ctx);
-    ctx.world.store.db.prepare('UPDATE parcels SET mailbag_control_id = ? WHERE parcel_id = ?').run(str(ctx.params.MailbagControlID), p.parcel_id);
+    ctx.world.store.db
+      .prepare('UPDATE parcels SET mailbag_control_id = ? WHERE parcel_id = ?')
+      .run(str(ctx.params.MailbagControlID), p.parcel_id);
     return ok(true);
   },
   ParcelFindMailbagControlID: (ctx) => {
     const mailboxes = mailboxesOf(ctx, ctx.params.MailboxID);
     const rows = ctx.world.store.db
-      .prepare(`SELECT * FROM parcels WHERE mailbox_id IN (${mailboxes.map(() => '?').join(',') || 'NULL'}) AND mailbag_control_id = ? ORDER BY parcel_id`)
+      .prepare(
+        `SELECT * FROM parcels WHERE mailbox_id IN (${mailboxes.map(() => '?').join(',') || 'NULL'}) AND mailbag_control_id = ? ORDER BY parcel_id`,
+      )
       .all(...mailboxes, str(ctx.params.MailbagControlID)) as ParcelRow[];
     return ok(rows.map((p) => parcelRecord(ctx.world, ctx.ids, p)));
   },
 
   NetworkInfo: (ctx) => {
-    const n = ctx.world.store.db.prepare('SELECT * FROM networks WHERE network_id = ?').get(num(ctx.params.NetworkID) || me(ctx).network_id) as NetworkRow | undefined;
-    if (!n || !canSeeNetwork(me(ctx), n.network_id)) throw fault(RET.NotFound, `Network ${num(ctx.params.NetworkID)} not found`, 'NetworkID');
+    const n = ctx.world.store.db
+      .prepare('SELECT * FROM networks WHERE network_id = ?')
+      .get(num(ctx.params.NetworkID) || me(ctx).network_id) as NetworkRow | undefined;
+    if (!n || !canSeeNetwork(me(ctx), n.network_id))
+      throw fault(RET.NotFound, `Network ${num(ctx.params.NetworkID)} not found`, 'NetworkID');
     return ok(networkRecord(n));
   },
   NetworkList: (ctx) => {
-    const rows = ctx.world.store.db.prepare('SELECT * FROM networks WHERE company_name LIKE ? ORDER BY network_id').all(like(ctx.params.Name)) as NetworkRow[];
+    const rows = ctx.world.store.db
+      .prepare('SELECT * FROM networks WHERE company_name LIKE ? ORDER BY network_id')
+      .all(like(ctx.params.Name)) as NetworkRow[];
     return ok(rows.filter((n) => canSeeNetwork(me(ctx), n.network_id)).map(networkRecord));
   },
   NetworkUpdate: (ctx) => {
@@ -394,7 +551,9 @@ export const OPERATIONS: Record<string, Operation> = {
     if (!canSeeNetwork(me(ctx), id)) throw fault(RET.NotFound, `Network ${id} not found`, 'NetworkID');
     if (str(ctx.params.Name).trim() === '') throw fault(RET.InvalidDataLength, 'Name is empty', 'Name');
     const now = iso(ctx.world.now());
-    const changed = ctx.world.store.db.prepare('UPDATE networks SET company_name = ?, modified = ? WHERE network_id = ?').run(str(ctx.params.Name), now, id).changes;
+    const changed = ctx.world.store.db
+      .prepare('UPDATE networks SET company_name = ?, modified = ? WHERE network_id = ?')
+      .run(str(ctx.params.Name), now, id).changes;
     if (changed === 0) throw fault(RET.NotFound, `Network ${id} not found`, 'NetworkID');
     return ok(true);
   },
@@ -405,7 +564,9 @@ export const OPERATIONS: Record<string, Operation> = {
     return ok(mailboxRecord(m));
   },
   MailboxList: (ctx) => {
-    const rows = ctx.world.store.db.prepare('SELECT * FROM mailboxes WHERE company_name LIKE ? ORDER BY mailbox_id').all(like(ctx.params.Name)) as MailboxRow[];
+    const rows = ctx.world.store.db
+      .prepare('SELECT * FROM mailboxes WHERE company_name LIKE ? ORDER BY mailbox_id')
+      .all(like(ctx.params.Name)) as MailboxRow[];
     return ok(rows.filter((m) => canSeeMailbox(ctx.world, me(ctx), m.mailbox_id)).map(mailboxRecord));
   },
   MailboxAdd: (ctx) => {
@@ -415,7 +576,14 @@ export const OPERATIONS: Record<string, Operation> = {
     const db = ctx.world.store.db;
     const id = ((db.prepare('SELECT max(mailbox_id) AS m FROM mailboxes').get() as { m: number | null }).m ?? 1000) + 1;
     const now = iso(ctx.world.now());
-    db.prepare("INSERT INTO mailboxes VALUES (?, ?, ?, ?, 'Active', 0, ?, ?)").run(id, me(ctx).network_id, name.replace(/\W/g, '').slice(0, 12).toUpperCase() || `MB${id}`, name, now, now);
+    db.prepare("INSERT INTO mailboxes VALUES (?, ?, ?, ?, 'Active', 0, ?, ?)").run(
+      id,
+      me(ctx).network_id,
+      name.replace(/\W/g, '').slice(0, 12).toUpperCase() || `MB${id}`,
+      name,
+      now,
+      now,
+    );
     return ok(id);
   },
 
@@ -426,7 +594,11 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   TPList: (ctx) => {
     const rows = ctx.world.store.db.prepare('SELECT * FROM grid_ids ORDER BY grid_id').all() as GridIdRow[];
-    return ok(rows.filter((g) => canSeeMailbox(ctx.world, me(ctx), g.mailbox_id) && (ctx.params.ShowInactive === true || g.status === 'Active')).map((g) => gridRecord(ctx.world, g)));
+    return ok(
+      rows
+        .filter((g) => canSeeMailbox(ctx.world, me(ctx), g.mailbox_id) && (ctx.params.ShowInactive === true || g.status === 'Active'))
+        .map((g) => gridRecord(ctx.world, g)),
+    );
   },
   TPAdd: (ctx) => {
     requireLevel(ctx, 'MailboxAdmin');
@@ -437,18 +609,29 @@ export const OPERATIONS: Record<string, Operation> = {
     if (ctx.world.store.gridIdByName(q, id)) throw fault(RET.IDExistsOnNetwork, `${q}/${id} already exists`, 'ID');
     const db = ctx.world.store.db;
     const gridId = ((db.prepare('SELECT max(grid_id) AS m FROM grid_ids').get() as { m: number | null }).m ?? 5000) + 1;
-    db.prepare("INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, 'Active', 'ProductionA', 'X12')").run(gridId, me(ctx).mailbox_id, me(ctx).network_id, q, id, str(ctx.params.Description) || null);
+    db.prepare("INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, 'Active', 'ProductionA', 'X12')").run(
+      gridId,
+      me(ctx).mailbox_id,
+      me(ctx).network_id,
+      q,
+      id,
+      str(ctx.params.Description) || null,
+    );
     return ok(gridId);
   },
   TPSearch: (ctx) => {
-    const rows = ctx.world.store.db.prepare('SELECT * FROM grid_ids WHERE qualifier LIKE ? AND id LIKE ? ORDER BY grid_id').all(str(ctx.params.Qualifier) || '%', like(ctx.params.ID)) as GridIdRow[];
+    const rows = ctx.world.store.db
+      .prepare('SELECT * FROM grid_ids WHERE qualifier LIKE ? AND id LIKE ? ORDER BY grid_id')
+      .all(str(ctx.params.Qualifier) || '%', like(ctx.params.ID)) as GridIdRow[];
     return ok(rows.filter((g) => ctx.params.ShowInactive === true || g.status === 'Active').map((g) => gridRecord(ctx.world, g)));
   },
   TPMove: (ctx) => {
     requireLevel(ctx, 'NetworkAdmin');
     const g = grid(ctx, ctx.params.GridID);
     if (!canSeeMailbox(ctx.world, me(ctx), g.mailbox_id)) throw fault(RET.NotFound, `Trading partner id ${g.grid_id} not found`, 'GridID');
-    ctx.world.store.db.prepare('UPDATE grid_ids SET mailbox_id = ?, network_id = ? WHERE grid_id = ?').run(me(ctx).mailbox_id, me(ctx).network_id, g.grid_id);
+    ctx.world.store.db
+      .prepare('UPDATE grid_ids SET mailbox_id = ?, network_id = ? WHERE grid_id = ?')
+      .run(me(ctx).mailbox_id, me(ctx).network_id, g.grid_id);
     return ok(g.grid_id);
   },
 
@@ -456,13 +639,25 @@ export const OPERATIONS: Record<string, Operation> = {
   InterconnectAdd: (ctx) => {
     const a = grid(ctx, ctx.params.GridID1, 'GridID1');
     const b = grid(ctx, ctx.params.GridID2, 'GridID2');
-    if (!canSeeMailbox(ctx.world, me(ctx), a.mailbox_id)) throw fault(RET.AccessDenied, `No authority over trading partner id ${a.grid_id}`, 'GridID1');
+    if (!canSeeMailbox(ctx.world, me(ctx), a.mailbox_id))
+      throw fault(RET.AccessDenied, `No authority over trading partner id ${a.grid_id}`, 'GridID1');
     const db = ctx.world.store.db;
-    const existing = db.prepare("SELECT 1 FROM interconnects WHERE status != 'Cancelled' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))").get(a.grid_id, b.grid_id, b.grid_id, a.grid_id);
+    const existing = db
+      .prepare(
+        "SELECT 1 FROM interconnects WHERE status != 'Cancelled' AND ((grid_id_from = ? AND grid_id_to = ?) OR (grid_id_from = ? AND grid_id_to = ?))",
+      )
+      .get(a.grid_id, b.grid_id, b.grid_id, a.grid_id);
     if (existing) throw fault(RET.Duplicate, `An interconnect between ${a.grid_id} and ${b.grid_id} exists`, 'GridID2');
     const id = ((db.prepare('SELECT max(interconnect_id) AS m FROM interconnects').get() as { m: number | null }).m ?? 7000) + 1;
     const now = iso(ctx.world.now());
-    db.prepare('INSERT INTO interconnects VALUES (?, ?, ?, ?, ?, ?)').run(id, a.grid_id, b.grid_id, ctx.params.Preconfirm === true ? 'Active' : 'Pending', now, now);
+    db.prepare('INSERT INTO interconnects VALUES (?, ?, ?, ?, ?, ?)').run(
+      id,
+      a.grid_id,
+      b.grid_id,
+      ctx.params.Preconfirm === true ? 'Active' : 'Pending',
+      now,
+      now,
+    );
     return ok(interconnectRecord(interconnectRow(ctx, id)));
   },
   InterconnectListByGridID: (ctx) => {
@@ -473,19 +668,42 @@ export const OPERATIONS: Record<string, Operation> = {
       const ends = [i.grid_id_from, i.grid_id_to];
       return (g1 === 0 || ends.includes(g1)) && (g2 === 0 || ends.includes(g2));
     };
-    return ok(rows.filter(match).filter((i) => { try { interconnectRow(ctx, i.interconnect_id); return true; } catch { return false; } }).map(interconnectRecord));
+    return ok(
+      rows
+        .filter(match)
+        .filter((i) => {
+          try {
+            interconnectRow(ctx, i.interconnect_id);
+            return true;
+          } catch {
+            return false;
+          }
+        })
+        .map(interconnectRecord),
+    );
   },
   InterconnectListByStatus: (ctx) => {
     const rows = ctx.world.store.db.prepare('SELECT * FROM interconnects ORDER BY interconnect_id').all() as InterconnectRow[];
     const g = num(ctx.params.GridID);
-    return ok(rows
-      .filter((i) => interconnectRecord(i).Status === str(ctx.params.Status) && (g === 0 || i.grid_id_from === g || i.grid_id_to === g))
-      .filter((i) => { try { interconnectRow(ctx, i.interconnect_id); return true; } catch { return false; } })
-      .map(interconnectRecord));
+    return ok(
+      rows
+        .filter((i) => interconnectRecord(i).Status === str(ctx.params.Status) && (g === 0 || i.grid_id_from === g || i.grid_id_to === g))
+        .filter((i) => {
+          try {
+            interconnectRow(ctx, i.interconnect_id);
+            return true;
+          } catch {
+            return false;
+          }
+        })
+        .map(interconnectRecord),
+    );
   },
   InterconnectCancel: (ctx) => {
     const i = interconnectRow(ctx, num(ctx.params.InterconnectID));
-    ctx.world.store.db.prepare("UPDATE interconnects SET status = 'Cancelled', modified = ? WHERE interconnect_id = ?").run(iso(ctx.world.now()), i.interconnect_id);
+    ctx.world.store.db
+      .prepare("UPDATE interconnects SET status = 'Cancelled', modified = ? WHERE interconnect_id = ?")
+      .run(iso(ctx.world.now()), i.interconnect_id);
     return ok(true);
   },
 
@@ -505,7 +723,9 @@ export const OPERATIONS: Record<string, Operation> = {
 
   UserInfo: (ctx) => ok(userRecord(user(ctx, ctx.params.UserID))),
   UserList: (ctx) => {
-    const rows = ctx.world.store.db.prepare('SELECT * FROM users WHERE login LIKE ? ORDER BY user_id').all(like(ctx.params.Name)) as UserRow[];
+    const rows = ctx.world.store.db
+      .prepare('SELECT * FROM users WHERE login LIKE ? ORDER BY user_id')
+      .all(like(ctx.params.Name)) as UserRow[];
     return ok(rows.filter((u) => canSeeMailbox(ctx.world, me(ctx), u.mailbox_id)).map(userRecord));
   },
   UserAdd: (ctx) => {
@@ -521,7 +741,16 @@ export const OPERATIONS: Record<string, Operation> = {
     const mb = db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(mailboxId) as { network_id: number };
     const id = ((db.prepare('SELECT max(user_id) AS m FROM users').get() as { m: number | null }).m ?? 0) + 1;
     db.prepare("INSERT INTO users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'Active', ?)").run(
-      id, login, str(p.EMail) || null, str(p.FirstName) || null, str(p.LastName) || null, str(p.Password) || null, level, mb.network_id, mailboxId, iso(ctx.world.now()),
+      id,
+      login,
+      str(p.EMail) || null,
+      str(p.FirstName) || null,
+      str(p.LastName) || null,
+      str(p.Password) || null,
+      level,
+      mb.network_id,
+      mailboxId,
+      iso(ctx.world.now()),
     );
     return ok(id);
   },
@@ -530,10 +759,11 @@ export const OPERATIONS: Record<string, Operation> = {
     mayManage(ctx, u);
     const p = ctx.params;
     const level = str(p.AuthLevel) === 'NoChange' ? u.auth_level : str(p.AuthLevel);
-    if (level !== u.auth_level && !atLeast(me(ctx), level as Parameters<typeof atLeast>[1])) throw fault(RET.AccessDenied, `Cannot grant ${level}`, 'AuthLevel');
-    ctx.world.store.db.prepare('UPDATE users SET first_name = ?, last_name = ?, email = ?, auth_level = ? WHERE user_id = ?').run(
-      str(p.FirstName) || u.first_name, str(p.LastName) || u.last_name, str(p.EMail) || u.email, level, u.user_id,
-    );
+    if (level !== u.auth_level && !atLeast(me(ctx), level as Parameters<typeof atLeast>[1]))
+      throw fault(RET.AccessDenied, `Cannot grant ${level}`, 'AuthLevel');
+    ctx.world.store.db
+      .prepare('UPDATE users SET first_name = ?, last_name = ?, email = ?, auth_level = ? WHERE user_id = ?')
+      .run(str(p.FirstName) || u.first_name, str(p.LastName) || u.last_name, str(p.EMail) || u.email, level, u.user_id);
     return ok(true);
   },
   UserSetAuthLevel: (ctx) => {

@@ -6,12 +6,42 @@ import type { World } from '../context.js';
 import { levelOf } from '../context.js';
 import type { GridIdRow, ParcelRow, UserRow } from '../store.js';
 
-export interface NetworkRow { network_id: number; unique_id: string; company_name: string; status: string; created: string }
-export interface MailboxRow { mailbox_id: number; network_id: number; unique_id: string; company_name: string; status: string; created: string }
-export interface InterconnectRow { interconnect_id: number; grid_id_from: number; grid_id_to: number; status: string; created: string; modified: string }
+export interface NetworkRow {
+  network_id: number;
+  unique_id: string;
+  company_name: string;
+  status: string;
+  created: string;
+}
+export interface MailboxRow {
+  mailbox_id: number;
+  network_id: number;
+  unique_id: string;
+  company_name: string;
+  status: string;
+  created: string;
+}
+export interface InterconnectRow {
+  interconnect_id: number;
+  grid_id_from: number;
+  grid_id_to: number;
+  status: string;
+  created: string;
+  modified: string;
+}
 export interface InterchangeRow {
-  interchange_id: number; parcel_id: number; mailbox_id: number; direction: string; sender: string; receiver: string; standard: string;
-  document_type: string | null; control_number: string; header: string; status: string; created: string;
+  interchange_id: number;
+  parcel_id: number;
+  mailbox_id: number;
+  direction: string;
+  sender: string;
+  receiver: string;
+  standard: string;
+  document_type: string | null;
+  control_number: string;
+  header: string;
+  status: string;
+  created: string;
 }
 
 /**
@@ -30,7 +60,9 @@ export class ParcelIds {
 }
 
 const mailbox = (world: World, id: number | null | undefined): MailboxRow | undefined =>
-  id === null || id === undefined ? undefined : (world.store.db.prepare('SELECT * FROM mailboxes WHERE mailbox_id = ?').get(id) as MailboxRow | undefined);
+  id === null || id === undefined
+    ? undefined
+    : (world.store.db.prepare('SELECT * FROM mailboxes WHERE mailbox_id = ?').get(id) as MailboxRow | undefined);
 const network = (world: World, id: number | undefined): NetworkRow | undefined =>
   id === undefined ? undefined : (world.store.db.prepare('SELECT * FROM networks WHERE network_id = ?').get(id) as NetworkRow | undefined);
 
@@ -50,7 +82,8 @@ export function gridRecord(world: World, g: GridIdRow): Record<string, unknown> 
   };
 }
 
-const standardOf = (s: string): string => (['X12', 'EDIFACT', 'TRADACOMS', 'VDA', 'XML', 'TXT', 'PDF', 'Binary', 'PEPPOL'].includes(s) ? s : 'Binary');
+const standardOf = (s: string): string =>
+  ['X12', 'EDIFACT', 'TRADACOMS', 'VDA', 'XML', 'TXT', 'PDF', 'Binary', 'PEPPOL'].includes(s) ? s : 'Binary';
 
 export function interchangeRecord(world: World, r: InterchangeRow, p?: ParcelRow): Record<string, unknown> {
   const parcel = p ?? world.store.parcel(r.parcel_id);
@@ -82,7 +115,9 @@ export function parcelRecord(world: World, ids: ParcelIds, p: ParcelRow): Record
   const peer = p.peer_parcel_id !== null ? world.store.parcel(p.peer_parcel_id) : undefined;
   const other = mailbox(world, peer?.mailbox_id);
   const [fromMb, toMb] = p.direction === 'in' ? [other, own] : [own, other];
-  const interchanges = world.store.db.prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id').all(p.parcel_id) as InterchangeRow[];
+  const interchanges = world.store.db
+    .prepare('SELECT * FROM interchanges WHERE parcel_id = ? ORDER BY interchange_id')
+    .all(p.parcel_id) as InterchangeRow[];
   return {
     ParcelBytes: p.bytes,
     ParcelDate: p.created,
@@ -110,7 +145,14 @@ export function parcelRecord(world: World, ids: ParcelIds, p: ParcelRow): Record
 }
 
 /** A ParcelIDInfoCollection of one page. */
-export function collection(world: World, ids: ParcelIds, rows: ParcelRow[], total: number, pageNo: number, perPage: number): Record<string, unknown> {
+export function collection(
+  world: World,
+  ids: ParcelIds,
+  rows: ParcelRow[],
+  total: number,
+  pageNo: number,
+  perPage: number,
+): Record<string, unknown> {
   return {
     PageSize: perPage,
     PageNumber: pageNo,
@@ -122,16 +164,36 @@ export function collection(world: World, ids: ParcelIds, rows: ParcelRow[], tota
 }
 
 export const networkRecord = (n: NetworkRow): Record<string, unknown> => ({
-  NetworkID: n.network_id, Name: n.company_name, UniqueID: n.unique_id, Status: n.status, CreateDate: n.created,
+  NetworkID: n.network_id,
+  Name: n.company_name,
+  UniqueID: n.unique_id,
+  Status: n.status,
+  CreateDate: n.created,
 });
 export const mailboxRecord = (m: MailboxRow): Record<string, unknown> => ({
-  MailboxID: m.mailbox_id, NetworkID: m.network_id, Name: m.company_name, UniqueID: m.unique_id, Status: m.status, CreateDate: m.created,
+  MailboxID: m.mailbox_id,
+  NetworkID: m.network_id,
+  Name: m.company_name,
+  UniqueID: m.unique_id,
+  Status: m.status,
+  CreateDate: m.created,
 });
 export const userRecord = (u: UserRow): Record<string, unknown> => ({
-  UserID: u.user_id, LoginName: u.login, FirstName: u.first_name, LastName: u.last_name, EMail: u.email,
-  AuthLevel: levelOf(u), NetworkID: u.network_id, MailboxID: u.mailbox_id, Status: u.status === 'Active' ? 'Active' : 'Suspended',
+  UserID: u.user_id,
+  LoginName: u.login,
+  FirstName: u.first_name,
+  LastName: u.last_name,
+  EMail: u.email,
+  AuthLevel: levelOf(u),
+  NetworkID: u.network_id,
+  MailboxID: u.mailbox_id,
+  Status: u.status === 'Active' ? 'Active' : 'Suspended',
 });
 export const interconnectRecord = (i: InterconnectRow): Record<string, unknown> => ({
-  InterconnectID: i.interconnect_id, GridID1: i.grid_id_from, GridID2: i.grid_id_to,
-  Status: i.status === 'Active' ? 'Active' : i.status === 'Pending' ? 'Pending' : 'Cancelled', CreateDate: i.created, StatusDate: i.modified,
+  InterconnectID: i.interconnect_id,
+  GridID1: i.grid_id_from,
+  GridID2: i.grid_id_to,
+  Status: i.status === 'Active' ? 'Active' : i.status === 'Pending' ? 'Pending' : 'Cancelled',
+  CreateDate: i.created,
+  StatusDate: i.modified,
 });

@@ -44,20 +44,33 @@ export class SoapSessions {
 
   /** Marks idle sessions Expired (lazily, on each use). */
   private sweep(): void {
-    this.world.store.db.prepare("UPDATE soap_sessions SET status = 'Expired' WHERE status = 'Open' AND last_ms < ?").run(this.world.now() - this.settings.timeoutS * 1000);
+    this.world.store.db
+      .prepare("UPDATE soap_sessions SET status = 'Expired' WHERE status = 'Open' AND last_ms < ?")
+      .run(this.world.now() - this.settings.timeoutS * 1000);
   }
 
   openCount(userId: number): number {
     this.sweep();
-    return (this.world.store.db.prepare("SELECT count(*) AS n FROM soap_sessions WHERE user_id = ? AND status = 'Open'").get(userId) as { n: number }).n;
+    return (
+      this.world.store.db.prepare("SELECT count(*) AS n FROM soap_sessions WHERE user_id = ? AND status = 'Open'").get(userId) as {
+        n: number;
+      }
+    ).n;
   }
 
   login(nameOrEmail: string, password: string, ip: string | null): string {
     const db = this.world.store.db;
-    const user = db.prepare("SELECT * FROM users WHERE (login = ? OR email = ? OR CAST(user_id AS TEXT) = ?) AND status = 'Active'").get(nameOrEmail, nameOrEmail, nameOrEmail) as UserRow | undefined;
-    if (!user || user.password === null || user.password !== password) throw fault(RET.AccessDenied, 'Invalid login name or password.', 'LoginName');
+    const user = db
+      .prepare("SELECT * FROM users WHERE (login = ? OR email = ? OR CAST(user_id AS TEXT) = ?) AND status = 'Active'")
+      .get(nameOrEmail, nameOrEmail, nameOrEmail) as UserRow | undefined;
+    if (!user || user.password === null || user.password !== password)
+      throw fault(RET.AccessDenied, 'Invalid login name or password.', 'LoginName');
     if (this.openCount(user.user_id) >= this.settings.maxPerUser) {
-      throw fault(RET.AccessDenied, `Too many open sessions (max=${this.settings.maxPerUser}): log out or wait for a session to expire.`, 'SessionID');
+      throw fault(
+        RET.AccessDenied,
+        `Too many open sessions (max=${this.settings.maxPerUser}): log out or wait for a session to expire.`,
+        'SessionID',
+      );
     }
     const id = randomUUID().toUpperCase();
     const now = this.world.now();
@@ -85,7 +98,8 @@ export class SoapSessions {
   }
 
   logout(caller: Caller): void {
-    if (caller.session) this.world.store.db.prepare("UPDATE soap_sessions SET status = 'Closed' WHERE session_id = ?").run(caller.session.session_id);
+    if (caller.session)
+      this.world.store.db.prepare("UPDATE soap_sessions SET status = 'Closed' WHERE session_id = ?").run(caller.session.session_id);
   }
 
   /** Fault injection: every open session expires now (the next call gets a SessionTimeout fault). */
@@ -95,7 +109,9 @@ export class SoapSessions {
 
   recent(userId: number, max: number): SessionRow[] {
     this.sweep();
-    return this.world.store.db.prepare('SELECT * FROM soap_sessions WHERE user_id = ? ORDER BY created_ms DESC LIMIT ?').all(userId, max) as SessionRow[];
+    return this.world.store.db
+      .prepare('SELECT * FROM soap_sessions WHERE user_id = ? ORDER BY created_ms DESC LIMIT ?')
+      .all(userId, max) as SessionRow[];
   }
 
   /** SessionLogInfo of a session. */

@@ -33,10 +33,11 @@ async function serve(handler: (path: string, res: ServerResponse, count: (n: num
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     sent: () => sent,
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r(undefined));
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r(undefined));
+      }),
   };
 }
 
@@ -84,7 +85,9 @@ describe('client limits against hostile servers', () => {
     });
     cleanups.push(() => s.close());
     const rssBefore = process.memoryUsage().rss;
-    const err = await client(s.url, { maxBodyBytes: 8 * MiB }).callRaw('GET', '/v2/auth/version').catch((e: unknown) => e);
+    const err = await client(s.url, { maxBodyBytes: 8 * MiB })
+      .callRaw('GET', '/v2/auth/version')
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'GRID_LIMIT_EXCEEDED', limitKey: 'api.limits.maxBodyBytes' });
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * MiB);
     // The server could not push much past the cap before the connection was dropped.
@@ -108,7 +111,9 @@ describe('client limits against hostile servers', () => {
         if (i > total) return undefined;
         const parts: string[] = [];
         for (let k = 0; k < 2000 && i <= total; k++, i++) {
-          parts.push(`${i > 1 ? ',' : ''}{"parcelId":${i},"mailboxId":1001,"fileName":"f-${i}.x12","bytes":10,"gridIdFrom":1,"gridIdTo":2,"created":"2026-05-07T08:00:00Z"}`);
+          parts.push(
+            `${i > 1 ? ',' : ''}{"parcelId":${i},"mailboxId":1001,"fileName":"f-${i}.x12","bytes":10,"gridIdFrom":1,"gridIdTo":2,"created":"2026-05-07T08:00:00Z"}`,
+          );
         }
         if (i > total) parts.push(']}');
         return parts.join('');
@@ -131,7 +136,9 @@ describe('client limits against hostile servers', () => {
     // Through the pipeline: at most maxListEntries rows per cycle (the downloads themselves fail
     // here with 404: this server answers only the list, which is enough to count the journal rows).
     const inbound = new InboundPipeline({
-      client: c, journal, stateDir: dir,
+      client: c,
+      journal,
+      stateDir: dir,
       mailbox: { mailboxId: 1001, name: 'mb', inbox: { ...DEFAULTS.inbox, dir: path.join(dir, 'inbox'), concurrency: 8, maxAttempts: 1 } },
     });
     await inbound.checkPrerequisites();
@@ -162,7 +169,9 @@ describe('client limits against hostile servers', () => {
         cb();
       },
     });
-    const err = await client(s.url).downloadParcel(7, sink, { expectedBytes: 100 }).catch((e: unknown) => e);
+    const err = await client(s.url)
+      .downloadParcel(7, sink, { expectedBytes: 100 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'GRID_CONTENT_INTEGRITY', reason: 'byte-mismatch' });
     expect(written).toBeLessThanOrEqual(100);
     expect(s.sent()).toBeLessThan(64 * MiB);
@@ -178,7 +187,9 @@ describe('client limits against hostile servers', () => {
     });
     cleanups.push(() => s.close());
     const started = Date.now();
-    const err = await client(s.url, {}, 1500).pendingInbox(1001).catch((e: unknown) => e);
+    const err = await client(s.url, {}, 1500)
+      .pendingInbox(1001)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'GRID_TRANSPORT_ERROR', transportCode: 'GRIDSYNC_CALL_DEADLINE' });
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -192,7 +203,9 @@ describe('client limits against hostile servers', () => {
     });
     cleanups.push(() => s.close());
     const started = Date.now();
-    const err = await client(s.url, { minBytesPerSecond: 100, rateWindowMs: 1000 }).downloadParcel(7, discard()).catch((e: unknown) => e);
+    const err = await client(s.url, { minBytesPerSecond: 100, rateWindowMs: 1000 })
+      .downloadParcel(7, discard())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ transportCode: 'GRIDSYNC_TOO_SLOW' });
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -211,7 +224,9 @@ describe('client limits against hostile servers', () => {
     const file = path.join(dir, 'a.x12');
     fs.writeFileSync(file, 'ISA*a~');
     const started = Date.now();
-    const err = await client(s.url, {}, 1500).uploadParcel(file, { fileName: 'a.x12' }).catch((e: unknown) => e);
+    const err = await client(s.url, {}, 1500)
+      .uploadParcel(file, { fileName: 'a.x12' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'GRID_UPLOAD_OUTCOME_UNKNOWN' });
     expect(String((err as Error).message)).toMatch(/GRIDSYNC_CALL_DEADLINE/);
     expect(Date.now() - started).toBeLessThan(5000);

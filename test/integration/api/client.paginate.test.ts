@@ -25,7 +25,13 @@ describe('pagination', () => {
   });
 
   it('object lists: pages until totalRecords is reached', async () => {
-    const page = (n: number, nets: number[]) => envelope({ totalRecords: 3, pageNo: n, recordsPerPage: 2, networks: nets.map((id) => ({ networkId: id, uniqueId: `N${id}`, companyName: 'x', status: 'Active' })) });
+    const page = (n: number, nets: number[]) =>
+      envelope({
+        totalRecords: 3,
+        pageNo: n,
+        recordsPerPage: 2,
+        networks: nets.map((id) => ({ networkId: id, uniqueId: `N${id}`, companyName: 'x', status: 'Active' })),
+      });
     s.script(page(1, [1, 2]), page(2, [3]));
     const ids: number[] = [];
     for await (const n of client.paginate(catalog.networks.list, { recordsPerPage: 2 })) ids.push(n.networkId);

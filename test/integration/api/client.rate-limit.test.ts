@@ -31,7 +31,9 @@ describe('rate limit: a 429 pauses every request of the client', () => {
       }
       arrivals.push({ at, status: 200 });
       const { parcelId } = JSON.parse(body) as { parcelId: number };
-      const data = req.url?.endsWith('/download') ? { parcelId, fileName: `f${parcelId}`, content: Buffer.from(`parcel ${parcelId}`).toString('base64') } : true;
+      const data = req.url?.endsWith('/download')
+        ? { parcelId, fileName: `f${parcelId}`, content: Buffer.from(`parcel ${parcelId}`).toString('base64') }
+        : true;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ success: true, data }));
     });

@@ -28,7 +28,13 @@ afterEach(async () => {
 });
 
 const make = (over: Partial<GridClientOptions> = {}): GridClient => {
-  client = new GridClient({ baseUrl: s.url, auth: { apiKey: 'k-123' }, sleep: async (ms) => void slept.push(ms), random: () => 0.5, ...over });
+  client = new GridClient({
+    baseUrl: s.url,
+    auth: { apiKey: 'k-123' },
+    sleep: async (ms) => void slept.push(ms),
+    random: () => 0.5,
+    ...over,
+  });
   return client;
 };
 
@@ -66,7 +72,9 @@ describe('GridClient transport', () => {
     [404, 'ObjectNotFound'],
   ])('never retries HTTP %i and reports it as GridApiError with the errorCode', async (status, code) => {
     s.script(envelope(code, status));
-    const err = await make().call(catalog.parcels.confirm, { parcelId: 1 }).catch((e: unknown) => e);
+    const err = await make()
+      .call(catalog.parcels.confirm, { parcelId: 1 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GridApiError);
     expect(err).toMatchObject({ httpStatus: status, errorCode: code, endpoint: 'parcels.confirm' });
     expect(s.requests).toHaveLength(1);
@@ -90,7 +98,9 @@ describe('GridClient transport', () => {
 
   it('gives up after maxAttempts and surfaces the last error', async () => {
     s.script(envelope(null, 503));
-    const err = await make({ maxAttempts: 4 }).call(catalog.parcels.confirm, { parcelId: 1 }).catch((e: unknown) => e);
+    const err = await make({ maxAttempts: 4 })
+      .call(catalog.parcels.confirm, { parcelId: 1 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ httpStatus: 503 });
     expect(s.requests).toHaveLength(4);
   });
@@ -103,7 +113,9 @@ describe('GridClient transport', () => {
 
   it('names the endpoint and the offending field when data does not match the schema', async () => {
     s.script(envelope([parcel, { ...parcel, parcelId: 'seven' }]));
-    const err = await make().call(catalog.parcels.pendingInboxList, {}).catch((e: unknown) => e);
+    const err = await make()
+      .call(catalog.parcels.pendingInboxList, {})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GridResponseError);
     expect(err).toMatchObject({ endpoint: 'parcels.pendingInboxList', field: 'data[1].parcelId' });
   });
@@ -126,7 +138,9 @@ describe('GridClient transport', () => {
   it('reports a refused connection as a transport error that provably did not send', async () => {
     const port = new URL(s.url).port;
     await s.close();
-    const err = await make({ baseUrl: `http://127.0.0.1:${port}`, maxAttempts: 2 }).call(catalog.parcels.confirm, { parcelId: 1 }).catch((e: unknown) => e);
+    const err = await make({ baseUrl: `http://127.0.0.1:${port}`, maxAttempts: 2 })
+      .call(catalog.parcels.confirm, { parcelId: 1 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GridTransportError);
     expect(err).toMatchObject({ transportCode: 'ECONNREFUSED', notSent: true });
     expect(slept).toHaveLength(1);
@@ -135,13 +149,16 @@ describe('GridClient transport', () => {
 
   it('refuses plain http to a remote host unless allowed, and requires credentials', () => {
     expect(() => new GridClient({ baseUrl: 'http://edi.example.com', auth: { apiKey: 'k' } })).toThrow(GridConfigError);
-    expect(() => new GridClient({ baseUrl: 'http://edi.example.com', auth: { apiKey: 'k' }, allowInsecureHttp: true }).close()).not.toThrow();
+    expect(() =>
+      new GridClient({ baseUrl: 'http://edi.example.com', auth: { apiKey: 'k' }, allowInsecureHttp: true }).close(),
+    ).not.toThrow();
     expect(() => new GridClient({ baseUrl: 'https://edi.example.com', auth: { apiKey: '' } })).toThrow(/credentials/);
   });
 });
 
 describe('GridClient bearer auth', () => {
-  const login = (token: string, expiresAt: string, refreshToken?: string) => envelope({ token, expiresAt, userId: 1, ...(refreshToken ? { refreshToken } : {}) });
+  const login = (token: string, expiresAt: string, refreshToken?: string) =>
+    envelope({ token, expiresAt, userId: 1, ...(refreshToken ? { refreshToken } : {}) });
 
   it('logs in, uses the bearer token, logs in again once on InvalidSession, then fails', async () => {
     const future = new Date(Date.now() + 3_600_000).toISOString();
@@ -165,14 +182,26 @@ describe('GridClient bearer auth', () => {
 
   it('refreshes with the refresh token before expiry, and logs out on close', async () => {
     let now = Date.parse('2026-11-22T12:00:00Z');
-    s.script(login('t1', '2026-11-22T13:00:00Z', 'r1'), envelope(true), login('t2', '2026-11-22T14:00:00Z', 'r2'), envelope(true), envelope(null));
+    s.script(
+      login('t1', '2026-11-22T13:00:00Z', 'r1'),
+      envelope(true),
+      login('t2', '2026-11-22T14:00:00Z', 'r2'),
+      envelope(true),
+      envelope(null),
+    );
     const c = make({ auth: { login: 'erp', password: 'pw' }, now: () => now });
     await c.call(catalog.parcels.confirm, { parcelId: 1 });
     now = Date.parse('2026-11-22T12:57:00Z');
     await c.call(catalog.parcels.confirm, { parcelId: 1 });
     await c.close();
     await c.close();
-    expect(s.requests.map((r) => r.url)).toEqual(['/v2/auth/login', '/v2/parcels/confirm', '/v2/auth/refresh', '/v2/parcels/confirm', '/v2/auth/logout']);
+    expect(s.requests.map((r) => r.url)).toEqual([
+      '/v2/auth/login',
+      '/v2/parcels/confirm',
+      '/v2/auth/refresh',
+      '/v2/parcels/confirm',
+      '/v2/auth/logout',
+    ]);
     expect(JSON.parse(s.requests[2]!.body)).toEqual({ refreshToken: 'r1' });
     expect(s.requests[4]?.headers.authorization).toBe('Bearer t2');
   });
@@ -201,11 +230,17 @@ describe('GridClient upload', () => {
     const file = path.join(dir, 'f.x12');
     fs.writeFileSync(file, 'ISA');
     s.script(reset);
-    const err = await make().uploadParcel(file, { fileName: 'f.x12' }).catch((e: unknown) => e);
+    const err = await make()
+      .uploadParcel(file, { fileName: 'f.x12' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UploadOutcomeUnknownError);
     expect(s.requests).toHaveLength(1);
     s.script(envelope(null, 500));
-    expect(await make().uploadParcel(file, { fileName: 'f.x12' }).catch((e: unknown) => e)).toBeInstanceOf(UploadOutcomeUnknownError);
+    expect(
+      await make()
+        .uploadParcel(file, { fileName: 'f.x12' })
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(UploadOutcomeUnknownError);
     s.requests.length = 0;
     s.script(envelope('RateLimitExceeded', 429, { 'retry-after': '1' }), envelope({ parcelId: 9, fileName: 'f.x12' }));
     expect(await make().uploadParcel(file, { fileName: 'f.x12' })).toEqual({ parcelId: 9 });

@@ -36,7 +36,15 @@ function call(...args: string[]): Promise<{ code: number | null; stdout: string;
 describe('gridsync call', () => {
   it('prints the data of one call as JSON', async () => {
     const id = await emu.inject({ mailboxId: 1001, fileName: 'c.x12', content: Buffer.from('c') });
-    const r = await call('POST', '/v2/parcels/pending-inbox-list', '{"mailboxId":1001}', '--base-url', emu.url, '--api-key-file', keyFile('demo-key-1001'));
+    const r = await call(
+      'POST',
+      '/v2/parcels/pending-inbox-list',
+      '{"mailboxId":1001}',
+      '--base-url',
+      emu.url,
+      '--api-key-file',
+      keyFile('demo-key-1001'),
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ parcelId: id, fileName: 'c.x12' })]);
     const get = await call('GET', '/v2/users/me', '--base-url', emu.url, '--api-key-file', keyFile('demo-key-1001'));
@@ -87,7 +95,15 @@ describe('gridsync call --soap', () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { Count: number; ParcelIDInfoList: { ParcelID: string; FileName: string }[] };
     expect(out.ParcelIDInfoList).toContainEqual(expect.objectContaining({ ParcelID: String(id), FileName: 'soap.x12' }));
-    const info = await call('--soap', 'ParcelInfo', `{"ParcelID":"${id}"}`, '--base-url', emu.url, '--api-key-file', keyFile('demo-key-1001'));
+    const info = await call(
+      '--soap',
+      'ParcelInfo',
+      `{"ParcelID":"${id}"}`,
+      '--base-url',
+      emu.url,
+      '--api-key-file',
+      keyFile('demo-key-1001'),
+    );
     expect(JSON.parse(info.stdout)).toMatchObject({ ParcelID: String(id), Direction: 'InBox', StatusCode: 'InBoxReady' });
     const who = await call('--soap', 'WhoAmI', '--base-url', emu.url, '--api-key', 'demo-key-1001');
     expect(JSON.parse(who.stdout)).toMatchObject({ UserID: 11, MailboxID: 1001, SessionID: '(redacted)' });

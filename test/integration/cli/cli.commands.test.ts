@@ -134,7 +134,10 @@ describe('status and doctor', () => {
     expect(table.stdout).toMatch(/outbound files/);
     expect(table.stdout).toMatch(/recent failures[\s\S]*bad\.x12/);
     const json = runCli(['status', '-c', w.configFile, '--json']);
-    const report = JSON.parse(json.stdout) as { outbound: { counts: Record<string, number>; recentFailures: { file: string }[] }; lastCycle: { at: string } };
+    const report = JSON.parse(json.stdout) as {
+      outbound: { counts: Record<string, number>; recentFailures: { file: string }[] };
+      lastCycle: { at: string };
+    };
     expect(Object.values(report.outbound.counts).reduce((a, b) => a + b, 0)).toBe(2);
     expect(report.outbound.recentFailures.map((f) => f.file)).toEqual(['bad.x12']);
     expect(Date.parse(report.lastCycle.at)).toBeGreaterThan(Date.now() - 60_000);

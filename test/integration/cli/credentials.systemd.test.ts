@@ -35,7 +35,8 @@ describe('systemd credential under an unprivileged service user', () => {
     fs.mkdirSync(data);
     fs.mkdirSync(path.join(data, 'outbox'));
     fs.writeFileSync(path.join(data, 'outbox', 'po.x12'), x12(501));
-    for (const p of [creds, path.join(creds, 'gridsync-api-key'), data, path.join(data, 'outbox'), path.join(data, 'outbox', 'po.x12')]) fs.chownSync(p, 65534, 65534);
+    for (const p of [creds, path.join(creds, 'gridsync-api-key'), data, path.join(data, 'outbox'), path.join(data, 'outbox', 'po.x12')])
+      fs.chownSync(p, 65534, 65534);
     const config = path.join(d, 'gridsync.yaml');
     fs.writeFileSync(
       config,
@@ -43,7 +44,13 @@ describe('systemd credential under an unprivileged service user', () => {
         api: { baseUrl: 'embedded', apiKeyFile: keyFile },
         stateDir: './srv/state',
         log: { level: 'warn', pretty: false },
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: './srv/inbox' }, outbox: { dir: './srv/outbox', sentDir: './srv/sent', errorDir: './srv/error', stableMs: 0 } }],
+        mailboxes: [
+          {
+            mailboxId: 1001,
+            inbox: { dir: './srv/inbox' },
+            outbox: { dir: './srv/outbox', sentDir: './srv/sent', errorDir: './srv/error', stableMs: 0 },
+          },
+        ],
       }),
       { mode: 0o644 },
     );

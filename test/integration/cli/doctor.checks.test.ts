@@ -29,7 +29,14 @@ function world(api: Record<string, unknown>, extra: Record<string, unknown> = {}
       api,
       stateDir: './state',
       log: { level: 'warn', pretty: false },
-      mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' }, outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: 0 }, ...mailbox }],
+      mailboxes: [
+        {
+          mailboxId: 1001,
+          inbox: { dir: './inbox' },
+          outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: 0 },
+          ...mailbox,
+        },
+      ],
       ...extra,
     }),
     { mode: 0o600 },
@@ -96,7 +103,9 @@ describe('doctor', () => {
     expect(r.stdout).toMatch(/✓ service http:\/\/127\.0\.0\.1:\d+: answers, version/);
     expect(r.stdout).toMatch(/✓ credentials: user \S+ \(mailbox 1001/);
     expect(r.stdout).toMatch(/✓ mailboxes\[0\] mb1001: mailbox 1001 reachable with the key/);
-    expect(r.stdout).toMatch(/✗ mailboxes\[1\] typo: mailbox 999 reachable with the key: the key cannot reach mailbox 999 \(ObjectNotFound\)/);
+    expect(r.stdout).toMatch(
+      /✗ mailboxes\[1\] typo: mailbox 999 reachable with the key: the key cannot reach mailbox 999 \(ObjectNotFound\)/,
+    );
   });
 });
 
@@ -111,7 +120,9 @@ describe('doctor over SOAP', () => {
     const r = await cli(['doctor', '-c', w.configFile]);
     expect(r.stdout).toMatch(/✓ service http:\/\/127\.0\.0\.1:\d+: answers, version v4\.1/);
     expect(r.stdout).toMatch(/✓ credentials: user erp \(mailbox 1001, MailboxAdmin\)/);
-    expect(r.stdout).toMatch(/✗ mailboxes\[1\] other: mailbox 1002 reachable with the key: the key cannot reach mailbox 1002 \(AccessDenied\)/);
+    expect(r.stdout).toMatch(
+      /✗ mailboxes\[1\] other: mailbox 1002 reachable with the key: the key cannot reach mailbox 1002 \(AccessDenied\)/,
+    );
   });
 });
 

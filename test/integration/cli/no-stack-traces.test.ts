@@ -21,12 +21,27 @@ function world(extra: Record<string, unknown> = {}) {
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.chmodSync(dir, 0o755);
   const configFile = path.join(dir, 'gridsync.yaml');
-  fs.writeFileSync(configFile, YAML.stringify({ api: { baseUrl: 'embedded', apiKey: 'demo-key-1001' }, stateDir: './state', log: { level: 'warn', pretty: false }, mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }], ...extra }), { mode: 0o600 });
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      api: { baseUrl: 'embedded', apiKey: 'demo-key-1001' },
+      stateDir: './state',
+      log: { level: 'warn', pretty: false },
+      mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }],
+      ...extra,
+    }),
+    { mode: 0o600 },
+  );
   return { dir, configFile };
 }
 
-function cli(args: string[], opts: { cwd?: string; asNobody?: boolean } = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const [cmd, argv] = opts.asNobody ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliPath, ...args]] : [process.execPath, [cliPath, ...args]];
+function cli(
+  args: string[],
+  opts: { cwd?: string; asNobody?: boolean } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const [cmd, argv] = opts.asNobody
+    ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliPath, ...args]]
+    : [process.execPath, [cliPath, ...args]];
   return new Promise((resolve) => {
     const p = spawn(cmd as string, argv as string[], { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
     let stdout = '';
@@ -46,7 +61,9 @@ describe('no stack trace reaches an operator', () => {
     const w = world({ http: { enabled: true, port } });
     const r = await cli(['run', '-c', w.configFile]);
     expect(r.status).toBe(2);
-    expect(r.stdout + r.stderr).toMatch(new RegExp(`http\\.port ${port} on 127\\.0\\.0\\.1 is already in use .*choose another http\\.port`));
+    expect(r.stdout + r.stderr).toMatch(
+      new RegExp(`http\\.port ${port} on 127\\.0\\.0\\.1 is already in use .*choose another http\\.port`),
+    );
     expect(r.stdout + r.stderr).not.toMatch(STACK);
   });
 
@@ -70,7 +87,9 @@ describe('no stack trace reaches an operator', () => {
     fs.writeFileSync(path.join(w.dir, 'state', 'journal.sqlite'), 'this is not a database, just text long enough to be read as a header');
     const r = await cli(['once', '-c', w.configFile]);
     expect(r.status).toBe(2);
-    expect(r.stdout + r.stderr).toMatch(/journal .*state\/journal\.sqlite is damaged .*mv .*journal\.sqlite .*journal\.sqlite\.damaged.*docs\/operations\.md/);
+    expect(r.stdout + r.stderr).toMatch(
+      /journal .*state\/journal\.sqlite is damaged .*mv .*journal\.sqlite .*journal\.sqlite\.damaged.*docs\/operations\.md/,
+    );
     expect(r.stdout + r.stderr).not.toMatch(STACK);
   });
 
@@ -84,7 +103,9 @@ describe('no stack trace reaches an operator', () => {
     fs.chownSync(w.configFile, 65534, 65534);
     const r = await cli(['once', '-c', w.configFile], { asNobody: true, cwd: w.dir });
     expect(r.status).toBe(2);
-    expect(r.stdout + r.stderr).toMatch(/journal .*state\/journal\.sqlite cannot be opened for writing .*stateDir .*state must exist and be writable by the user gridsync runs as \(uid 65534\)/);
+    expect(r.stdout + r.stderr).toMatch(
+      /journal .*state\/journal\.sqlite cannot be opened for writing .*stateDir .*state must exist and be writable by the user gridsync runs as \(uid 65534\)/,
+    );
     expect(r.stdout + r.stderr).not.toMatch(STACK);
   });
 });

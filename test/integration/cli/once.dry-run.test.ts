@@ -34,7 +34,9 @@ describe('once --dry-run', () => {
     const report = JSON.parse(r.stdout) as { mailboxes: { receive: { fileName: string }[]; send: { file: string }[] }[] };
     expect(report.mailboxes[0]?.receive.map((p) => p.fileName).sort()).toEqual(['in-a.x12', 'in-b.x12']);
     expect(report.mailboxes[0]?.send.map((f) => f.file)).toEqual(['out-1.x12', 'out-2.x12']);
-    expect(runCli(['once', '-c', w.configFile, '--dry-run']).stdout).toMatch(/mb1001: would receive 2 parcel\(s\)[\s\S]*mb1001: would send 2 file\(s\)/);
+    expect(runCli(['once', '-c', w.configFile, '--dry-run']).stdout).toMatch(
+      /mb1001: would receive 2 parcel\(s\)[\s\S]*mb1001: would send 2 file\(s\)/,
+    );
 
     // Nothing changed.
     expect(fs.existsSync(w.state)).toBe(false);

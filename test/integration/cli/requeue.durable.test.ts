@@ -25,9 +25,29 @@ describe.skipIf(!strace)('gridsync requeue is durable', () => {
     await outboundPipeline(w, { stableMs: 20 }).runCycle();
     const dup = listFiles(w.dirs.error).find((f) => !f.endsWith('.json')) as string;
     const cfg = path.join(w.root, 'gridsync.yaml');
-    fs.writeFileSync(cfg, `api: { baseUrl: "${w.emu.url}", apiKey: demo-key-1001 }\nstateDir: ${w.dirs.state}\nmailboxes:\n  - mailboxId: 1001\n    outbox: { dir: ${w.dirs.outbox}, sentDir: ${w.dirs.sent}, errorDir: ${w.dirs.error} }\n`);
+    fs.writeFileSync(
+      cfg,
+      `api: { baseUrl: "${w.emu.url}", apiKey: demo-key-1001 }\nstateDir: ${w.dirs.state}\nmailboxes:\n  - mailboxId: 1001\n    outbox: { dir: ${w.dirs.outbox}, sentDir: ${w.dirs.sent}, errorDir: ${w.dirs.error} }\n`,
+    );
     const trace = path.join(w.root, 'strace.out');
-    const r = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,rename,renameat,renameat2,close', '-o', trace, process.execPath, path.join(repoRoot, 'dist/cli/main.js'), 'requeue', '-c', cfg, dup], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      'strace',
+      [
+        '-f',
+        '-qq',
+        '-e',
+        'trace=openat,fsync,fdatasync,rename,renameat,renameat2,close',
+        '-o',
+        trace,
+        process.execPath,
+        path.join(repoRoot, 'dist/cli/main.js'),
+        'requeue',
+        '-c',
+        cfg,
+        dup,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.status).toBe(0);
     expect(listFiles(w.dirs.outbox)).toEqual([dup]);
     const lines = fs.readFileSync(trace, 'utf8').split('\n');

@@ -34,9 +34,21 @@ describe('status', () => {
     expect(idle.status).toBe(0);
     expect(idle.stdout).toMatch(/^daemon +not running$/m);
     expect(idle.stdout).toMatch(/^ {2}mb1001 +0 +0 +0 +2 +1$/m);
-    const json = JSON.parse(runCli(['status', '-c', w.configFile, '--json']).stdout) as { daemon: { running: boolean }; mailboxes: { name: string; inbound: { inFlight: number; waiting: number }; outbound: { inFlight: number; waitingInOutbox: number; inErrorDir: number } }[] };
+    const json = JSON.parse(runCli(['status', '-c', w.configFile, '--json']).stdout) as {
+      daemon: { running: boolean };
+      mailboxes: {
+        name: string;
+        inbound: { inFlight: number; waiting: number };
+        outbound: { inFlight: number; waitingInOutbox: number; inErrorDir: number };
+      }[];
+    };
     expect(json.daemon.running).toBe(false);
-    expect(json.mailboxes[0]).toEqual({ name: 'mb1001', mailboxId: 1001, inbound: { inFlight: 0, waiting: 0 }, outbound: { inFlight: 0, waitingInOutbox: 2, inErrorDir: 1 } });
+    expect(json.mailboxes[0]).toEqual({
+      name: 'mb1001',
+      mailboxId: 1001,
+      inbound: { inFlight: 0, waiting: 0 },
+      outbound: { inFlight: 0, waitingInOutbox: 2, inErrorDir: 1 },
+    });
 
     const daemon = startCli(['run', '-c', w.configFile, '--log-level', 'info']);
     children.push(daemon);

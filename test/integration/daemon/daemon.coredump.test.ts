@@ -15,12 +15,20 @@ afterEach(() => w?.cleanup());
 describe.skipIf(!linux)('core dumps', () => {
   it('gridsync run: no core file size and no memory in a dump, whatever limit it was started with', async () => {
     w = makeDaemonWorld({ log: { level: 'info', pretty: false } });
-    const child = spawn('/bin/sh', ['-c', 'ulimit -c unlimited 2>/dev/null || ulimit -c 1024; exec "$0" "$@"', process.execPath, cliPath, 'run', '-c', w.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      '/bin/sh',
+      ['-c', 'ulimit -c unlimited 2>/dev/null || ulimit -c 1024; exec "$0" "$@"', process.execPath, cliPath, 'run', '-c', w.configFile],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      await eventually(() => /gridsync started/.test(out) || (child.exitCode !== null && Promise.reject(new Error(out))), 30_000, 'the daemon to start');
+      await eventually(
+        () => /gridsync started/.test(out) || (child.exitCode !== null && Promise.reject(new Error(out))),
+        30_000,
+        'the daemon to start',
+      );
       const limits = fs.readFileSync(`/proc/${child.pid}/limits`, 'utf8');
       expect(/^Max core file size\s+(\S+)\s+(\S+)/m.exec(limits)?.slice(1)).toEqual(['0', '0']);
       expect(Number.parseInt(fs.readFileSync(`/proc/${child.pid}/coredump_filter`, 'utf8'), 16)).toBe(0);

@@ -31,7 +31,14 @@ describe('daemon: typed pipeline events', () => {
         stateDir: 'state',
         http: { enabled: true, port: 0 },
         schedule: { poll: '150ms', outbound },
-        mailboxes: [{ mailboxId: 1001, name: 'ours', inbox: { dir: 'in' }, outbox: { dir: 'out', sentDir: 'sent', errorDir: 'err', stableMs: '50ms', rescanMs: '200ms' } }],
+        mailboxes: [
+          {
+            mailboxId: 1001,
+            name: 'ours',
+            inbox: { dir: 'in' },
+            outbox: { dir: 'out', sentDir: 'sent', errorDir: 'err', stableMs: '50ms', rescanMs: '200ms' },
+          },
+        ],
       },
       'events-test',
       {},
@@ -44,8 +51,18 @@ describe('daemon: typed pipeline events', () => {
   function record(daemon: Daemon): Array<{ name: keyof PipelineEvents; mailbox: string; count: number; bytes?: number; reason?: string }> {
     const seen: Array<{ name: keyof PipelineEvents; mailbox: string; count: number; bytes?: number; reason?: string }> = [];
     const names: (keyof PipelineEvents)[] = [
-      'inbound:listed', 'inbound:placed', 'inbound:received', 'inbound:redelivered', 'inbound:failed', 'inbound:deferred',
-      'outbound:claimed', 'outbound:uploaded', 'outbound:sent', 'outbound:rejected', 'outbound:failed', 'outbound:deferred',
+      'inbound:listed',
+      'inbound:placed',
+      'inbound:received',
+      'inbound:redelivered',
+      'inbound:failed',
+      'inbound:deferred',
+      'outbound:claimed',
+      'outbound:uploaded',
+      'outbound:sent',
+      'outbound:rejected',
+      'outbound:failed',
+      'outbound:deferred',
     ];
     for (const name of names) daemon.events.on(name, (e) => seen.push({ name, ...e }));
     return seen;
@@ -91,10 +108,14 @@ describe('daemon: typed pipeline events', () => {
     // A later cycle must record them (the journal's lastCycle, as `status` shows it).
     const journal = Journal.open(path.join(w.dir, 'state', 'journal.sqlite'), { readonly: true });
     cleanups.push(() => journal.close());
-    await eventually(() => {
-      const last = JSON.parse(journal.getMeta('lastCycle') ?? 'null') as { outbound: { archived: number } } | null;
-      return last !== null && last.outbound.archived > 0 ? true : undefined;
-    }, 10_000, 'a cycle that records the outbound work');
+    await eventually(
+      () => {
+        const last = JSON.parse(journal.getMeta('lastCycle') ?? 'null') as { outbound: { archived: number } } | null;
+        return last !== null && last.outbound.archived > 0 ? true : undefined;
+      },
+      10_000,
+      'a cycle that records the outbound work',
+    );
     const metrics = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
     expect(metrics).toContain('gridsync_transfers_total{direction="out",mailbox="ours"} 3');
   });

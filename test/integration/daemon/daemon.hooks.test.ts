@@ -26,18 +26,27 @@ describe('daemon: post-delivery hooks', () => {
     cleanups.push(() => emu.close());
     // The hook appends what it was given to a file: argv and the environment it saw.
     const script = path.join(dir, 'hook.mjs');
-    fs.writeFileSync(script, `import fs from 'node:fs';
+    fs.writeFileSync(
+      script,
+      `import fs from 'node:fs';
 const out = process.argv[2];
 fs.appendFileSync(out, JSON.stringify({ argv: process.argv.slice(3), env: process.env }) + '\\n');
 if (process.env.GRIDSYNC_HOOK_EVENT === 'received' && process.argv[3] === 'fail') { process.stderr.write('import refused'); process.exit(3); }
 if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
-`);
+`,
+    );
     fs.mkdirSync(path.join(dir, 'out'), { recursive: true });
     return { dir, emu, script, calls: path.join(dir, 'calls.jsonl') };
   }
 
   const calls = (file: string): Array<{ argv: string[]; env: Record<string, string> }> =>
-    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+    fs.existsSync(file)
+      ? fs
+          .readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+      : [];
 
   it('runs the argv after each received and each sent file, with the item in the environment and no shell', async () => {
     const w = await setup();
@@ -47,7 +56,14 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
         api: { baseUrl: w.emu.url, apiKey: 'demo-key-1001' },
         stateDir: 'state',
         hooks: { afterReceive: [process.execPath, w.script, w.calls, 'in'], afterSend: [process.execPath, w.script, w.calls, 'out'] },
-        mailboxes: [{ mailboxId: 1001, name: 'ours', inbox: { dir: 'in' }, outbox: { dir: 'out', sentDir: 'sent', errorDir: 'err', stableMs: '50ms' } }],
+        mailboxes: [
+          {
+            mailboxId: 1001,
+            name: 'ours',
+            inbox: { dir: 'in' },
+            outbox: { dir: 'out', sentDir: 'sent', errorDir: 'err', stableMs: '50ms' },
+          },
+        ],
       },
       'hooks-test',
       {},
@@ -105,7 +121,11 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
       await w.emu.inject({ mailboxId: 1001, fileName: `${kind}.x12`, content });
       const daemon = await Daemon.open({ loaded, logger, waitForService: false });
       const { totals } = await daemon.runOnce();
-      await eventually(() => lines.some((l) => l.includes('post-delivery hook') && l.includes(`${kind}.x12`)), 10_000, `the ${kind} hook logged`);
+      await eventually(
+        () => lines.some((l) => l.includes('post-delivery hook') && l.includes(`${kind}.x12`)),
+        10_000,
+        `the ${kind} hook logged`,
+      );
       await daemon.close();
       expect(totals.inbound.confirmed).toBeGreaterThanOrEqual(1);
       expect(fs.readFileSync(path.join(w.dir, `in-${kind}`, `${kind}.x12`))).toEqual(content);

@@ -30,7 +30,12 @@ describe('daemon: several mailboxes', () => {
         http: { enabled: true, port: 0 },
         schedule: { poll: '100ms' },
         mailboxes: [
-          { mailboxId: 1001, name: 'ours', inbox: { dir: 'ours/in' }, outbox: { dir: 'ours/out', sentDir: 'ours/sent', errorDir: 'ours/err', stableMs: '50ms', rescanMs: '200ms' } },
+          {
+            mailboxId: 1001,
+            name: 'ours',
+            inbox: { dir: 'ours/in' },
+            outbox: { dir: 'ours/out', sentDir: 'ours/sent', errorDir: 'ours/err', stableMs: '50ms', rescanMs: '200ms' },
+          },
           { mailboxId: 1002, name: 'partner', inbox: { dir: 'partner/in' } },
         ],
       },
@@ -38,7 +43,13 @@ describe('daemon: several mailboxes', () => {
       {},
       dir,
     );
-    const files = (p: string): string[] => (fs.existsSync(path.join(dir, p)) ? fs.readdirSync(path.join(dir, p)).filter((f) => !f.startsWith('.')).sort() : []);
+    const files = (p: string): string[] =>
+      fs.existsSync(path.join(dir, p))
+        ? fs
+            .readdirSync(path.join(dir, p))
+            .filter((f) => !f.startsWith('.'))
+            .sort()
+        : [];
     return { dir, emu, loaded, files };
   }
 
@@ -53,10 +64,14 @@ describe('daemon: several mailboxes', () => {
     expect(w.files('ours/in')).toEqual(['to-ours.x12']);
     expect(w.files('partner/in')).toEqual(['to-partner.x12']);
     // The file appears before its cycle ends and counts it: wait for the count, not just the file.
-    const metrics = await eventually(async () => {
-      const m = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
-      return m.includes('gridsync_transfers_total{direction="in",mailbox="partner"} 1') ? m : undefined;
-    }, 10_000, 'both transfers counted');
+    const metrics = await eventually(
+      async () => {
+        const m = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
+        return m.includes('gridsync_transfers_total{direction="in",mailbox="partner"} 1') ? m : undefined;
+      },
+      10_000,
+      'both transfers counted',
+    );
     expect(metrics).toContain('gridsync_transfers_total{direction="in",mailbox="ours"} 1');
     expect(metrics).toContain('gridsync_transfers_total{direction="in",mailbox="partner"} 1');
   });
@@ -75,7 +90,11 @@ describe('daemon: several mailboxes', () => {
     expect(w.files('partner/in')).toContain('p.x12');
     // Where each mailbox and direction ended, as the progress lines and the summary table show it.
     const rows = daemon.progressRows();
-    expect(rows.map((r) => [r.mailbox, r.direction])).toEqual([['ours', 'in'], ['ours', 'out'], ['partner', 'in']]);
+    expect(rows.map((r) => [r.mailbox, r.direction])).toEqual([
+      ['ours', 'in'],
+      ['ours', 'out'],
+      ['partner', 'in'],
+    ]);
     expect(rows[1]).toMatchObject({ done: 1, total: 1, failed: 0 });
     expect(rows[1]?.bytes).toBeGreaterThan(0);
     // The partner gets p.x12 and, depending on timing, the demo partner's acknowledgment too.

@@ -53,14 +53,27 @@ describe('daemon: service outage', () => {
   }
 
   const status = async (url: string, p: string): Promise<number> => (await fetch(`${url}${p}`)).status;
-  const files = (dir: string): string[] => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !f.startsWith('.')).sort() : []);
+  const files = (dir: string): string[] =>
+    fs.existsSync(dir)
+      ? fs
+          .readdirSync(dir)
+          .filter((f) => !f.startsWith('.'))
+          .sort()
+      : [];
 
   it('down for a while, then back: unready meanwhile, recovers by itself', async () => {
     const port = await freePort();
     const w = setup(port);
     let emu: Emulator = await startEmulator({ port, dataFile: w.dataFile });
     cleanups.push(() => emu.close());
-    const daemon = await Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+    const daemon = await Daemon.open({
+      loaded: w.loaded,
+      logger: silentLogger,
+      waitForService: true,
+      serveHttp: true,
+      timers: fastTimers,
+      sleep: fastSleep,
+    });
     cleanups.push(() => daemon.close());
     await daemon.start();
     const url = daemon.httpUrl as string;
@@ -93,7 +106,14 @@ describe('daemon: service outage', () => {
   it('started while the service is down, without a configured mailbox id: waits (unready), connects when it appears; close() stops the wait', async () => {
     const port = await freePort();
     const w = setup(port, null);
-    const opening = Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+    const opening = Daemon.open({
+      loaded: w.loaded,
+      logger: silentLogger,
+      waitForService: true,
+      serveHttp: true,
+      timers: fastTimers,
+      sleep: fastSleep,
+    });
     await new Promise((r) => setTimeout(r, 300));
     const emu = await startEmulator({ port, dataFile: w.dataFile });
     cleanups.push(() => emu.close());
@@ -115,13 +135,23 @@ describe('daemon: service outage', () => {
 
   it('once (no waiting), no configured mailbox id: an unreachable service is a StartupError saying so', async () => {
     const w = setup(await freePort(), null);
-    await expect(Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false })).rejects.toMatchObject({ code: 'STARTUP_UNREACHABLE', message: expect.stringMatching(/not reachable/) });
+    await expect(Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: false })).rejects.toMatchObject({
+      code: 'STARTUP_UNREACHABLE',
+      message: expect.stringMatching(/not reachable/),
+    });
   });
 
   it('with the mailbox id configured, a service that cannot be reached at start-up is a warning: syncing starts and delivers once it appears', async () => {
     const port = await freePort();
     const w = setup(port);
-    const daemon = await Daemon.open({ loaded: w.loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+    const daemon = await Daemon.open({
+      loaded: w.loaded,
+      logger: silentLogger,
+      waitForService: true,
+      serveHttp: true,
+      timers: fastTimers,
+      sleep: fastSleep,
+    });
     cleanups.push(() => daemon.close());
     await daemon.start();
     const emu = await startEmulator({ port, dataFile: w.dataFile });
@@ -145,12 +175,25 @@ describe('daemon: credentials revoked while running', () => {
     let daemon: Daemon | undefined;
     try {
       const loaded = parseConfig(
-        { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' }, stateDir: 'state', http: { enabled: true, port: 0 }, schedule: { poll: '100ms' }, mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }] },
+        {
+          api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
+          stateDir: 'state',
+          http: { enabled: true, port: 0 },
+          schedule: { poll: '100ms' },
+          mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }],
+        },
         'revoked-test',
         {},
         dir,
       );
-      daemon = await Daemon.open({ loaded, logger: silentLogger, waitForService: true, serveHttp: true, timers: fastTimers, sleep: fastSleep });
+      daemon = await Daemon.open({
+        loaded,
+        logger: silentLogger,
+        waitForService: true,
+        serveHttp: true,
+        timers: fastTimers,
+        sleep: fastSleep,
+      });
       await daemon.start();
       const url = daemon.httpUrl as string;
       await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 10_000, 'ready');

@@ -32,25 +32,40 @@ describe('daemon: SIGTERM during a large upload', () => {
      * survive anyway, so the service is simply started again on its port and data.
      */
     const ensureEmulator = async (): Promise<void> => {
-      if ((await fetch(`${url}/_emulator/requests`).then((r) => r.status, () => 0)) === 200) return;
+      if (
+        (await fetch(`${url}/_emulator/requests`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200
+      )
+        return;
       emulator = startCli(['emulator', '--port', new URL(url as string).port, '--data', dataFile]);
       await emulator.waitFor(/listening on/);
     };
     const setFaults = async (rules: unknown[]): Promise<void> => {
-      const res = await fetch(`${url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules }) });
+      const res = await fetch(`${url}/_emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rules }),
+      });
       expect(res.status).toBe(200);
     };
     await setFaults([{ endpoint: 'parcels.upload', latencyMs }]);
     const emu = { url: url as string, setFaults, ensureEmulator };
     const configFile = path.join(dir, 'gridsync.yaml');
-    fs.writeFileSync(configFile, YAML.stringify({
-      api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
-      stateDir: 'state',
-      log: { level: 'info', pretty: false },
-      schedule: { poll: '200ms' },
-      shutdownTimeout,
-      mailboxes: [{ mailboxId: 1001, outbox: { dir: 'outbox', sentDir: 'sent', errorDir: 'error', stableMs: '100ms', rescanMs: '300ms' } }],
-    }));
+    fs.writeFileSync(
+      configFile,
+      YAML.stringify({
+        api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
+        stateDir: 'state',
+        log: { level: 'info', pretty: false },
+        schedule: { poll: '200ms' },
+        shutdownTimeout,
+        mailboxes: [
+          { mailboxId: 1001, outbox: { dir: 'outbox', sentDir: 'sent', errorDir: 'error', stableMs: '100ms', rescanMs: '300ms' } },
+        ],
+      }),
+    );
     const outbox = path.join(dir, 'outbox');
     fs.mkdirSync(outbox);
     const uploads = async (): Promise<number> => {
@@ -96,7 +111,9 @@ describe('daemon: SIGTERM during a large upload', () => {
     const exit = await dropAndTerminateMidUpload(w);
     expect(exit.code).toBe(0);
     expect(exit.stdout).toMatch(/"forced":false,"msg":"gridsync stopped"/);
-    expect(exit.stdout.indexOf('"msg":"file sent"')).toBeGreaterThan(exit.stdout.indexOf('"msg":"stopping: finishing in-flight transfers"'));
+    expect(exit.stdout.indexOf('"msg":"file sent"')).toBeGreaterThan(
+      exit.stdout.indexOf('"msg":"stopping: finishing in-flight transfers"'),
+    );
     expect(fs.readdirSync(w.sent)).toEqual(['big.x12']);
     expect(fs.readFileSync(path.join(w.sent, 'big.x12'), 'utf8')).toBe(BIG);
     expect(await w.uploads()).toBe(1);

@@ -46,7 +46,13 @@ describe('daemon: deliveries that stop are loud', () => {
     fs.mkdirSync(inbox);
     fs.writeFileSync(path.join(inbox, 'orders'), 'not a folder');
     const loaded = parseConfig(
-      { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' }, stateDir: 'state', http: { enabled: true, port: 0 }, schedule: { poll: '100ms' }, mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox', nameTemplate: 'orders/{fileName}' } }] },
+      {
+        api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
+        stateDir: 'state',
+        http: { enabled: true, port: 0 },
+        schedule: { poll: '100ms' },
+        mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox', nameTemplate: 'orders/{fileName}' } }],
+      },
       'stuck-test',
       {},
       dir,
@@ -59,11 +65,19 @@ describe('daemon: deliveries that stop are loud', () => {
     await daemon.start();
     const url = daemon.httpUrl as string;
 
-    const body = await eventually(async () => {
-      const r = await fetch(`${url}/readyz`);
-      const b = (await r.json()) as { ready: boolean; lastError: string | null; stuck: { mailbox: string; direction: string; waiting: number; reason: string }[] };
-      return r.status === 503 && b.stuck.length > 0 ? b : undefined;
-    }, 15_000, '/readyz 503 with the stuck direction');
+    const body = await eventually(
+      async () => {
+        const r = await fetch(`${url}/readyz`);
+        const b = (await r.json()) as {
+          ready: boolean;
+          lastError: string | null;
+          stuck: { mailbox: string; direction: string; waiting: number; reason: string }[];
+        };
+        return r.status === 503 && b.stuck.length > 0 ? b : undefined;
+      },
+      15_000,
+      '/readyz 503 with the stuck direction',
+    );
     expect(body.stuck[0]).toMatchObject({ mailbox: 'mb1001', direction: 'in', waiting: 2 });
     expect(body.stuck[0]?.reason).toMatch(/orders/);
     expect(body.lastError).toMatch(/mb1001 inbound: 2 item\(s\) waiting, nothing delivered for \d+ cycles/);
@@ -77,7 +91,11 @@ describe('daemon: deliveries that stop are loud', () => {
     expect(emu.requests().some((r) => /confirm|receive/i.test(r.path) && r.method !== 'GET' && r.status < 300)).toBe(false);
 
     fs.rmSync(path.join(inbox, 'orders'));
-    await eventually(() => fs.existsSync(path.join(inbox, 'orders', 'a.x12')) && fs.existsSync(path.join(inbox, 'orders', 'b.x12')), 15_000, 'delivered once the folder can be made');
+    await eventually(
+      () => fs.existsSync(path.join(inbox, 'orders', 'a.x12')) && fs.existsSync(path.join(inbox, 'orders', 'b.x12')),
+      15_000,
+      'delivered once the folder can be made',
+    );
     await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 15_000, 'ready again');
     expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/gridsync_deliveries_stuck\{direction="in",mailbox="mb1001"\} 0/);
     expect(log.lines.some((l) => l.level === 'info' && /deliveries moving again/.test(l.msg))).toBe(true);

@@ -73,7 +73,12 @@ describe('npm start and signals', () => {
       GRIDSYNC_MAILBOXES_0_OUTBOX_ERROR_DIR: path.join(dir, 'error'),
     };
     const start = () => {
-      const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], {
+        cwd: repoRoot,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
       let out = '';
       npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
       npm.stderr.on('data', (d: Buffer) => (out += d.toString()));

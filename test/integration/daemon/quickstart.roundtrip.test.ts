@@ -44,10 +44,17 @@ describe('quick start: npm start config, file round trip to the demo partner', (
 
     const ready = await eventually(async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 10_000, '/readyz 200');
     expect(ready).toBe(true);
-    const metrics = await eventually(async () => {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      return /gridsync_transfers_total\{direction="out",mailbox="mb1001"\} 1/.test(text) && /gridsync_transfers_total\{direction="in",mailbox="mb1001"\} 1/.test(text) ? text : undefined;
-    }, 10_000, 'transfer counters in /metrics');
+    const metrics = await eventually(
+      async () => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return /gridsync_transfers_total\{direction="out",mailbox="mb1001"\} 1/.test(text) &&
+          /gridsync_transfers_total\{direction="in",mailbox="mb1001"\} 1/.test(text)
+          ? text
+          : undefined;
+      },
+      10_000,
+      'transfer counters in /metrics',
+    );
     expect(metrics).toMatch(/gridsync_last_success_timestamp_seconds \d+/);
     expect(metrics).toMatch(/gridsync_service_reachable 1/);
 
@@ -59,7 +66,11 @@ describe('quick start: npm start config, file round trip to the demo partner', (
 
     const status = runCli(['status', '-c', configFile, '--json'], env, dir);
     expect(status.status).toBe(0);
-    const report = JSON.parse(status.stdout) as { inbound: { counts: Record<string, number> }; outbound: { counts: Record<string, number> }; lastCycle: unknown };
+    const report = JSON.parse(status.stdout) as {
+      inbound: { counts: Record<string, number> };
+      outbound: { counts: Record<string, number> };
+      lastCycle: unknown;
+    };
     expect(Object.values(report.inbound.counts).reduce((a, b) => a + b, 0)).toBe(1);
     expect(Object.values(report.outbound.counts).reduce((a, b) => a + b, 0)).toBe(1);
     expect(report.lastCycle).not.toBeNull();

@@ -36,11 +36,14 @@ function sensible(note: string, reason: string): boolean {
   // The check stops at the first problem: in a few of these files the header itself is already
   // wrong (a separator saved as a multi-byte UTF-8 character, a UNB without sender), which is
   // what the reason names then.
-  if (/not closed by/.test(note)) return /not closed by (an IEA|a UNZ)/.test(reason) || /segment \d+ \((ISA|UNB)\): .*(multi-byte UTF-8|is empty)/.test(reason);
+  if (/not closed by/.test(note))
+    return /not closed by (an IEA|a UNZ)/.test(reason) || /segment \d+ \((ISA|UNB)\): .*(multi-byte UTF-8|is empty)/.test(reason);
   if (/^IEA02 .* != ISA13/.test(note)) return /\(IEA\): IEA02 '.*' does not match ISA13/.test(reason);
   if (/^UNZ 0020 .* != UNB 0020/.test(note)) return /\(UNZ\): UNZ 0020 '.*' does not match UNB 0020/.test(reason);
-  if (/no interchange header|not X12\/EDIFACT|not an X12/.test(note)) return /not an X12 \(ISA\) or EDIFACT \(UNA\/UNB\) interchange/.test(reason);
-  if (/UNB has no sender, recipient or interchange control reference/.test(note)) return /\(UNB\): UNB (0020|S002|S003) .* is empty/.test(reason);
+  if (/no interchange header|not X12\/EDIFACT|not an X12/.test(note))
+    return /not an X12 \(ISA\) or EDIFACT \(UNA\/UNB\) interchange/.test(reason);
+  if (/UNB has no sender, recipient or interchange control reference/.test(note))
+    return /\(UNB\): UNB (0020|S002|S003) .* is empty/.test(reason);
   if (/separators are not distinct/.test(note)) return /\(ISA\): .*(separator|multi-byte)/.test(reason);
   // anything else: the reason still names where it is
   return /^(interchange \d+, )?segment \d+ \(/.test(reason);
@@ -100,13 +103,17 @@ describe.skipIf(!present)('EDI corpus', () => {
         lines.push(`reject ${e.file} for something else than a count: ${v.reason}`);
       }
     }
-    console.log(`EDI corpus, with count checks: ${countRejects} intact files have a wrong trailer count or reference; ${falseRejects} false rejects, ${falseAccepts} false accepts`);
+    console.log(
+      `EDI corpus, with count checks: ${countRejects} intact files have a wrong trailer count or reference; ${falseRejects} false rejects, ${falseAccepts} false accepts`,
+    );
     for (const l of lines) console.log(`  ${l}`);
     expect({ falseRejects, falseAccepts }).toEqual({ falseRejects: 0, falseAccepts: 0 });
   });
 
   it('streamed from disk, the verdict is the one given in memory (largest file timed)', async () => {
-    const sorted = [...manifest].sort((a, b) => fs.statSync(path.join(corpusDir, 'files', b.file)).size - fs.statSync(path.join(corpusDir, 'files', a.file)).size);
+    const sorted = [...manifest].sort(
+      (a, b) => fs.statSync(path.join(corpusDir, 'files', b.file)).size - fs.statSync(path.join(corpusDir, 'files', a.file)).size,
+    );
     for (const e of sorted.slice(0, 20)) {
       const file = path.join(corpusDir, 'files', e.file);
       expect(await validateEnvelopeFile(file, { counts: true })).toEqual(validateEnvelope(bytesOf(e), { counts: true }));
@@ -119,7 +126,9 @@ describe.skipIf(!present)('EDI corpus', () => {
       const v = await validateEnvelopeFile(file, { counts });
       return `${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(1)} ms (${v.ok ? 'accepted' : 'rejected'})`;
     };
-    console.log(`EDI corpus, largest file ${largest.file} (${fs.statSync(file).size} bytes): streamed check, envelope only ${await timed(false)}, with counts ${await timed(true)}`);
+    console.log(
+      `EDI corpus, largest file ${largest.file} (${fs.statSync(file).size} bytes): streamed check, envelope only ${await timed(false)}, with counts ${await timed(true)}`,
+    );
   });
 
   it('the demo partner answers every interchange of every intact file, and each answer matches its interchange', () => {
@@ -148,7 +157,9 @@ describe.skipIf(!present)('EDI corpus', () => {
         for (const p of problems) wrong.push(`${e.file} interchange ${i + 1}: ${p}`);
       });
     }
-    console.log(`EDI corpus, demo partner: ${interchanges} interchanges, ${answers} acknowledgments, ${notAnswered} left unanswered (acknowledgments themselves), ${wrong.length} mismatches`);
+    console.log(
+      `EDI corpus, demo partner: ${interchanges} interchanges, ${answers} acknowledgments, ${notAnswered} left unanswered (acknowledgments themselves), ${wrong.length} mismatches`,
+    );
     for (const w of wrong.slice(0, 40)) console.log(`  ${w}`);
     expect(answers).toBeGreaterThan(300);
     expect(wrong).toEqual([]);
@@ -161,12 +172,19 @@ function check997(src: OracleInterchange, content: string | undefined): string[]
   if (groups.length === 0) return content === undefined ? [] : ['an acknowledgment was answered'];
   if (content === undefined) return ['no 997'];
   const out: string[] = [];
-  const segs = content.split('~').filter((s) => s !== '').map((s) => s.split('*'));
+  const segs = content
+    .split('~')
+    .filter((s) => s !== '')
+    .map((s) => s.split('*'));
   const isa = content.slice(0, 106);
   const h = src.header.map((x) => x.trim());
-  const a = isa.slice(0, 105).split('*').map((x) => x.trim());
+  const a = isa
+    .slice(0, 105)
+    .split('*')
+    .map((x) => x.trim());
   if (isa.length !== 106 || isa[105] !== '~') out.push('ISA not 106 characters');
-  if (a[6] !== h[8] || a[8] !== h[6] || a[5] !== h[7] || a[7] !== h[5]) out.push(`ISA parties not swapped: ${a[6]}→${a[8]} for ${h[6]}→${h[8]}`);
+  if (a[6] !== h[8] || a[8] !== h[6] || a[5] !== h[7] || a[7] !== h[5])
+    out.push(`ISA parties not swapped: ${a[6]}→${a[8]} for ${h[6]}→${h[8]}`);
   if (a[15] !== h[15]) out.push(`ISA15 ${a[15]} for ${h[15]}`);
   if (a[12] !== h[12]) out.push(`ISA12 ${a[12]} for ${h[12]}`);
   // walk the 997s in order, one per source group
@@ -192,7 +210,8 @@ function check997(src: OracleInterchange, content: string | undefined): string[]
   // FA groups come per version, in the order of first appearance; the 997s follow the source groups within each
   const byVersion = [...new Set(groups.map((g) => g.version))];
   const ordered = byVersion.flatMap((v) => groups.filter((g) => g.version === v));
-  if (fa.map((g) => g.version).join(',') !== byVersion.join(',')) out.push(`GS08 ${fa.map((g) => g.version).join(',')} for versions ${byVersion.join(',')}`);
+  if (fa.map((g) => g.version).join(',') !== byVersion.join(','))
+    out.push(`GS08 ${fa.map((g) => g.version).join(',')} for versions ${byVersion.join(',')}`);
   if (sets997.length !== ordered.length) return [...out, `${sets997.length} 997s for ${ordered.length} groups`];
   ordered.forEach((g, k) => {
     const s = sets997[k] as string[][];
@@ -221,7 +240,11 @@ function checkContrl(src: OracleInterchange, content: string | undefined): strin
   if (content === undefined) return ['no CONTRL'];
   const out: string[] = [];
   if (!content.startsWith("UNA:+.? '")) out.push('no UNA');
-  const segs = content.slice(9).split("'").filter((s) => s !== '').map((s) => s.split('+'));
+  const segs = content
+    .slice(9)
+    .split("'")
+    .filter((s) => s !== '')
+    .map((s) => s.split('+'));
   const unb = segs[0] as string[];
   const [syntaxId = '', syntaxVersion = ''] = (src.header[1] ?? '').split(':');
   if (unb[1] !== `${syntaxId.trim()}:${syntaxVersion.trim()}`) out.push(`UNB syntax ${unb[1]} for ${src.header[1]}`);
@@ -232,7 +255,8 @@ function checkContrl(src: OracleInterchange, content: string | undefined): strin
   const uci = segs.find((f) => f[0] === 'UCI');
   if (uci?.[1] !== src.control) out.push(`UCI ${uci?.join('+')} for UNB 0020 ${src.control}`);
   const ucm = segs.filter((f) => f[0] === 'UCM');
-  if (ucm.map((f) => f[1]).join(',') !== messages.map((m) => m.control).join(',')) out.push(`UCM refs ${ucm.map((f) => f[1]).join(',')} for ${messages.map((m) => m.control).join(',')}`);
+  if (ucm.map((f) => f[1]).join(',') !== messages.map((m) => m.control).join(','))
+    out.push(`UCM refs ${ucm.map((f) => f[1]).join(',')} for ${messages.map((m) => m.control).join(',')}`);
   if (ucm.map((f) => (f[2] ?? '').split(':')[0]).join(',') !== messages.map((m) => m.id).join(',')) out.push('UCM message types differ');
   const want = src.groups.flatMap((g) => g.sets.map((m) => (setOk(m) && groupOk(g) ? '7' : '4')));
   if (ucm.map((f) => f[3]).join(',') !== want.join(',')) out.push(`UCM actions ${ucm.map((f) => f[3]).join(',')} for ${want.join(',')}`);

@@ -16,7 +16,11 @@ afterEach(async () => w.close());
 const run = async (over: Partial<OutboxConfig> = {}): Promise<void> => {
   await outboundPipeline(w, { stableMs: 50, concurrency: 2, ...over }).runCycle();
 };
-const sent = async (): Promise<string[]> => (await emulatorParcels(w.emu, 1001)).filter((p) => p.direction === 'out').map((p) => p.fileName as string).sort();
+const sent = async (): Promise<string[]> =>
+  (await emulatorParcels(w.emu, 1001))
+    .filter((p) => p.direction === 'out')
+    .map((p) => p.fileName as string)
+    .sort();
 const reason = (f: string): string => JSON.parse(fs.readFileSync(path.join(w.dirs.error, `${f}.error.json`), 'utf8')).reason as string;
 const drop = (name: string, content: string | Buffer): void => fs.writeFileSync(path.join(w.dirs.outbox, name), content);
 
@@ -30,9 +34,15 @@ describe('outbound envelope check', () => {
     await run();
     expect(await sent()).toEqual(['bom.x12', 'multi-una.edi']);
     expect(listFiles(w.dirs.error).filter((f) => !f.endsWith('.json'))).toEqual(['empty-refs.edi', 'middle-cut.x12', 'wrong-se.x12']);
-    expect(reason('middle-cut.x12')).toBe('invalid interchange: interchange 2, segment 12 (ISA): ISA 000000006 is not closed by an IEA before the next ISA');
-    expect(reason('empty-refs.edi')).toBe('invalid interchange: interchange 1, segment 1 (UNB): UNB 0020 (interchange control reference) is empty');
-    expect(reason('wrong-se.x12')).toBe("invalid interchange: interchange 1, segment 5 (SE): SE01 '4' does not match the 3 segments of ST 0001 (810)");
+    expect(reason('middle-cut.x12')).toBe(
+      'invalid interchange: interchange 2, segment 12 (ISA): ISA 000000006 is not closed by an IEA before the next ISA',
+    );
+    expect(reason('empty-refs.edi')).toBe(
+      'invalid interchange: interchange 1, segment 1 (UNB): UNB 0020 (interchange control reference) is empty',
+    );
+    expect(reason('wrong-se.x12')).toBe(
+      "invalid interchange: interchange 1, segment 5 (SE): SE01 '4' does not match the 3 segments of ST 0001 (810)",
+    );
   });
 
   it('with envelopeCounts off, a wrong SE01 is sent and a cut interchange is still refused', async () => {
@@ -55,6 +65,10 @@ describe('outbound envelope check', () => {
     await run();
     expect(await sent()).toEqual([]);
     // the cut N1 runs into the next ISA, so the reader sees a GS where the SE should be
-    expect(reason('big.x12')).toMatch(new RegExp(`^invalid interchange: interchange ${mid + 1}, segment \\d+ \\(GS\\): ST 0001 \\(810\\) is not closed by an SE before the next GS$`));
+    expect(reason('big.x12')).toMatch(
+      new RegExp(
+        `^invalid interchange: interchange ${mid + 1}, segment \\d+ \\(GS\\): ST 0001 \\(810\\) is not closed by an SE before the next GS$`,
+      ),
+    );
   });
 });

@@ -10,7 +10,11 @@ beforeEach(async () => {
 afterEach(async () => emu.close());
 
 async function call(p: string, body: unknown): Promise<{ status: number; data: unknown }> {
-  const res = await fetch(emu.url + p, { method: 'POST', headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(emu.url + p, {
+    method: 'POST',
+    headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as { data: unknown };
   return { status: res.status, data: json.data };
 }
@@ -33,12 +37,39 @@ async function inbox(): Promise<Map<string, string>> {
 
 const pad = (s: string, n: number): string => s.padEnd(n, ' ').slice(0, n);
 const isa = (ctrl: string, version: string, test: string, el = '*', term = '~'): string =>
-  [`ISA`, '00', pad('', 10), '00', pad('', 10), 'ZZ', pad('GRIDSYNC', 15), 'ZZ', pad('DEMOPARTNER', 15), '261122', '1200', '^', version, ctrl, '0', test, ':'].join(el) + term;
+  [
+    `ISA`,
+    '00',
+    pad('', 10),
+    '00',
+    pad('', 10),
+    'ZZ',
+    pad('GRIDSYNC', 15),
+    'ZZ',
+    pad('DEMOPARTNER', 15),
+    '261122',
+    '1200',
+    '^',
+    version,
+    ctrl,
+    '0',
+    test,
+    ':',
+  ].join(el) + term;
 
 describe('demo partner acknowledgments', () => {
   it('answers every interchange of a newline-terminated file: one 997 set per group, AK2/AK5 per set, real AK9 counts, GS08/ISA12/ISA15 echoed', async () => {
     const nl = (segs: string[]): string => segs.map((s) => `${s}\n`).join('');
-    const first = isa('000000101', '00401', 'P', '*', '\n') + nl(['GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*11*X*004010', 'ST*810*0001', 'BIG*20261122*1', 'SE*3*0001', 'GE*1*11', 'IEA*1*000000101']);
+    const first =
+      isa('000000101', '00401', 'P', '*', '\n') +
+      nl([
+        'GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*11*X*004010',
+        'ST*810*0001',
+        'BIG*20261122*1',
+        'SE*3*0001',
+        'GE*1*11',
+        'IEA*1*000000101',
+      ]);
     const second =
       isa('000000102', '00501', 'T', '*', '\n') +
       nl([
@@ -57,15 +88,21 @@ describe('demo partner acknowledgments', () => {
         'IEA*2*000000102',
       ]);
     // the third asks for a TA1 (ISA14 = 1) and declares 2 groups in IEA01 for the 1 it holds
-    const third = isa('000000103', '00401', 'P').replace('*000000103*0*', '*000000103*1*') + 'GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*31*X*004010~ST*810*0001~SE*2*0001~GE*1*31~IEA*2*000000103~';
+    const third =
+      isa('000000103', '00401', 'P').replace('*000000103*0*', '*000000103*1*') +
+      'GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*31*X*004010~ST*810*0001~SE*2*0001~GE*1*31~IEA*2*000000103~';
     await upload('batch.x12', `\u00ef\u00bb\u00bf${first}\n${second}\r\n${third}`);
     const got = await inbox();
     expect([...got.keys()].sort()).toEqual(['997_000000101.x12', '997_000000102.x12', '997_000000103.x12']);
     expect(got.get('997_000000103.x12')?.slice(106)).toMatch(/^TA1\*000000103\*261122\*1200\*E\*021~GS\*FA\*/);
     expect(got.get('997_000000101.x12')).not.toContain('TA1');
     const a = got.get('997_000000101.x12') as string;
-    expect(a.slice(0, 106)).toMatch(/^ISA\*00\*.{10}\*00\*.{10}\*ZZ\*DEMOPARTNER {4}\*ZZ\*GRIDSYNC {7}\*\d{6}\*\d{4}\*\^\*00401\*\d{9}\*0\*P\*>~$/);
-    expect(a.slice(106)).toMatch(/^GS\*FA\*DEMOPARTNER\*GRIDSYNC\*\d{8}\*\d{4}\*\d+\*X\*004010~ST\*997\*0001~AK1\*IN\*11~AK2\*810\*0001~AK5\*A~AK9\*A\*1\*1\*1~SE\*6\*0001~GE\*1\*\d+~IEA\*1\*\d{9}~$/);
+    expect(a.slice(0, 106)).toMatch(
+      /^ISA\*00\*.{10}\*00\*.{10}\*ZZ\*DEMOPARTNER {4}\*ZZ\*GRIDSYNC {7}\*\d{6}\*\d{4}\*\^\*00401\*\d{9}\*0\*P\*>~$/,
+    );
+    expect(a.slice(106)).toMatch(
+      /^GS\*FA\*DEMOPARTNER\*GRIDSYNC\*\d{8}\*\d{4}\*\d+\*X\*004010~ST\*997\*0001~AK1\*IN\*11~AK2\*810\*0001~AK5\*A~AK9\*A\*1\*1\*1~SE\*6\*0001~GE\*1\*\d+~IEA\*1\*\d{9}~$/,
+    );
     const b = got.get('997_000000102.x12') as string;
     expect(b.slice(0, 106)).toMatch(/\*00501\*\d{9}\*0\*T\*>~$/);
     const segs = b.slice(106).split('~');
@@ -78,13 +115,20 @@ describe('demo partner acknowledgments', () => {
 
   it('never acknowledges an acknowledgment (997, 999, TA1, CONTRL)', async () => {
     const fa = (ctrl: string, set: string): string =>
-      isa(ctrl, '00501', 'P') + `GS*FA*GRIDSYNC*DEMOPARTNER*20261122*1200*5*X*005010X231A1~ST*${set}*0001~AK1*HC*1~AK9*A*1*1*1~SE*4*0001~GE*1*5~IEA*1*${ctrl}~`;
+      isa(ctrl, '00501', 'P') +
+      `GS*FA*GRIDSYNC*DEMOPARTNER*20261122*1200*5*X*005010X231A1~ST*${set}*0001~AK1*HC*1~AK9*A*1*1*1~SE*4*0001~GE*1*5~IEA*1*${ctrl}~`;
     await upload('997.x12', fa('000000201', '997'));
     await upload('999.x12', fa('000000202', '999'));
     await upload('ta1.x12', `${isa('000000203', '00401', 'P')}TA1*000000009*261122*1200*A*000~IEA*0*000000203~`);
-    await upload('contrl.edi', "UNB+UNOC:3+GRIDSYNC:ZZ+DEMOPARTNER:ZZ+261122:1200+77'UNH+1+CONTRL:D:3:UN'UCI+5+DEMOPARTNER:ZZ+GRIDSYNC:ZZ+7'UNT+3+1'UNZ+1+77'");
+    await upload(
+      'contrl.edi',
+      "UNB+UNOC:3+GRIDSYNC:ZZ+DEMOPARTNER:ZZ+261122:1200+77'UNH+1+CONTRL:D:3:UN'UCI+5+DEMOPARTNER:ZZ+GRIDSYNC:ZZ+7'UNT+3+1'UNZ+1+77'",
+    );
     // a regular interchange last: its answer proves the partner has read everything before it
-    await upload('in.x12', `${isa('000000204', '00401', 'P')}GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*6*X*004010~ST*810*0001~SE*2*0001~GE*1*6~IEA*1*000000204~`);
+    await upload(
+      'in.x12',
+      `${isa('000000204', '00401', 'P')}GS*IN*GRIDSYNC*DEMOPARTNER*20261122*1200*6*X*004010~ST*810*0001~SE*2*0001~GE*1*6~IEA*1*000000204~`,
+    );
     expect([...(await inbox()).keys()]).toEqual(['997_000000204.x12']);
   });
 

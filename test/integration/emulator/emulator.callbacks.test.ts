@@ -20,15 +20,36 @@ let answer = 200;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-cb-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-  receiver = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      received.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(body) as Record<string, unknown> });
-      res.writeHead(answer).end('ok');
-    });
-  });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  receiver = https.createServer(
+    { key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) },
+    (req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(body) as Record<string, unknown> });
+        res.writeHead(answer).end('ok');
+      });
+    },
+  );
   receiver.listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   hookUrl = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -41,7 +62,11 @@ afterAll(async () => {
 });
 
 async function call(method: string, p: string, body?: unknown): Promise<{ status: number; data: unknown; message: string | null }> {
-  const res = await fetch(emu.url + p, { method, headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(emu.url + p, {
+    method,
+    headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const j = (await res.json()) as { data: unknown; message: string | null };
   return { status: res.status, data: j.data, message: j.message };
 }
@@ -58,18 +83,44 @@ describe('emulator callbacks', () => {
   });
 
   it('delivers a Parcel event with Basic auth when a parcel becomes InBoxReady, and records it', async () => {
-    const cb = (await call('POST', '/v2/callbacks/create', { url: hookUrl, event: 'Parcel', mailboxId: 1001, httpAuthType: 'Basic', username: 'u', password: 'p' })).data as { callbackId: number };
+    const cb = (
+      await call('POST', '/v2/callbacks/create', {
+        url: hookUrl,
+        event: 'Parcel',
+        mailboxId: 1001,
+        httpAuthType: 'Basic',
+        username: 'u',
+        password: 'p',
+      })
+    ).data as { callbackId: number };
     const parcelId = await emu.inject({ mailboxId: 1001, fileName: 'hooked.x12', content: Buffer.from('x') });
     await until(() => received.length > 0);
-    expect(received[0]).toMatchObject({ url: '/hook', auth: `Basic ${Buffer.from('u:p').toString('base64')}`, body: { event: 'Parcel', parcelId, status: 'InBoxReady', fileName: 'hooked.x12', mailboxId: 1001 } });
-    await until(async () => ((await call('POST', '/v2/callbacks/event-list', {})).data as { events: { status: string }[] }).events[0]?.status === 'Completed');
-    const list = (await call('POST', '/v2/callbacks/event-list', { mailboxId: 1001 })).data as { totalRecords: number; events: { callbackEventId: number; httpStatus: number }[] };
+    expect(received[0]).toMatchObject({
+      url: '/hook',
+      auth: `Basic ${Buffer.from('u:p').toString('base64')}`,
+      body: { event: 'Parcel', parcelId, status: 'InBoxReady', fileName: 'hooked.x12', mailboxId: 1001 },
+    });
+    await until(
+      async () =>
+        ((await call('POST', '/v2/callbacks/event-list', {})).data as { events: { status: string }[] }).events[0]?.status === 'Completed',
+    );
+    const list = (await call('POST', '/v2/callbacks/event-list', { mailboxId: 1001 })).data as {
+      totalRecords: number;
+      events: { callbackEventId: number; httpStatus: number }[];
+    };
     expect(list.totalRecords).toBe(1);
     expect(list.events[0]?.httpStatus).toBe(200);
-    const detail = (await call('POST', '/v2/callbacks/get-event-by-id', { callbackEventId: list.events[0]?.callbackEventId })).data as { payload: string; attempts: number };
+    const detail = (await call('POST', '/v2/callbacks/get-event-by-id', { callbackEventId: list.events[0]?.callbackEventId })).data as {
+      payload: string;
+      attempts: number;
+    };
     expect(JSON.parse(detail.payload)).toMatchObject({ parcelId });
     expect(detail.attempts).toBe(1);
-    expect((await call('GET', `/v2/callbacks/get-queue-by-id?callbackId=${cb.callbackId}`)).data).toMatchObject({ callbackId: cb.callbackId, status: 'Completed', lastHttpStatus: 200 });
+    expect((await call('GET', `/v2/callbacks/get-queue-by-id?callbackId=${cb.callbackId}`)).data).toMatchObject({
+      callbackId: cb.callbackId,
+      status: 'Completed',
+      lastHttpStatus: 200,
+    });
     expect((await call('POST', '/v2/callbacks/event-list', { recordsPerPage: 501 })).status).toBe(400);
   });
 
@@ -80,10 +131,14 @@ describe('emulator callbacks', () => {
     await until(() => received.length >= 3);
     await new Promise((r) => setTimeout(r, 50));
     expect(received.filter((r) => r.body.fileName === 'fails.x12')).toHaveLength(3);
-    const events = ((await call('POST', '/v2/callbacks/event-list', {})).data as { events: { status: string; httpStatus: number }[] }).events;
+    const events = ((await call('POST', '/v2/callbacks/event-list', {})).data as { events: { status: string; httpStatus: number }[] })
+      .events;
     expect(events.at(-1)).toMatchObject({ status: 'Error', httpStatus: 503 });
     const cb = (await call('POST', '/v2/callbacks/queue-list', {})).data as { queueEntries: { callbackId: number }[] };
-    const test = (await call('POST', '/v2/callbacks/test', { callbackId: cb.queueEntries[0]?.callbackId })).data as { httpStatus: number; responseBody: string };
+    const test = (await call('POST', '/v2/callbacks/test', { callbackId: cb.queueEntries[0]?.callbackId })).data as {
+      httpStatus: number;
+      responseBody: string;
+    };
     expect(test).toMatchObject({ httpStatus: 503, responseBody: 'ok' });
     answer = 200;
     expect((await call('DELETE', '/v2/callbacks', { callbackId: cb.queueEntries[0]?.callbackId })).data).toBe(true);

@@ -20,13 +20,21 @@ interface Env {
   headers: Headers;
 }
 
-async function req(method: string, p: string, opts: { key?: string | null; bearer?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<Env> {
+async function req(
+  method: string,
+  p: string,
+  opts: { key?: string | null; bearer?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<Env> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   const key = opts.key === undefined ? 'demo-key-1001' : opts.key;
   if (key) headers['x-api-key'] = key;
   if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`;
   if (opts.body !== undefined || opts.rawBody !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(emu.url + p, { method, headers, body: opts.rawBody ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined) });
+  const res = await fetch(emu.url + p, {
+    method,
+    headers,
+    body: opts.rawBody ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined),
+  });
   return { status: res.status, body: (await res.json()) as Env['body'], headers: res.headers };
 }
 
@@ -35,7 +43,9 @@ const upload = (content: string, extra: Record<string, unknown> = {}, key = 'dem
 
 describe('authentication (docs/wire.md#authentication)', () => {
   it('matches X-API-Key exactly: a wrong header name is 401, an unknown key is InvalidAPIKey', async () => {
-    expect((await req('GET', '/v2/users/me', { key: null, headers: { 'x-api-token': 'demo-key-1001' } })).body.errorCode).toBe('InvalidSession');
+    expect((await req('GET', '/v2/users/me', { key: null, headers: { 'x-api-token': 'demo-key-1001' } })).body.errorCode).toBe(
+      'InvalidSession',
+    );
     const bad = await req('GET', '/v2/users/me', { key: 'nope' });
     expect([bad.status, bad.body.errorCode]).toEqual([401, 'InvalidAPIKey']);
     const ok = await req('GET', '/v2/users/me');
@@ -46,13 +56,21 @@ describe('authentication (docs/wire.md#authentication)', () => {
     const login = await req('POST', '/v2/auth/login', { key: null, body: { login: 'erp', password: 'Demo-pass1' } });
     const t = login.body.data as { token: string; expiresAt: string; refreshToken: string; userId: number };
     expect(Date.parse(t.expiresAt)).toBeGreaterThan(Date.now() + 50 * 60_000);
-    expect((await req('POST', '/v2/auth/session', { key: null, bearer: t.token })).body.data).toMatchObject({ userId: 11, mailboxId: 1001, authLevel: 'MailboxAdmin' });
-    const refreshed = (await req('POST', '/v2/auth/refresh', { key: null, body: { refreshToken: t.refreshToken } })).body.data as { token: string };
+    expect((await req('POST', '/v2/auth/session', { key: null, bearer: t.token })).body.data).toMatchObject({
+      userId: 11,
+      mailboxId: 1001,
+      authLevel: 'MailboxAdmin',
+    });
+    const refreshed = (await req('POST', '/v2/auth/refresh', { key: null, body: { refreshToken: t.refreshToken } })).body.data as {
+      token: string;
+    };
     expect((await req('GET', '/v2/users/me', { key: null, bearer: t.token })).status).toBe(401);
     expect((await req('GET', '/v2/users/me', { key: null, bearer: refreshed.token })).status).toBe(200);
     await req('POST', '/v2/auth/logout', { key: null, bearer: refreshed.token });
     expect((await req('GET', '/v2/users/me', { key: null, bearer: refreshed.token })).body.errorCode).toBe('InvalidSession');
-    expect((await req('POST', '/v2/auth/login', { key: null, body: { email: 'erp@ourco.example', password: 'Demo-pass1' } })).status).toBe(200);
+    expect((await req('POST', '/v2/auth/login', { key: null, body: { email: 'erp@ourco.example', password: 'Demo-pass1' } })).status).toBe(
+      200,
+    );
     expect((await req('POST', '/v2/auth/login', { key: null, body: { login: 'erp', password: 'wrong' } })).status).toBe(401);
   });
 
@@ -142,7 +160,9 @@ describe('parcel lifecycle and routing (docs/wire.md#inbound-states)', () => {
     expect((await req('GET', `/v2/parcels/${outId}`, { key: 'demo-key-1002' })).body.data).toMatchObject({ status: 'OutBoxDelivered' });
     expect((await req('POST', '/v2/parcels/pending-inbox-list', { key: 'demo-key-1001', body: {} })).body.data).toEqual([]);
     expect((await req('POST', '/v2/parcels/inbox-list', { key: 'demo-key-1001', body: {} })).body.data).toEqual([]);
-    expect((await req('POST', '/v2/parcels/inbox-list', { key: 'demo-key-1001', body: { status: 'InBoxTransferred' } })).body.data).toHaveLength(1);
+    expect(
+      (await req('POST', '/v2/parcels/inbox-list', { key: 'demo-key-1001', body: { status: 'InBoxTransferred' } })).body.data,
+    ).toHaveLength(1);
     await req('POST', `/v2/parcels/${inId}/reset-to-inbox`, { key: 'demo-key-1001' });
     expect((await req('POST', '/v2/parcels/pending-inbox-list', { key: 'demo-key-1001', body: {} })).body.data).toHaveLength(1);
   });
@@ -156,7 +176,9 @@ describe('parcel lifecycle and routing (docs/wire.md#inbound-states)', () => {
     await new Promise((r) => setTimeout(r, 50));
     const inbox = (await req('POST', '/v2/parcels/pending-inbox-list', { body: {} })).body.data as { parcelId: number; fileName: string }[];
     expect(inbox.map((p) => p.fileName).sort()).toEqual(['997_000000006.x12', 'CONTRL_5.edi']);
-    const ack = (await req('POST', '/v2/parcels/download', { body: { parcelId: inbox.find((p) => p.fileName.startsWith('997'))!.parcelId } })).body.data as { content: string };
+    const ack = (
+      await req('POST', '/v2/parcels/download', { body: { parcelId: inbox.find((p) => p.fileName.startsWith('997'))!.parcelId } })
+    ).body.data as { content: string };
     const text = Buffer.from(ack.content, 'base64').toString();
     expect(text.indexOf('~')).toBe(105);
     expect(text).toMatch(/ST\*997\*0001~AK1\*IN\*6~/);
@@ -224,7 +246,9 @@ describe('state, faults, process', () => {
   });
 
   it('gridsync emulator --port 0 prints its URL, serves, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'emulator', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'emulator', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (d: Buffer) => {

@@ -23,7 +23,13 @@ afterAll(() => {
   process.stdout.write(`answers checked against the response schema: ${checked.size} of ${ALL_ENDPOINTS.length} endpoints\n`);
 });
 
-interface Env<T = unknown> { status: number; success: boolean; data: T; errorCode: string | null; message: string | null }
+interface Env<T = unknown> {
+  status: number;
+  success: boolean;
+  data: T;
+  errorCode: string | null;
+  message: string | null;
+}
 
 async function call<T = unknown>(method: string, p: string, body?: unknown, key = 'demo-key-admin'): Promise<Env<T>> {
   const res = await fetch(emu.url + p, {
@@ -42,7 +48,8 @@ const ok = async <T = unknown>(method: string, p: string, body?: unknown, key?: 
   const e = matchEndpoint(method, p)?.endpoint;
   if (!e) throw new Error(`${method} ${p}: not a catalog endpoint`);
   const parsed = e.response.safeParse(r.data);
-  if (!parsed.success) throw new Error(`${e.name}: the answer does not match the response schema: ${JSON.stringify(parsed.error.issues[0])}`);
+  if (!parsed.success)
+    throw new Error(`${e.name}: the answer does not match the response schema: ${JSON.stringify(parsed.error.issues[0])}`);
   checked.add(e.name);
   return r.data;
 };
@@ -54,40 +61,94 @@ describe('the endpoints the service shapes field by field', () => {
     const c = await ok('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Owner' });
     expect(c).toEqual({ networkId: 1, contactType: 'Owner', name: 'Dana Owner', email: 'owner@net.example', phone: '+1 555 0100' });
     expect((await call('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Accounting' })).errorCode).toBe('ObjectNotFound');
-    await ok('POST', '/v2/networks/update-config', { networkId: 1, contacts: [{ contactType: 'Accounting', name: 'Acc', email: 'acc@net.example' }] });
+    await ok('POST', '/v2/networks/update-config', {
+      networkId: 1,
+      contacts: [{ contactType: 'Accounting', name: 'Acc', email: 'acc@net.example' }],
+    });
     expect(await ok('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Accounting' })).toEqual({
-      networkId: 1, contactType: 'Accounting', name: 'Acc', email: 'acc@net.example', phone: null,
+      networkId: 1,
+      contactType: 'Accounting',
+      name: 'Acc',
+      email: 'acc@net.example',
+      phone: null,
     });
     expect((await call('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Janitor' })).errorCode).toBe('InvalidParameter');
   });
 
   it('networks/x12-delimiters: data null, a message; one character each (Limits); NetworkAdmin only (Authentication 6)', async () => {
-    const r = await call('POST', '/v2/networks/x12-delimiters', { networkId: 1, elementDelimiter: '|', subElementDelimiter: '^', segmentTerminator: '~' });
+    const r = await call('POST', '/v2/networks/x12-delimiters', {
+      networkId: 1,
+      elementDelimiter: '|',
+      subElementDelimiter: '^',
+      segmentTerminator: '~',
+    });
     expect([r.status, r.success, r.data, typeof r.message]).toEqual([200, true, null, 'string']);
-    expect((await ok<{ x12Delimiters: unknown }>('GET', '/v2/networks/1')).x12Delimiters).toEqual({ elementDelimiter: '|', subElementDelimiter: '^', segmentTerminator: '~' });
-    const two = await call('POST', '/v2/networks/x12-delimiters', { networkId: 1, elementDelimiter: '**', subElementDelimiter: '^', segmentTerminator: '~' });
+    expect((await ok<{ x12Delimiters: unknown }>('GET', '/v2/networks/1')).x12Delimiters).toEqual({
+      elementDelimiter: '|',
+      subElementDelimiter: '^',
+      segmentTerminator: '~',
+    });
+    const two = await call('POST', '/v2/networks/x12-delimiters', {
+      networkId: 1,
+      elementDelimiter: '**',
+      subElementDelimiter: '^',
+      segmentTerminator: '~',
+    });
     expect([two.status, two.errorCode, two.message]).toEqual([400, 'InvalidParameter', expect.stringMatching(/^elementDelimiter/)]);
-    const denied = await call('POST', '/v2/networks/x12-delimiters', { networkId: 1, elementDelimiter: '|', subElementDelimiter: '^', segmentTerminator: '~' }, 'demo-key-1001');
+    const denied = await call(
+      'POST',
+      '/v2/networks/x12-delimiters',
+      { networkId: 1, elementDelimiter: '|', subElementDelimiter: '^', segmentTerminator: '~' },
+      'demo-key-1001',
+    );
     expect([denied.status, denied.errorCode]).toEqual([403, 'AccessDenied']);
   });
 
   it('comms/list: CommIDInfo records; showInactive false or omitted hides Suspended and Terminated (States rule 4); filters', async () => {
-    const as2 = await ok<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'as2', identifier: 'OURCO-AS2', useType: 'Production' });
+    const as2 = await ok<{ commId: number }>('POST', '/v2/comms/create', {
+      mailboxId: 1001,
+      commType: 'as2',
+      identifier: 'OURCO-AS2',
+      useType: 'Production',
+    });
     const sftp = await ok<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'sftp', identifier: 'ourco' });
     const listed = await ok<Record<string, unknown>[]>('POST', '/v2/comms/list', {});
     expect(listed).toEqual([
-      { commId: as2.commId, mailboxId: 1001, commType: 'as2', identifier: 'OURCO-AS2', status: 'Active', useType: 'Production', privateKeyRequired: true, withCerts: false },
-      { commId: sftp.commId, mailboxId: 1001, commType: 'sftp', identifier: 'ourco', status: 'Active', useType: 'TestAndProduction', privateKeyRequired: false, withCerts: false },
+      {
+        commId: as2.commId,
+        mailboxId: 1001,
+        commType: 'as2',
+        identifier: 'OURCO-AS2',
+        status: 'Active',
+        useType: 'Production',
+        privateKeyRequired: true,
+        withCerts: false,
+      },
+      {
+        commId: sftp.commId,
+        mailboxId: 1001,
+        commType: 'sftp',
+        identifier: 'ourco',
+        status: 'Active',
+        useType: 'TestAndProduction',
+        privateKeyRequired: false,
+        withCerts: false,
+      },
     ]);
     await ok('PUT', '/v2/comms/update', { commId: sftp.commId, status: 'Suspended' });
     expect((await ok<{ commId: number }[]>('POST', '/v2/comms/list', {})).map((c) => c.commId)).toEqual([as2.commId]);
     expect((await ok<{ commId: number }[]>('POST', '/v2/comms/list', { showInactive: false })).map((c) => c.commId)).toEqual([as2.commId]);
-    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/list', { showInactive: true })).map((c) => c.commId)).toEqual([as2.commId, sftp.commId]);
+    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/list', { showInactive: true })).map((c) => c.commId)).toEqual([
+      as2.commId,
+      sftp.commId,
+    ]);
     expect((await ok<unknown[]>('POST', '/v2/comms/list', { showInactive: true, commType: 'sftp' })).length).toBe(1);
     expect((await ok<unknown[]>('POST', '/v2/comms/list', { privateKeyRequired: true })).length).toBe(1);
     expect(await ok('POST', '/v2/comms/list', { withCerts: true })).toEqual([]);
     await ok('POST', '/v2/certificates/add-public', { commId: as2.commId, certType: 'X509', cert: Buffer.from('CERT').toString('base64') });
-    expect((await ok<{ commId: number; withCerts: boolean }[]>('POST', '/v2/comms/list', { withCerts: true }))).toMatchObject([{ commId: as2.commId, withCerts: true }]);
+    expect(await ok<{ commId: number; withCerts: boolean }[]>('POST', '/v2/comms/list', { withCerts: true })).toMatchObject([
+      { commId: as2.commId, withCerts: true },
+    ]);
     expect(await ok('POST', '/v2/comms/list', { useType: 'Test' })).toEqual([]);
     // Another tenant sees none of them.
     expect(await ok('POST', '/v2/comms/list', { showInactive: true }, 'demo-key-1002')).toEqual([]);
@@ -96,8 +157,13 @@ describe('the endpoints the service shapes field by field', () => {
   it('comms/find: the comms with that identifier, optionally of one type', async () => {
     await ok('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'as2', identifier: 'SHARED' });
     await ok('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'SHARED' });
-    expect((await ok<{ commType: string }[]>('POST', '/v2/comms/find', { identifier: 'SHARED' })).map((c) => c.commType)).toEqual(['as2', 'ftp']);
-    expect((await ok<{ commType: string }[]>('POST', '/v2/comms/find', { identifier: 'SHARED', commType: 'ftp' })).map((c) => c.commType)).toEqual(['ftp']);
+    expect((await ok<{ commType: string }[]>('POST', '/v2/comms/find', { identifier: 'SHARED' })).map((c) => c.commType)).toEqual([
+      'as2',
+      'ftp',
+    ]);
+    expect(
+      (await ok<{ commType: string }[]>('POST', '/v2/comms/find', { identifier: 'SHARED', commType: 'ftp' })).map((c) => c.commType),
+    ).toEqual(['ftp']);
     expect(await ok('POST', '/v2/comms/find', { identifier: 'nobody' })).toEqual([]);
     const dup = await call('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'as2', identifier: 'SHARED' });
     expect([dup.status, dup.errorCode]).toEqual([400, 'DuplicateObject']);
@@ -105,25 +171,51 @@ describe('the endpoints the service shapes field by field', () => {
   });
 
   it('users/role: the updated UserIDInfo; scoped by networkId/mailboxId; nobody grants above their own level', async () => {
-    const u = await ok<{ userId: number }>('POST', '/v2/users', { login: 'clerk', password: 'Clerk-pass1', email: 'clerk@ourco.example', mailboxId: 1001 });
+    const u = await ok<{ userId: number }>('POST', '/v2/users', {
+      login: 'clerk',
+      password: 'Clerk-pass1',
+      email: 'clerk@ourco.example',
+      mailboxId: 1001,
+    });
     const r = await ok<Record<string, unknown>>('POST', '/v2/users/role', { userId: u.userId, authLevel: 'MailboxAdmin', mailboxId: 1002 });
-    expect(Object.keys(r).sort()).toEqual(['authLevel', 'created', 'email', 'firstName', 'lastName', 'login', 'mailboxId', 'networkId', 'status', 'userId']);
+    expect(Object.keys(r).sort()).toEqual([
+      'authLevel',
+      'created',
+      'email',
+      'firstName',
+      'lastName',
+      'login',
+      'mailboxId',
+      'networkId',
+      'status',
+      'userId',
+    ]);
     expect(r).toMatchObject({ userId: u.userId, authLevel: 'MailboxAdmin', mailboxId: 1002, networkId: 1, status: 'Active' });
     expect(r.created).toMatch(ISO);
     expect((await call('POST', '/v2/users/role', { userId: u.userId, authLevel: 'Root' })).errorCode).toBe('AccessDenied');
     expect((await call('POST', '/v2/users/role', { userId: 99_999, authLevel: 'MailboxUser' })).errorCode).toBe('ObjectNotFound');
-    expect((await call('POST', '/v2/users/role', { userId: u.userId, authLevel: 'MailboxUser' }, 'demo-key-1001')).errorCode).toBe('AccessDenied');
+    expect((await call('POST', '/v2/users/role', { userId: u.userId, authLevel: 'MailboxUser' }, 'demo-key-1001')).errorCode).toBe(
+      'AccessDenied',
+    );
     // The alias form.
     expect(await ok('POST', `/v2/users/${u.userId}/set-role`, { authLevel: 'MailboxUser' })).toMatchObject({ authLevel: 'MailboxUser' });
   });
 
   it('users/set-network-mailbox: the updated UserIDInfo; a mailbox of another network is refused', async () => {
     const u = await ok<{ userId: number }>('POST', '/v2/users', { login: 'mover', password: 'Move-pass1', email: 'm@ourco.example' });
-    expect(await ok('POST', '/v2/users/set-network-mailbox', { userId: u.userId, mailboxId: 1002 })).toMatchObject({ userId: u.userId, mailboxId: 1002, networkId: 1 });
+    expect(await ok('POST', '/v2/users/set-network-mailbox', { userId: u.userId, mailboxId: 1002 })).toMatchObject({
+      userId: u.userId,
+      mailboxId: 1002,
+      networkId: 1,
+    });
     expect(await ok('GET', `/v2/users/${u.userId}`)).toMatchObject({ mailboxId: 1002 });
     expect((await call('POST', '/v2/users/set-network-mailbox', { userId: u.userId })).errorCode).toBe('InvalidParameter');
-    expect((await call('POST', '/v2/users/set-network-mailbox', { userId: u.userId, networkId: 2, mailboxId: 1001 })).errorCode).toBe('InvalidParameter');
-    expect((await call('POST', '/v2/users/set-network-mailbox', { userId: u.userId, mailboxId: 424_242 })).errorCode).toBe('ObjectNotFound');
+    expect((await call('POST', '/v2/users/set-network-mailbox', { userId: u.userId, networkId: 2, mailboxId: 1001 })).errorCode).toBe(
+      'InvalidParameter',
+    );
+    expect((await call('POST', '/v2/users/set-network-mailbox', { userId: u.userId, mailboxId: 424_242 })).errorCode).toBe(
+      'ObjectNotFound',
+    );
   });
 
   it('keys/create: the key record with the full key once; it authenticates; later views mask it; deleted → 401 (Authentication 5)', async () => {
@@ -142,8 +234,12 @@ describe('the endpoints the service shapes field by field', () => {
     expect([gone.status, gone.errorCode]).toEqual([401, 'InvalidAPIKey']);
     // Another user's keys need NetworkAdmin; a visibility outside KeyVisibility is a 400.
     expect((await call('POST', '/v2/keys/create', { userId: 13, visibility: 'Private' }, 'demo-key-1001')).errorCode).toBe('AccessDenied');
-    expect((await call('POST', '/v2/keys/create', { userId: 12, visibility: 'Private' }, 'demo-key-1001')).errorCode).toBe('ObjectNotFound');
-    expect((await call('POST', '/v2/keys/create', { userId: 11, visibility: 'Everyone' }, 'demo-key-1001')).errorCode).toBe('InvalidParameter');
+    expect((await call('POST', '/v2/keys/create', { userId: 12, visibility: 'Private' }, 'demo-key-1001')).errorCode).toBe(
+      'ObjectNotFound',
+    );
+    expect((await call('POST', '/v2/keys/create', { userId: 11, visibility: 'Everyone' }, 'demo-key-1001')).errorCode).toBe(
+      'InvalidParameter',
+    );
   });
 
   it('reports/monthly: one row per week {week, sent, received, totalBytes}, from the parcels routed that month', async () => {
@@ -154,7 +250,12 @@ describe('the endpoints the service shapes field by field', () => {
     await up(2);
     await emu.inject({ mailboxId: 1001, fileName: 'in.txt', content: Buffer.from('12345') });
     const now = new Date();
-    const rows = await ok<{ week: number; sent: number; received: number; totalBytes: number }[]>('POST', '/v2/reports/monthly', { report: 1, month: now.toISOString() }, 'demo-key-1001');
+    const rows = await ok<{ week: number; sent: number; received: number; totalBytes: number }[]>(
+      'POST',
+      '/v2/reports/monthly',
+      { report: 1, month: now.toISOString() },
+      'demo-key-1001',
+    );
     const days = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0)).getUTCDate();
     expect(rows.map((r) => r.week)).toEqual(Array.from({ length: Math.ceil(days / 7) }, (_, i) => i + 1));
     for (const r of rows) expect(Object.keys(r).sort()).toEqual(['received', 'sent', 'totalBytes', 'week']);
@@ -162,7 +263,12 @@ describe('the endpoints the service shapes field by field', () => {
     expect(week).toMatchObject({ sent: 2, received: 1, totalBytes: x12(1).length + x12(2).length + 5 });
     expect(rows.reduce((a, r) => a + r.sent + r.received, 0)).toBe(3);
     // Limits: only year and month count.
-    const sameMonth = await ok('POST', '/v2/reports/monthly', { report: 1, month: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1, 23, 59)).toISOString() }, 'demo-key-1001');
+    const sameMonth = await ok(
+      'POST',
+      '/v2/reports/monthly',
+      { report: 1, month: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1, 23, 59)).toISOString() },
+      'demo-key-1001',
+    );
     expect(sameMonth).toEqual(rows);
     expect((await call('POST', '/v2/reports/monthly', { report: 77, month: now.toISOString() })).errorCode).toBe('ObjectNotFound');
     expect((await call('POST', '/v2/reports/monthly', { report: 1 })).errorCode).toBe('InvalidParameter');
@@ -172,7 +278,10 @@ describe('the endpoints the service shapes field by field', () => {
     await emu.inject({ mailboxId: 1001, fileName: 'a.txt', content: Buffer.from('abc') });
     const target = new Date(Date.now() + 60_000).toISOString();
     const rows = await ok<{ periodStart: string; periodEnd: string; sentCount: number; receivedCount: number; totalBytes: number }[]>(
-      'POST', '/v2/reports/traffic-stats', { targetTime: target, numPeriods: 4, period: 'Hour' }, 'demo-key-1001',
+      'POST',
+      '/v2/reports/traffic-stats',
+      { targetTime: target, numPeriods: 4, period: 'Hour' },
+      'demo-key-1001',
     );
     expect(rows).toHaveLength(4);
     for (const r of rows) {
@@ -183,7 +292,11 @@ describe('the endpoints the service shapes field by field', () => {
     expect(rows.at(-1)!.periodEnd).toBe(target);
     expect(rows.at(-1)).toMatchObject({ sentCount: 0, receivedCount: 1, totalBytes: 3 });
     expect(rows.slice(0, 3).every((r) => r.receivedCount === 0)).toBe(true);
-    const months = await ok<{ periodStart: string }[]>('POST', '/v2/reports/traffic-stats', { targetTime: '2026-03-31T00:00:00Z', numPeriods: 3, period: 'Month' });
+    const months = await ok<{ periodStart: string }[]>('POST', '/v2/reports/traffic-stats', {
+      targetTime: '2026-03-31T00:00:00Z',
+      numPeriods: 3,
+      period: 'Month',
+    });
     expect(months.map((r) => r.periodStart)).toEqual(['2025-12-31T00:00:00.000Z', '2026-01-31T00:00:00.000Z', '2026-02-28T00:00:00.000Z']);
     for (const bad of [{ numPeriods: 0 }, { numPeriods: -2 }, { numPeriods: 1e6 }, { period: 'Fortnight' }]) {
       const r = await call('POST', '/v2/reports/traffic-stats', { targetTime: target, numPeriods: 2, period: 'Day', ...bad });
@@ -194,8 +307,18 @@ describe('the endpoints the service shapes field by field', () => {
 
 describe('writes change what reads return', () => {
   it('a carbon-copy rule copies routed parcels into its target mailbox; suspended, it stops', async () => {
-    const cc = await ok<{ ccId: number }>('POST', '/v2/carboncopies/create', { fromMailboxId: 1001, toMailboxId: 1002, direction: 'InBox' });
-    expect(await ok('GET', `/v2/carboncopies/${cc.ccId}`)).toMatchObject({ ccId: cc.ccId, fromMailboxId: 1001, toMailboxId: 1002, status: 'Active', direction: 'InBox' });
+    const cc = await ok<{ ccId: number }>('POST', '/v2/carboncopies/create', {
+      fromMailboxId: 1001,
+      toMailboxId: 1002,
+      direction: 'InBox',
+    });
+    expect(await ok('GET', `/v2/carboncopies/${cc.ccId}`)).toMatchObject({
+      ccId: cc.ccId,
+      fromMailboxId: 1001,
+      toMailboxId: 1002,
+      status: 'Active',
+      direction: 'InBox',
+    });
     await emu.inject({ mailboxId: 1001, fileName: 'copied.txt', content: Buffer.from('copy me') });
     const partner = await ok<{ fileName: string; bytes: number }[]>('POST', '/v2/parcels/pending-inbox-list', {}, 'demo-key-1002');
     expect(partner.map((p) => [p.fileName, p.bytes])).toEqual([['copied.txt', 7]]);
@@ -208,7 +331,10 @@ describe('writes change what reads return', () => {
     expect((await ok<unknown[]>('POST', '/v2/carboncopies/list', { mailboxId: 1001 })).length).toBe(1);
     expect(await ok('DELETE', `/v2/carboncopies/${cc.ccId}`)).toBe(true);
     expect((await call('GET', `/v2/carboncopies/${cc.ccId}`)).errorCode).toBe('ObjectNotFound');
-    expect((await call('POST', '/v2/carboncopies/create', { fromMailboxId: 1001, toMailboxId: 1002, direction: 'InBox' }, 'demo-key-1001')).errorCode).toBe('AccessDenied');
+    expect(
+      (await call('POST', '/v2/carboncopies/create', { fromMailboxId: 1001, toMailboxId: 1002, direction: 'InBox' }, 'demo-key-1001'))
+        .errorCode,
+    ).toBe('AccessDenied');
   });
 
   it('an OutBox rule copies what the mailbox sends', async () => {
@@ -223,10 +349,17 @@ describe('writes change what reads return', () => {
     for (const weak of ['alllower1!', 'ALLUPPER1!', 'NoDigits!!', 'NoSpecial12']) {
       expect((await call('POST', '/v2/users', { login: `w${weak}`, password: weak, email: 'w@x.example' })).message).toMatch(/^password/);
       expect((await call('POST', '/v2/users/password', { userId: 12, newPassword: weak })).message).toMatch(/^newPassword/);
-      expect((await call('PUT', '/v2/auth/password', { currentPassword: 'Demo-pass1', newPassword: weak }, 'demo-key-1001')).message).toMatch(/^newPassword/);
+      expect(
+        (await call('PUT', '/v2/auth/password', { currentPassword: 'Demo-pass1', newPassword: weak }, 'demo-key-1001')).message,
+      ).toMatch(/^newPassword/);
     }
     const long = `Aa1!${'x'.repeat(5000)}`;
-    const u = await ok<{ userId: number }>('POST', '/v2/users', { login: 'newbie', password: long, email: 'n@ourco.example', firstName: 'New' });
+    const u = await ok<{ userId: number }>('POST', '/v2/users', {
+      login: 'newbie',
+      password: long,
+      email: 'n@ourco.example',
+      firstName: 'New',
+    });
     expect((await ok<{ login: string }[]>('POST', '/v2/users/list', { mailboxId: 1001 })).map((x) => x.login)).toContain('newbie');
     const login = await call<{ token: string }>('POST', '/v2/auth/login', { login: 'newbie', password: long }, '');
     expect(login.status).toBe(200);
@@ -258,19 +391,36 @@ describe('writes change what reads return', () => {
   it('grid IDs: create (States rule 5: Active), update, VAN ID routes, move, terminate stops routing', async () => {
     const g = await ok<{ gridId: number; status: string }>('POST', '/v2/ids', { mailboxId: 1001, qualifier: '01', id: '123456789' });
     expect(g.status).toBe('Active');
-    expect(await ok('PUT', `/v2/ids/${g.gridId}`, { description: 'duns', ediStandard: 'EDIFACT' })).toMatchObject({ description: 'duns', ediStandard: 'EDIFACT' });
+    expect(await ok('PUT', `/v2/ids/${g.gridId}`, { description: 'duns', ediStandard: 'EDIFACT' })).toMatchObject({
+      description: 'duns',
+      ediStandard: 'EDIFACT',
+    });
     expect(await ok('POST', '/v2/ids/tp-update-description', { gridId: g.gridId, description: 'DUNS' })).toBe(true);
-    expect(await ok('POST', '/v2/ids/tp-get-mailbox-default', { gridId: g.gridId })).toEqual({ mailboxId: 1001, networkId: 1, mailboxName: 'Our Company', status: 'Active' });
+    expect(await ok('POST', '/v2/ids/tp-get-mailbox-default', { gridId: g.gridId })).toEqual({
+      mailboxId: 1001,
+      networkId: 1,
+      mailboxName: 'Our Company',
+      status: 'Active',
+    });
     // A VAN ID of the partner's grid ID: an ISA addressed to it is routed to the partner.
     expect(await ok('POST', '/v2/ids/tp-add-van', { gridId: 5002, vanQualifier: '12', vanId: '5551234567' })).toBe(true);
-    expect((await call('POST', '/v2/ids/tp-add-van', { gridId: 5001, vanQualifier: '12', vanId: '5551234567' })).errorCode).toBe('DuplicateObject');
+    expect((await call('POST', '/v2/ids/tp-add-van', { gridId: 5001, vanQualifier: '12', vanId: '5551234567' })).errorCode).toBe(
+      'DuplicateObject',
+    );
     const viaVan = x12(31).replace('ZZ*DEMOPARTNER    ', '12*5551234567     ');
     await ok('POST', '/v2/parcels/upload', { fileName: 'van.x12', content: Buffer.from(viaVan).toString('base64') }, 'demo-key-1001');
-    expect((await ok<{ fileName: string }[]>('POST', '/v2/parcels/pending-inbox-list', {}, 'demo-key-1002')).map((p) => p.fileName)).toEqual(['van.x12']);
+    expect(
+      (await ok<{ fileName: string }[]>('POST', '/v2/parcels/pending-inbox-list', {}, 'demo-key-1002')).map((p) => p.fileName),
+    ).toEqual(['van.x12']);
     expect(await ok('POST', '/v2/ids/tp-move', { gridId: g.gridId, newMailboxId: 1002 })).toMatchObject({ mailboxId: 1002 });
     expect(await ok('DELETE', '/v2/ids/5002')).toBe(true);
     expect(await ok('GET', '/v2/ids/5002')).toMatchObject({ status: 'Terminated' });
-    const refused = await call('POST', '/v2/parcels/upload', { fileName: 'x.x12', content: Buffer.from(x12(32)).toString('base64') }, 'demo-key-1001');
+    const refused = await call(
+      'POST',
+      '/v2/parcels/upload',
+      { fileName: 'x.x12', content: Buffer.from(x12(32)).toString('base64') },
+      'demo-key-1001',
+    );
     expect([refused.status, refused.errorCode]).toEqual([400, 'InvalidParameter']);
     const missing = await call('POST', '/v2/ids', { mailboxId: 999_999, qualifier: 'ZZ', id: 'NOPE' }, 'demo-key-root');
     expect([missing.status, missing.errorCode]).toEqual([404, 'ObjectNotFound']);
@@ -278,33 +428,62 @@ describe('writes change what reads return', () => {
 
   it('mailboxes and networks: create, update, config shown by get; delete terminates and stops routing into it', async () => {
     const m = await ok<{ mailboxId: number }>('POST', '/v2/mailboxes/create', { networkId: 1, uniqueId: 'NEWCO', companyName: 'New Co' });
-    expect((await call('POST', '/v2/mailboxes', { networkId: 1, uniqueId: 'NEWCO', companyName: 'Again' })).errorCode).toBe('DuplicateObject');
+    expect((await call('POST', '/v2/mailboxes', { networkId: 1, uniqueId: 'NEWCO', companyName: 'Again' })).errorCode).toBe(
+      'DuplicateObject',
+    );
     await ok('POST', '/v2/mailboxes/update', { mailboxId: m.mailboxId, companyName: 'Newer Co' });
     await ok('POST', '/v2/mailboxes/update-config', { mailboxId: m.mailboxId, deleteOnDownload: true, inBoxTimeout: 30 });
-    await ok('POST', '/v2/mailboxes/x12-delimiters', { mailboxId: m.mailboxId, elementDelimiter: '*', subElementDelimiter: ':', segmentTerminator: '~' });
+    await ok('POST', '/v2/mailboxes/x12-delimiters', {
+      mailboxId: m.mailboxId,
+      elementDelimiter: '*',
+      subElementDelimiter: ':',
+      segmentTerminator: '~',
+    });
     expect(await ok('GET', `/v2/mailboxes/${m.mailboxId}`)).toMatchObject({
-      companyName: 'Newer Co', config: { deleteOnDownload: true, inBoxTimeout: 30 }, x12Delimiters: { subElementDelimiter: ':' },
+      companyName: 'Newer Co',
+      config: { deleteOnDownload: true, inBoxTimeout: 30 },
+      x12Delimiters: { subElementDelimiter: ':' },
     });
     const r = await call('DELETE', `/v2/mailboxes/${m.mailboxId}`);
     expect([r.data, typeof r.message]).toEqual([null, 'string']);
     expect(await ok('GET', `/v2/mailboxes/${m.mailboxId}`)).toMatchObject({ status: 'Terminated' });
-    const refused = await fetch(`${emu.url}/_emulator/inject`, { method: 'POST', body: JSON.stringify({ mailboxId: m.mailboxId, content: 'QUJD' }) });
+    const refused = await fetch(`${emu.url}/_emulator/inject`, {
+      method: 'POST',
+      body: JSON.stringify({ mailboxId: m.mailboxId, content: 'QUJD' }),
+    });
     expect(refused.status).toBe(400);
-    expect(await ok('PUT', '/v2/networks/1', { companyName: 'Renamed Net', city: 'Springfield', state: 'IL' })).toMatchObject({ companyName: 'Renamed Net', profile: { city: 'Springfield', state: 'IL' } });
+    expect(await ok('PUT', '/v2/networks/1', { companyName: 'Renamed Net', city: 'Springfield', state: 'IL' })).toMatchObject({
+      companyName: 'Renamed Net',
+      profile: { city: 'Springfield', state: 'IL' },
+    });
     expect((await call('PUT', '/v2/networks', { networkId: 1, companyName: 'x' }, 'demo-key-1001')).errorCode).toBe('AccessDenied');
   });
 
   it('partners: delete terminates (routing stops), notes are listed with author and time; portals once per mailbox', async () => {
     expect(await ok('POST', '/v2/partners/note', { interconnectId: 7001, note: 'call before go-live' }, 'demo-key-1001')).toBe(true);
-    const notes = await ok<{ text: string; timestamp: string; userId: number }[]>('POST', '/v2/partners/notelist', { interconnectId: 7001 });
+    const notes = await ok<{ text: string; timestamp: string; userId: number }[]>('POST', '/v2/partners/notelist', {
+      interconnectId: 7001,
+    });
     expect(notes).toEqual([{ text: 'call before go-live', timestamp: expect.stringMatching(ISO) as string, userId: 11 }]);
     expect(await ok('DELETE', '/v2/partners/7001', undefined, 'demo-key-1001')).toBe(true);
     expect(await ok('GET', '/v2/partners/7001')).toMatchObject({ status: 'Terminated' });
-    expect((await call('POST', '/v2/parcels/upload', { fileName: 'x.x12', content: Buffer.from(x12(5)).toString('base64') }, 'demo-key-1001')).errorCode).toBe('InvalidParameter');
-    const again = await ok<{ interconnectId: number; status: string }>('POST', '/v2/partners', { gridIdFrom: 5001, gridIdTo: 5002 }, 'demo-key-1001');
+    expect(
+      (await call('POST', '/v2/parcels/upload', { fileName: 'x.x12', content: Buffer.from(x12(5)).toString('base64') }, 'demo-key-1001'))
+        .errorCode,
+    ).toBe('InvalidParameter');
+    const again = await ok<{ interconnectId: number; status: string }>(
+      'POST',
+      '/v2/partners',
+      { gridIdFrom: 5001, gridIdTo: 5002 },
+      'demo-key-1001',
+    );
     expect(again.status).toBe('Active');
     const p = await ok<{ portalId: number; url: string }>('POST', '/v2/portals/create', { mailboxId: 1001 }, 'demo-key-1001');
-    expect(await ok('GET', '/v2/portals/by-mailbox/1001', undefined, 'demo-key-1001')).toMatchObject({ portalId: p.portalId, mailboxId: 1001, status: 'Active' });
+    expect(await ok('GET', '/v2/portals/by-mailbox/1001', undefined, 'demo-key-1001')).toMatchObject({
+      portalId: p.portalId,
+      mailboxId: 1001,
+      status: 'Active',
+    });
     expect((await call('POST', '/v2/portals/create', { mailboxId: 1001 }, 'demo-key-1001')).errorCode).toBe('DuplicateObject');
     expect((await call('GET', '/v2/portals/by-mailbox/1002', undefined, 'demo-key-1001')).errorCode).toBe('ObjectNotFound');
   });
@@ -312,18 +491,38 @@ describe('writes change what reads return', () => {
   it('comm pairing and certificates: set-pair fixes the comm between two grid IDs; renew and terminate', async () => {
     const a = await ok<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 1002, commType: 'as2', identifier: 'PARTNER-A' });
     const b = await ok<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 1002, commType: 'sftp', identifier: 'partner' });
-    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/pair', { gridIdFrom: 5001, gridIdTo: 5002 })).map((c) => c.commId)).toEqual([a.commId, b.commId]);
-    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/set-pair', { gridIdFrom: 5001, gridIdTo: 5002, commId: b.commId })).map((c) => c.commId)).toEqual([b.commId]);
-    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/pair', { gridIdFrom: 5001, gridIdTo: 5002 })).map((c) => c.commId)).toEqual([b.commId]);
-    const created = await ok<{ certKeyId: number; withCerts: boolean }>('POST', '/v2/certificates/create', { commId: a.commId, usage: 'Signature' });
+    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/pair', { gridIdFrom: 5001, gridIdTo: 5002 })).map((c) => c.commId)).toEqual([
+      a.commId,
+      b.commId,
+    ]);
+    expect(
+      (await ok<{ commId: number }[]>('POST', '/v2/comms/set-pair', { gridIdFrom: 5001, gridIdTo: 5002, commId: b.commId })).map(
+        (c) => c.commId,
+      ),
+    ).toEqual([b.commId]);
+    expect((await ok<{ commId: number }[]>('POST', '/v2/comms/pair', { gridIdFrom: 5001, gridIdTo: 5002 })).map((c) => c.commId)).toEqual([
+      b.commId,
+    ]);
+    const created = await ok<{ certKeyId: number; withCerts: boolean }>('POST', '/v2/certificates/create', {
+      commId: a.commId,
+      usage: 'Signature',
+    });
     expect(created.withCerts).toBe(true);
-    const renewed = await ok<{ certKeyId: number }>('POST', '/v2/certificates/renew', { commId: a.commId, certKeyId: created.certKeyId, years: 1 });
+    const renewed = await ok<{ certKeyId: number }>('POST', '/v2/certificates/renew', {
+      commId: a.commId,
+      certKeyId: created.certKeyId,
+      years: 1,
+    });
     expect(renewed.certKeyId).not.toBe(created.certKeyId);
     expect(await ok('POST', '/v2/certificates/terminate', { commId: a.commId, certKeyId: created.certKeyId })).toBe(true);
     expect(await ok('POST', '/v2/certificates/terminate', { commId: a.commId, certKeyId: renewed.certKeyId })).toBe(true);
     expect(await ok('GET', `/v2/comms/${a.commId}`)).toMatchObject({ withCerts: false });
-    expect((await call('POST', '/v2/certificates/terminate', { commId: a.commId, certKeyId: renewed.certKeyId })).errorCode).toBe('ObjectNotFound');
-    expect((await call('POST', '/v2/certificates/add-private', { commId: a.commId, certType: 'X509', cert: 'not base64 !' })).errorCode).toBe('InvalidParameter');
+    expect((await call('POST', '/v2/certificates/terminate', { commId: a.commId, certKeyId: renewed.certKeyId })).errorCode).toBe(
+      'ObjectNotFound',
+    );
+    expect(
+      (await call('POST', '/v2/certificates/add-private', { commId: a.commId, certType: 'X509', cert: 'not base64 !' })).errorCode,
+    ).toBe('InvalidParameter');
   });
 
   it('state survives a restart (SQLite file)', async () => {

@@ -48,16 +48,32 @@ describe('the emulator survives broken-off requests and any body on any route', 
     const { emu, errors } = await startWatched(path.join(dir, 'emu.sqlite'));
     const b64 = Buffer.alloc(300_000, 'A').toString('base64');
     for (let i = 0; i < 20; i++) {
-      await brokenOff(emu.url, 'POST /v2/parcels/upload HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n', `{"fileName":"a${i}.edi","content":"${b64.slice(0, 1000 * (i + 1))}`);
-      await brokenOff(emu.url, 'POST /_emulator/inject HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n', `{"mailboxId":1001,"content":"${b64.slice(0, 5000 * (i + 1))}`);
-      await brokenOff(emu.url, 'POST /v2/users/list HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n', '{"pageNo":');
+      await brokenOff(
+        emu.url,
+        'POST /v2/parcels/upload HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n',
+        `{"fileName":"a${i}.edi","content":"${b64.slice(0, 1000 * (i + 1))}`,
+      );
+      await brokenOff(
+        emu.url,
+        'POST /_emulator/inject HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n',
+        `{"mailboxId":1001,"content":"${b64.slice(0, 5000 * (i + 1))}`,
+      );
+      await brokenOff(
+        emu.url,
+        'POST /v2/users/list HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n',
+        '{"pageNo":',
+      );
     }
     const me = await fetch(`${emu.url}/v2/users/me`, { headers: { 'x-api-key': 'demo-key-1001' } });
     expect(me.status).toBe(200);
-    const leftovers = await eventually(() => {
-      const tmp = fs.readdirSync(`${path.join(dir, 'emu.sqlite')}.content`).filter((f) => f.startsWith('tmp-'));
-      return tmp.length === 0 ? tmp : undefined;
-    }, 5000, 'partial uploads removed');
+    const leftovers = await eventually(
+      () => {
+        const tmp = fs.readdirSync(`${path.join(dir, 'emu.sqlite')}.content`).filter((f) => f.startsWith('tmp-'));
+        return tmp.length === 0 ? tmp : undefined;
+      },
+      5000,
+      'partial uploads removed',
+    );
     expect(leftovers).toEqual([]);
     const parcels = (await (await fetch(`${emu.url}/_emulator/parcels`)).json()) as { data: unknown[] };
     expect(parcels.data).toEqual([]);
@@ -66,7 +82,33 @@ describe('the emulator survives broken-off requests and any body on any route', 
 
   it('answers 2,000 generated garbage bodies on /_emulator/inject and the upload with 4xx or 200, never a 5xx', async () => {
     const { emu, errors } = await startWatched();
-    const pieces = ['{', '}', '[', ']', '"content"', '"mailboxId"', ':', ',', '1001', '"QUJD"', '"', '\\', '\\u00', 'null', 'true', '1e999', '-0', ' ', '"fileName"', '"a\\ud800"', 'ÿ', '"gridIdFrom"', '5001', '9007199254740993', '"\\"'];
+    const pieces = [
+      '{',
+      '}',
+      '[',
+      ']',
+      '"content"',
+      '"mailboxId"',
+      ':',
+      ',',
+      '1001',
+      '"QUJD"',
+      '"',
+      '\\',
+      '\\u00',
+      'null',
+      'true',
+      '1e999',
+      '-0',
+      ' ',
+      '"fileName"',
+      '"a\\ud800"',
+      'ÿ',
+      '"gridIdFrom"',
+      '5001',
+      '9007199254740993',
+      '"\\"',
+    ];
     let seed = 20261123;
     const rnd = (n: number): number => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -77,7 +119,12 @@ describe('the emulator survives broken-off requests and any body on any route', 
       let body = rnd(3) === 0 ? '{"mailboxId":1001,' : '';
       for (let j = rnd(24); j > 0; j--) body += pieces[rnd(pieces.length)];
       const route = rnd(2) ? '/_emulator/inject' : '/v2/parcels/upload';
-      const res = await fetch(emu.url + route, { method: 'POST', body, headers: { 'x-api-key': 'demo-key-1001' }, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(emu.url + route, {
+        method: 'POST',
+        body,
+        headers: { 'x-api-key': 'demo-key-1001' },
+        signal: AbortSignal.timeout(10_000),
+      });
       await res.arrayBuffer();
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       if (res.status >= 500) throw new Error(`${route} ${JSON.stringify(body)} → ${res.status}`);
@@ -92,7 +139,11 @@ describe('oversized bodies', () => {
     const { emu, errors } = await startWatched();
     const body = JSON.stringify({ pageNo: 1, pad: 'x'.repeat(2_000_000) });
     for (const p of ['/v2/users/list', '/v2/keys/create', '/_emulator/faults']) {
-      const res = await fetch(emu.url + p, { method: 'POST', body, headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' } });
+      const res = await fetch(emu.url + p, {
+        method: 'POST',
+        body,
+        headers: { 'x-api-key': 'demo-key-1001', 'content-type': 'application/json' },
+      });
       const env = (await res.json()) as { errorCode: string; message: string };
       expect([p, res.status, env.errorCode]).toEqual([p, 400, 'InvalidParameter']);
       expect(env.message).toMatch(/larger than 1048576 bytes/);
@@ -173,9 +224,19 @@ describe('baseUrl: embedded', () => {
     const [, url] = await child.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"embedded emulator started"/);
     await child.waitFor(/"msg":"gridsync started"/);
     for (let i = 0; i < 10; i++) {
-      await brokenOff(url!, 'POST /v2/parcels/upload HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n', `{"fileName":"x","content":"${'QUJD'.repeat(2000 * (i + 1))}`);
+      await brokenOff(
+        url!,
+        'POST /v2/parcels/upload HTTP/1.1\r\nHost: x\r\nX-API-Key: demo-key-1001\r\nContent-Type: application/json\r\n',
+        `{"fileName":"x","content":"${'QUJD'.repeat(2000 * (i + 1))}`,
+      );
       await brokenOff(url!, 'POST /_emulator/inject HTTP/1.1\r\nHost: x\r\n', '{"mailboxId":');
-      for (const body of ['\u0000', '{"mailboxId":1e999,"content":"QUJD"}', '{"content":[]}', '[[[[[[[[[[', '{"mailboxId":1001,"content":"QU==JD"}']) {
+      for (const body of [
+        '\u0000',
+        '{"mailboxId":1e999,"content":"QUJD"}',
+        '{"content":[]}',
+        '[[[[[[[[[[',
+        '{"mailboxId":1001,"content":"QU==JD"}',
+      ]) {
         const r = await fetch(`${url}/_emulator/inject`, { method: 'POST', body });
         expect(r.status).toBeLessThan(500);
       }

@@ -29,11 +29,36 @@ const seed: SeedFixture = {
   ],
   interconnects: [{ interconnectId: 7001, gridIdFrom: 5001, gridIdTo: 5002 }],
   users: [
-    { userId: 11, login: 'user1', email: 'u1@one.example', password: 'Pass-word1', authLevel: 'MailboxAdmin', networkId: 1, mailboxId: 1001, apiKey: 'key-user1' },
+    {
+      userId: 11,
+      login: 'user1',
+      email: 'u1@one.example',
+      password: 'Pass-word1',
+      authLevel: 'MailboxAdmin',
+      networkId: 1,
+      mailboxId: 1001,
+      apiKey: 'key-user1',
+    },
     { userId: 12, login: 'plain1', password: 'Pass-word1', authLevel: 'MailboxUser', networkId: 1, mailboxId: 1001, apiKey: 'key-plain1' },
-    { userId: 13, login: 'netadmin1', password: 'Pass-word1', authLevel: 'NetworkAdmin', networkId: 1, mailboxId: 1001, apiKey: 'key-netadmin1' },
+    {
+      userId: 13,
+      login: 'netadmin1',
+      password: 'Pass-word1',
+      authLevel: 'NetworkAdmin',
+      networkId: 1,
+      mailboxId: 1001,
+      apiKey: 'key-netadmin1',
+    },
     { userId: 21, login: 'user2', password: 'Pass-word1', authLevel: 'MailboxAdmin', networkId: 2, mailboxId: 2001, apiKey: 'key-user2' },
-    { userId: 22, login: 'netadmin2', password: 'Pass-word1', authLevel: 'NetworkAdmin', networkId: 2, mailboxId: 2001, apiKey: 'key-netadmin2' },
+    {
+      userId: 22,
+      login: 'netadmin2',
+      password: 'Pass-word1',
+      authLevel: 'NetworkAdmin',
+      networkId: 2,
+      mailboxId: 2001,
+      apiKey: 'key-netadmin2',
+    },
     { userId: 1, login: 'root', password: 'Pass-word1', authLevel: 'Root', networkId: 1, mailboxId: 1001 },
   ],
 };
@@ -44,8 +69,19 @@ beforeEach(async () => {
 });
 afterEach(async () => emu.close());
 
-interface Res<T = unknown> { status: number; data: T; errorCode: string | null; message: string | null; headers: Headers }
-async function call<T = unknown>(method: string, p: string, body?: unknown, headers: Record<string, string> = { 'x-api-key': 'key-user1' }): Promise<Res<T>> {
+interface Res<T = unknown> {
+  status: number;
+  data: T;
+  errorCode: string | null;
+  message: string | null;
+  headers: Headers;
+}
+async function call<T = unknown>(
+  method: string,
+  p: string,
+  body?: unknown,
+  headers: Record<string, string> = { 'x-api-key': 'key-user1' },
+): Promise<Res<T>> {
   const res = await fetch(emu.url + p, {
     method,
     headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -81,7 +117,9 @@ describe('States and transitions', () => {
     const a = await emu.inject({ mailboxId: 1001, fileName: 'a', content: Buffer.from('a') });
     await call('POST', '/v2/parcels/set-mailbagcontrolid', { parcelId: a, mailbagControlId: 'MB-1' });
     await call('POST', '/v2/parcels/confirm', { parcelId: a });
-    const found = await call<{ parcelId: number; status: string }[]>('POST', '/v2/parcels/find-mailbagcontrolid', { mailbagControlId: 'MB-1' });
+    const found = await call<{ parcelId: number; status: string }[]>('POST', '/v2/parcels/find-mailbagcontrolid', {
+      mailbagControlId: 'MB-1',
+    });
     expect(found.data).toMatchObject([{ parcelId: a, status: 'InBoxTransferred' }]);
   });
 
@@ -92,7 +130,8 @@ describe('States and transitions', () => {
       if (status !== 'Active') await call('PUT', '/v2/comms/update', { commId: c.data.commId, status });
       ids.push(c.data.commId);
     }
-    const shown = async (body: unknown): Promise<number[]> => (await call<{ commId: number }[]>('POST', '/v2/comms/list', body)).data.map((c) => c.commId);
+    const shown = async (body: unknown): Promise<number[]> =>
+      (await call<{ commId: number }[]>('POST', '/v2/comms/list', body)).data.map((c) => c.commId);
     expect(await shown({})).toEqual([ids[0], ids[3]]);
     expect(await shown({ showInactive: false })).toEqual([ids[0], ids[3]]);
     expect(await shown({ showInactive: true })).toEqual(ids);
@@ -108,7 +147,12 @@ describe('States and transitions', () => {
 
 describe('Authentication', () => {
   it('rule 1: login returns the expiry as expiresAt in UTC', async () => {
-    const r = await call<{ token: string; expiresAt: string; userId: number }>('POST', '/v2/auth/login', { login: 'user1', password: 'Pass-word1' }, {});
+    const r = await call<{ token: string; expiresAt: string; userId: number }>(
+      'POST',
+      '/v2/auth/login',
+      { login: 'user1', password: 'Pass-word1' },
+      {},
+    );
     expect(r.data.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     expect(Date.parse(r.data.expiresAt)).toBeGreaterThan(Date.now());
     expect(r.data.userId).toBe(11);
@@ -138,7 +182,10 @@ describe('Authentication', () => {
     expect((await call('GET', '/v2/users/key/11')).data).toBe('key-user1');
     const created = await call<{ key: string; keyId: number }>('POST', '/v2/keys/create', { userId: 11, visibility: 'Private' });
     expect((await call('GET', '/v2/users/me', undefined, as(created.data.key))).status).toBe(200);
-    const later = JSON.stringify([(await call('POST', '/v2/keys/get-key', { userId: 11 })).data, (await call('POST', '/v2/keys/list', { userId: 11 })).data]);
+    const later = JSON.stringify([
+      (await call('POST', '/v2/keys/get-key', { userId: 11 })).data,
+      (await call('POST', '/v2/keys/list', { userId: 11 })).data,
+    ]);
     expect(later).not.toContain(created.data.key);
     const generated = await call<string>('POST', '/v2/users/11/generate-api-key');
     expect((await call('GET', '/v2/users/me', undefined, as(generated.data))).status).toBe(200);
@@ -164,8 +211,12 @@ describe('Authentication', () => {
       }
     }
     // A MailboxUser cannot create a comm or a grid ID either; a MailboxAdmin can.
-    expect((await call('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'u' }, as('key-plain1'))).errorCode).toBe('AccessDenied');
-    expect((await call('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'u' }, as('key-user1'))).status).toBe(200);
+    expect(
+      (await call('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'u' }, as('key-plain1'))).errorCode,
+    ).toBe('AccessDenied');
+    expect((await call('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'u' }, as('key-user1'))).status).toBe(
+      200,
+    );
     expect((await call('POST', '/v2/networks/x12-delimiters', delims, as('key-netadmin1'))).status).toBe(200);
     expect((await call('POST', '/v2/networks/x12-delimiters', { ...delims, networkId: 2 }, as(ROOT))).status).toBe(200);
     expect((await call('GET', '/v2/mailboxes/2001', undefined, as(ROOT))).status).toBe(200);
@@ -173,7 +224,12 @@ describe('Authentication', () => {
 
   it('rule 6 (tenancy): another tenant’s objects are 404 ObjectNotFound, never listed', async () => {
     const parcel = await emu.inject({ mailboxId: 2001, fileName: 'theirs', content: Buffer.from('t') });
-    const c = await call<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 2001, commType: 'ftp', identifier: 'two' }, as('key-user2'));
+    const c = await call<{ commId: number }>(
+      'POST',
+      '/v2/comms/create',
+      { mailboxId: 2001, commType: 'ftp', identifier: 'two' },
+      as('key-user2'),
+    );
     for (const [method, p, body] of [
       ['GET', '/v2/networks/2', undefined],
       ['GET', '/v2/mailboxes/2001', undefined],
@@ -192,13 +248,27 @@ describe('Authentication', () => {
       const r = await call(method, p, body, as('key-netadmin1'));
       expect([p, r.status, r.errorCode]).toEqual([p, 404, 'ObjectNotFound']);
     }
-    expect((await call<{ networkId: number }[]>('POST', '/v2/users/list', {}, as('key-netadmin1'))).data.every((u) => u.networkId === 1)).toBe(true);
+    expect(
+      (await call<{ networkId: number }[]>('POST', '/v2/users/list', {}, as('key-netadmin1'))).data.every((u) => u.networkId === 1),
+    ).toBe(true);
     expect((await call<unknown[]>('POST', '/v2/comms/list', { showInactive: true }, as('key-netadmin1'))).data).toEqual([]);
-    expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as('key-netadmin1'))).data.networks.map((n) => n.networkId)).toEqual([1]);
+    expect(
+      (await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as('key-netadmin1'))).data.networks.map(
+        (n) => n.networkId,
+      ),
+    ).toEqual([1]);
     // Root sees both; the mailboxId filter gives the network owning that mailbox.
-    expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as(ROOT))).data.networks.map((n) => n.networkId)).toEqual([1, 2]);
-    expect((await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as(ROOT))).data.networks.map((n) => n.networkId)).toEqual([2]);
-    expect((await call<{ networks: unknown[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as('key-netadmin1'))).data.networks).toEqual([]);
+    expect(
+      (await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', {}, as(ROOT))).data.networks.map((n) => n.networkId),
+    ).toEqual([1, 2]);
+    expect(
+      (await call<{ networks: { networkId: number }[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as(ROOT))).data.networks.map(
+        (n) => n.networkId,
+      ),
+    ).toEqual([2]);
+    expect(
+      (await call<{ networks: unknown[] }>('POST', '/v2/networks/list', { mailboxId: 2001 }, as('key-netadmin1'))).data.networks,
+    ).toEqual([]);
   });
 
   it('rule 7: every endpoint that sets a password enforces lower, upper, digit and non-alphanumeric, with no maximum length', async () => {
@@ -237,19 +307,40 @@ describe('Events', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-rules-cb-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          path.join(dir, 'k.pem'),
+          '-out',
+          path.join(dir, 'c.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
     } catch {
       process.stdout.write('NOTICE: openssl not found; the Events rules are skipped\n');
       return;
     }
-    receiver = https.createServer({ key: fs.readFileSync(path.join(dir, 'k.pem')), cert: fs.readFileSync(path.join(dir, 'c.pem')) }, (req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        received.push(JSON.parse(body) as Record<string, unknown>);
-        res.writeHead(answer).end(`answer ${answer}`);
-      });
-    });
+    receiver = https.createServer(
+      { key: fs.readFileSync(path.join(dir, 'k.pem')), cert: fs.readFileSync(path.join(dir, 'c.pem')) },
+      (req, res) => {
+        let body = '';
+        req.on('data', (d: Buffer) => (body += d.toString()));
+        req.on('end', () => {
+          received.push(JSON.parse(body) as Record<string, unknown>);
+          res.writeHead(answer).end(`answer ${answer}`);
+        });
+      },
+    );
     receiver.listen(0, '127.0.0.1');
     await once(receiver, 'listening');
     hookUrl = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -268,7 +359,13 @@ describe('Events', () => {
     answer = 202;
     const r = await call<Record<string, unknown>>('POST', '/v2/callbacks/test', { callbackId: cb.data.callbackId });
     answer = 200;
-    expect(r.data).toEqual({ callbackId: cb.data.callbackId, url: hookUrl, httpStatus: 202, responseBody: 'answer 202', testedAt: expect.stringMatching(/Z$/) as string });
+    expect(r.data).toEqual({
+      callbackId: cb.data.callbackId,
+      url: hookUrl,
+      httpStatus: 202,
+      responseBody: 'answer 202',
+      testedAt: expect.stringMatching(/Z$/) as string,
+    });
     expect(received.at(-1)).toMatchObject({ callbackId: cb.data.callbackId, isTest: true });
   });
 
@@ -280,8 +377,18 @@ describe('Events', () => {
     await new Promise((r) => setTimeout(r, 5));
     for (let i = 0; i < 3; i++) await emu.inject({ mailboxId: 1001, fileName: `e${i}`, content: Buffer.from('e') });
     await emu.inject({ mailboxId: 1002, fileName: 'other', content: Buffer.from('o') });
-    const list = async (body: unknown, key = 'key-netadmin1'): Promise<{ totalRecords: number; pageNo: number; recordsPerPage: number; events: { mailboxId: number }[] }> =>
-      (await call<{ totalRecords: number; pageNo: number; recordsPerPage: number; events: { mailboxId: number }[] }>('POST', '/v2/callbacks/event-list', body, as(key))).data;
+    const list = async (
+      body: unknown,
+      key = 'key-netadmin1',
+    ): Promise<{ totalRecords: number; pageNo: number; recordsPerPage: number; events: { mailboxId: number }[] }> =>
+      (
+        await call<{ totalRecords: number; pageNo: number; recordsPerPage: number; events: { mailboxId: number }[] }>(
+          'POST',
+          '/v2/callbacks/event-list',
+          body,
+          as(key),
+        )
+      ).data;
     const all = await list({});
     expect([all.totalRecords, all.pageNo, all.recordsPerPage]).toEqual([4, 1, 100]);
     expect((await list({ mailboxId: 1001 })).totalRecords).toBe(3);
@@ -304,7 +411,17 @@ describe('Events', () => {
     expect(updated.data.url).toBe(`${hookUrl}?v=2`);
     const parcel = await emu.inject({ mailboxId: 1001, fileName: 'ev', content: Buffer.from('ev') });
     await call('POST', '/v2/parcels/confirm', { parcelId: parcel });
-    type Ev = { callbackEventId: number; callbackId: number; event: string; mailboxId: number; objectId: number; status: string; created: string; delivered: string | null; httpStatus: number | null };
+    type Ev = {
+      callbackEventId: number;
+      callbackId: number;
+      event: string;
+      mailboxId: number;
+      objectId: number;
+      status: string;
+      created: string;
+      delivered: string | null;
+      httpStatus: number | null;
+    };
     let events: Ev[] = [];
     await until(async () => {
       events = (await call<{ events: Ev[] }>('POST', '/v2/callbacks/event-list', { mailboxId: 1001 })).data.events;
@@ -312,8 +429,25 @@ describe('Events', () => {
     });
     expect(events).toHaveLength(2);
     for (const e of events) {
-      expect(Object.keys(e).sort()).toEqual(['callbackEventId', 'callbackId', 'created', 'delivered', 'event', 'httpStatus', 'mailboxId', 'objectId', 'status']);
-      expect(e).toMatchObject({ callbackId: cb.data.callbackId, event: 'Parcel', mailboxId: 1001, objectId: parcel, status: 'Completed', httpStatus: 200 });
+      expect(Object.keys(e).sort()).toEqual([
+        'callbackEventId',
+        'callbackId',
+        'created',
+        'delivered',
+        'event',
+        'httpStatus',
+        'mailboxId',
+        'objectId',
+        'status',
+      ]);
+      expect(e).toMatchObject({
+        callbackId: cb.data.callbackId,
+        event: 'Parcel',
+        mailboxId: 1001,
+        objectId: parcel,
+        status: 'Completed',
+        httpStatus: 200,
+      });
       expect(e.delivered).toMatch(/Z$/);
     }
     const payloads = received.filter((r) => r.parcelId === parcel).map((r) => r.status);
@@ -331,7 +465,16 @@ describe('Errors', () => {
       [call('GET', '/v2/users/me', undefined, { authorization: 'Bearer forged' }), 401, 'InvalidSession'],
       [call('GET', '/v2/users/me', undefined, as('nope')), 401, 'InvalidAPIKey'],
       [call('POST', '/v2/parcels/confirm', '{"parcelId":'), 400, 'InvalidParameter'],
-      [call('POST', '/v2/networks/x12-delimiters', { networkId: 1, elementDelimiter: '*', subElementDelimiter: '>', segmentTerminator: '~' }), 403, 'AccessDenied'],
+      [
+        call('POST', '/v2/networks/x12-delimiters', {
+          networkId: 1,
+          elementDelimiter: '*',
+          subElementDelimiter: '>',
+          segmentTerminator: '~',
+        }),
+        403,
+        'AccessDenied',
+      ],
       [call('GET', '/v2/parcels/424242'), 404, 'ObjectNotFound'],
       [call('GET', '/v2/no/such/path'), 404, 'ObjectNotFound'],
       [call('POST', '/v2/ids', { mailboxId: 1001, qualifier: 'ZZ', id: 'ONEA' }), 400, 'DuplicateObject'],
@@ -377,9 +520,21 @@ describe('Limits', () => {
   });
 
   it('numPeriods a positive integer; delimiters one character each; month counts only year and month', async () => {
-    for (const n of [0, -1, 1.5]) expect((await call('POST', '/v2/reports/traffic-stats', { targetTime: '2026-01-01T00:00:00Z', numPeriods: n, period: 'Day' })).errorCode).toBe('InvalidParameter');
+    for (const n of [0, -1, 1.5])
+      expect(
+        (await call('POST', '/v2/reports/traffic-stats', { targetTime: '2026-01-01T00:00:00Z', numPeriods: n, period: 'Day' })).errorCode,
+      ).toBe('InvalidParameter');
     for (const d of ['', '**']) {
-      expect((await call('POST', '/v2/mailboxes/x12-delimiters', { mailboxId: 1001, elementDelimiter: d, subElementDelimiter: '>', segmentTerminator: '~' })).errorCode).toBe('InvalidParameter');
+      expect(
+        (
+          await call('POST', '/v2/mailboxes/x12-delimiters', {
+            mailboxId: 1001,
+            elementDelimiter: d,
+            subElementDelimiter: '>',
+            segmentTerminator: '~',
+          })
+        ).errorCode,
+      ).toBe('InvalidParameter');
     }
     const a = await call('POST', '/v2/reports/monthly', { report: 1, month: '2026-02-01T00:00:00Z' });
     const b = await call('POST', '/v2/reports/monthly', { report: 1, month: '2026-02-27T13:45:00Z' });

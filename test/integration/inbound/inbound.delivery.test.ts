@@ -9,13 +9,29 @@ import { emulatorParcels, listFiles, makeWorld, type Protocol, type TestWorld } 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
-  return { dir, nameTemplate: '{fileName}', collision: 'unique', doneMarker: false, doneSuffix: '.done', concurrency: 8, maxAttempts: 3, redelivery: 'deliver', minFreeBytes: 0, ...over };
+  return {
+    dir,
+    nameTemplate: '{fileName}',
+    collision: 'unique',
+    doneMarker: false,
+    doneSuffix: '.done',
+    concurrency: 8,
+    maxAttempts: 3,
+    redelivery: 'deliver',
+    minFreeBytes: 0,
+    ...over,
+  };
 }
 
 let w: TestWorld;
 
 const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
-  new InboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) }, stateDir: w.dirs.state });
+  new InboundPipeline({
+    client: w.client,
+    journal: w.journal,
+    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) },
+    stateDir: w.dirs.state,
+  });
 
 // The same behaviour over both service interfaces (same journal, same guarantees).
 describe.each(['rest', 'soap'] as Protocol[])('inbound pipeline against the emulator over %s', (protocol) => {
@@ -60,11 +76,24 @@ describe.each(['rest', 'soap'] as Protocol[])('inbound pipeline against the emul
   });
 
   it('keeps hostile names inside the inbox root, with room for unique tags and done markers (soak: ENAMETOOLONG)', async () => {
-    const names = ['../../escape.x12', '/etc/passwd', 'a\\b.edi', 'CON', 'nul.txt', 'line\nbreak.x12', 'x'.repeat(300) + '.x12', '', '..', '.hidden', 'Ünïcödé.edi'];
-    for (const fileName of names) await w.emu.inject({ mailboxId: 1001, fileName, content: Buffer.from(`data for ${JSON.stringify(fileName)}`) });
+    const names = [
+      '../../escape.x12',
+      '/etc/passwd',
+      'a\\b.edi',
+      'CON',
+      'nul.txt',
+      'line\nbreak.x12',
+      'x'.repeat(300) + '.x12',
+      '',
+      '..',
+      '.hidden',
+      'Ünïcödé.edi',
+    ];
+    for (const fileName of names)
+      await w.emu.inject({ mailboxId: 1001, fileName, content: Buffer.from(`data for ${JSON.stringify(fileName)}`) });
     await w.emu.inject({ mailboxId: 1001, fileName: names[6] as string, content: Buffer.from('the same long name again') });
     const r = await pipeline({ doneMarker: true }).runCycle();
-    expect((w.journal.db.prepare("SELECT last_error FROM inbound_parcels WHERE last_error IS NOT NULL").all())).toEqual([]);
+    expect(w.journal.db.prepare('SELECT last_error FROM inbound_parcels WHERE last_error IS NOT NULL').all()).toEqual([]);
     expect(r.confirmed).toBe(names.length + 1);
     const files = listFiles(w.dirs.inbox);
     expect(files.filter((f) => f.endsWith('.done'))).toHaveLength(names.length + 1);
@@ -108,7 +137,10 @@ describe.each(['rest', 'soap'] as Protocol[])('inbound pipeline against the emul
     const id = await w.emu.inject({ mailboxId: 1001, fileName: 'again.x12', content: Buffer.from('v1') });
     const p = pipeline({ doneMarker: true, fileMode: 0o640 });
     await p.runCycle();
-    const reset = await fetch(`${w.emu.url}/v2/parcels/reset-to-inbox/${id}`, { method: 'POST', headers: { 'x-api-key': 'demo-key-1001' } });
+    const reset = await fetch(`${w.emu.url}/v2/parcels/reset-to-inbox/${id}`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'demo-key-1001' },
+    });
     expect(reset.status).toBe(200);
     const r = await p.runCycle();
     expect(r.redelivered).toBe(1);

@@ -8,7 +8,18 @@ import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js
 import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
 
 function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
-  return { dir, nameTemplate: '{fileName}', collision: 'unique', doneMarker: false, doneSuffix: '.done', concurrency: 4, maxAttempts: 3, redelivery: 'deliver', minFreeBytes: 0, ...over };
+  return {
+    dir,
+    nameTemplate: '{fileName}',
+    collision: 'unique',
+    doneMarker: false,
+    doneSuffix: '.done',
+    concurrency: 4,
+    maxAttempts: 3,
+    redelivery: 'deliver',
+    minFreeBytes: 0,
+    ...over,
+  };
 }
 
 let w: TestWorld;
@@ -24,7 +35,12 @@ afterEach(async () => {
 });
 
 const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
-  new InboundPipeline({ client: w.client, journal: w.journal, mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) }, stateDir: w.dirs.state });
+  new InboundPipeline({
+    client: w.client,
+    journal: w.journal,
+    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) },
+    stateDir: w.dirs.state,
+  });
 
 /** Runs `plant` once, just before gridsync renames a staged download into the inbox. */
 function beforePlacement(plant: () => void): void {

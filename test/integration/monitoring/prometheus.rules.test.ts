@@ -19,16 +19,22 @@ function findPromtool(): string | undefined {
   const has = (): boolean => spawnSync('promtool', ['--version']).status === 0;
   if (has()) return 'promtool';
   if (process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).status === 0) {
-    const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'prometheus'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8', timeout: 600_000 });
+    const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'prometheus'], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     if (r.status === 0 && has()) return 'promtool';
   }
   return undefined;
 }
 
 const promtool = findPromtool();
-if (!promtool) console.log('[notice] skipped: promtool not found and Debian\'s prometheus package could not be installed (needs root and apt-get)');
+if (!promtool)
+  console.log("[notice] skipped: promtool not found and Debian's prometheus package could not be installed (needs root and apt-get)");
 
-const metricNames = (text: string): Set<string> => new Set([...text.matchAll(/\b(gridsync_[a-z_]+)\b/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')));
+const metricNames = (text: string): Set<string> =>
+  new Set([...text.matchAll(/\b(gridsync_[a-z_]+)\b/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')));
 
 describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
   let daemon: Daemon;
@@ -36,7 +42,15 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-prom-'));
     const loaded = parseConfig(
-      { api: { baseUrl: 'embedded', apiKey: 'demo-key-1001' }, stateDir: 'state', http: { enabled: true, port: 0 }, schedule: { poll: '200ms' }, mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' }, outbox: { dir: 'outbox', sentDir: 'sent', errorDir: 'error', stableMs: 0 } }] },
+      {
+        api: { baseUrl: 'embedded', apiKey: 'demo-key-1001' },
+        stateDir: 'state',
+        http: { enabled: true, port: 0 },
+        schedule: { poll: '200ms' },
+        mailboxes: [
+          { mailboxId: 1001, inbox: { dir: 'inbox' }, outbox: { dir: 'outbox', sentDir: 'sent', errorDir: 'error', stableMs: 0 } },
+        ],
+      },
       'prometheus-test',
       {},
       dir,
@@ -54,10 +68,16 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
   });
 
   it('promtool check rules and promtool test rules pass', () => {
-    const check = spawnSync(promtool as string, ['check', 'rules', 'alerts.yml'], { cwd: path.join(deploy, 'prometheus'), encoding: 'utf8' });
+    const check = spawnSync(promtool as string, ['check', 'rules', 'alerts.yml'], {
+      cwd: path.join(deploy, 'prometheus'),
+      encoding: 'utf8',
+    });
     expect(check.stdout + check.stderr).toMatch(/SUCCESS: 6 rules found/);
     expect(check.status).toBe(0);
-    const test = spawnSync(promtool as string, ['test', 'rules', 'alerts.test.yml'], { cwd: path.join(deploy, 'prometheus'), encoding: 'utf8' });
+    const test = spawnSync(promtool as string, ['test', 'rules', 'alerts.test.yml'], {
+      cwd: path.join(deploy, 'prometheus'),
+      encoding: 'utf8',
+    });
     expect(test.stdout + test.stderr).toMatch(/SUCCESS/);
     expect(test.status).toBe(0);
   });

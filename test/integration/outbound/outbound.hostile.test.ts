@@ -139,7 +139,10 @@ describe('hostile outbox', () => {
     const uploaded = (await emulatorParcels(w.emu, 1001)).filter((p) => p.direction === 'out');
     expect(uploaded).toHaveLength(2);
     for (const p of uploaded) expect(p.sha256).toBe(claimed.get(p.fileName as string));
-    const rows = w.journal.db.prepare("SELECT file_name, sha256 FROM outbound_files WHERE state = 'archived'").all() as { file_name: string; sha256: string }[];
+    const rows = w.journal.db.prepare("SELECT file_name, sha256 FROM outbound_files WHERE state = 'archived'").all() as {
+      file_name: string;
+      sha256: string;
+    }[];
     for (const r of rows) expect(r.sha256).toBe(claimed.get(r.file_name));
     expect(fs.readFileSync(path.join(w.dirs.sent, 'held-open.x12'), 'utf8')).toBe(x12(5));
   });

@@ -10,10 +10,10 @@ let w: TestWorld;
 
 const pipeline = (over: Partial<OutboxConfig> = {}): OutboundPipeline => outboundPipeline(w, { stableMs: 50, concurrency: 4, ...over });
 
-
 const uploadsByName = async (): Promise<Map<string, number>> => {
   const m = new Map<string, number>();
-  for (const p of await emulatorParcels(w.emu, 1001)) if (p.direction === 'out') m.set(p.fileName as string, (m.get(p.fileName as string) ?? 0) + 1);
+  for (const p of await emulatorParcels(w.emu, 1001))
+    if (p.direction === 'out') m.set(p.fileName as string, (m.get(p.fileName as string) ?? 0) + 1);
   return m;
 };
 
@@ -50,7 +50,18 @@ describe.each(['rest', 'soap'] as Protocol[])('outbound pipeline against the emu
     await pipeline().runCycle();
     expect([...(await uploadsByName()).keys()]).toEqual(['good.x12']);
     const errors = listFiles(w.dirs.error);
-    expect(errors).toEqual(['cut.edi', 'cut.edi.error.json', 'cut.x12', 'cut.x12.error.json', 'empty.x12', 'empty.x12.error.json', 'good-again.x12', 'good-again.x12.error.json', 'junk.bin', 'junk.bin.error.json']);
+    expect(errors).toEqual([
+      'cut.edi',
+      'cut.edi.error.json',
+      'cut.x12',
+      'cut.x12.error.json',
+      'empty.x12',
+      'empty.x12.error.json',
+      'good-again.x12',
+      'good-again.x12.error.json',
+      'junk.bin',
+      'junk.bin.error.json',
+    ]);
     const reason = (f: string): string => JSON.parse(fs.readFileSync(path.join(w.dirs.error, `${f}.error.json`), 'utf8')).reason as string;
     expect(reason('empty.x12')).toBe('empty file');
     expect(reason('cut.x12')).toMatch(/ISA|IEA|truncated/);
@@ -75,7 +86,13 @@ describe.each(['rest', 'soap'] as Protocol[])('outbound pipeline against the emu
   it('soak: a failed reconciliation never turns into a resend (out-69.edi was uploaded twice)', async () => {
     fs.writeFileSync(path.join(w.dirs.outbox, 'twice.edi'), edifact(69));
     // The upload is processed but its answer is cut short; then the outbox list cannot be read.
-    w.emu.setFaults({ seed: 4, rules: [{ endpoint: 'parcels.upload', truncateRate: 1 }, { endpoint: 'parcels.outboxList', rate500: 1 }] });
+    w.emu.setFaults({
+      seed: 4,
+      rules: [
+        { endpoint: 'parcels.upload', truncateRate: 1 },
+        { endpoint: 'parcels.outboxList', rate500: 1 },
+      ],
+    });
     const p = pipeline();
     await p.runCycle();
     await p.runCycle();

@@ -12,7 +12,7 @@ import { x12 } from '../../helpers/edi.js';
 const worlds: DaemonWorld[] = [];
 afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
 
-describe('outbound: the archived copy keeps the dropped file\'s group and mode', () => {
+describe("outbound: the archived copy keeps the dropped file's group and mode", () => {
   it('0640 with another group in the outbox → 0640 with that group in sentDir', () => {
     const w = makeDaemonWorld();
     worlds.push(w);

@@ -37,14 +37,33 @@ describe('SOAP streamed transfer memory', () => {
     }
     fs.closeSync(fd);
     const out = path.join(dir, 'back.bin');
-    const child = spawn(process.execPath, ['--max-semi-space-size=4', path.join(repoRoot, 'test/helpers/soap-memory-child.mjs'), emu.url, file, out], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--max-semi-space-size=4', path.join(repoRoot, 'test/helpers/soap-memory-child.mjs'), emu.url, file, out],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const code = await new Promise((r) => child.on('exit', r));
     expect(code).toBe(0);
-    const r = JSON.parse(stdout.trim()) as { bytes: number; sha256: string; baseRss: number; peakRss: number; uploadMs: number; downloadMs: number };
+    const r = JSON.parse(stdout.trim()) as {
+      bytes: number;
+      sha256: string;
+      baseRss: number;
+      peakRss: number;
+      uploadMs: number;
+      downloadMs: number;
+    };
     const growthMb = (r.peakRss - r.baseRss) / 1024 / 1024;
-    console.log(JSON.stringify({ protocol: 'soap', sizeMb: SIZE / 1024 / 1024, peakRssGrowthMb: Math.round(growthMb), uploadMBps: Math.round(SIZE / 1024 / 1024 / (r.uploadMs / 1000)), downloadMBps: Math.round(SIZE / 1024 / 1024 / (r.downloadMs / 1000)) }));
+    console.log(
+      JSON.stringify({
+        protocol: 'soap',
+        sizeMb: SIZE / 1024 / 1024,
+        peakRssGrowthMb: Math.round(growthMb),
+        uploadMBps: Math.round(SIZE / 1024 / 1024 / (r.uploadMs / 1000)),
+        downloadMBps: Math.round(SIZE / 1024 / 1024 / (r.downloadMs / 1000)),
+      }),
+    );
     expect(r.bytes).toBe(SIZE);
     expect(r.sha256).toBe(hash.digest('hex'));
     expect(fs.statSync(out).size).toBe(SIZE);

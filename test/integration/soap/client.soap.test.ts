@@ -18,7 +18,11 @@ let emu: Emulator;
 let dir: string;
 const clients: SoapClient[] = [];
 const sleeps: number[] = [];
-const client = (auth: ConstructorParameters<typeof SoapClient>[0]['auth'], url = emu.url, extra: Partial<ConstructorParameters<typeof SoapClient>[0]> = {}): SoapClient => {
+const client = (
+  auth: ConstructorParameters<typeof SoapClient>[0]['auth'],
+  url = emu.url,
+  extra: Partial<ConstructorParameters<typeof SoapClient>[0]> = {},
+): SoapClient => {
   const c = new SoapClient({ url, auth, sleep: async (ms) => void sleeps.push(ms), random: () => 0, ...extra });
   clients.push(c);
   return c;
@@ -34,7 +38,11 @@ afterEach(async () => {
   sleeps.length = 0;
 });
 
-async function download(c: SoapClient, id: number, expectedBytes?: number): Promise<{ info: Awaited<ReturnType<SoapClient['downloadParcel']>>; data: Buffer }> {
+async function download(
+  c: SoapClient,
+  id: number,
+  expectedBytes?: number,
+): Promise<{ info: Awaited<ReturnType<SoapClient['downloadParcel']>>; data: Buffer }> {
   const sink = new PassThrough();
   const chunks: Buffer[] = [];
   // Copies: the client reuses its buffer once the writable's write callback has fired (as a file stream's does).
@@ -51,10 +59,18 @@ describe('SoapClient against the emulator', () => {
     const content = Buffer.from('ISA*00*hello soap & <xml>~');
     const id = await emu.inject({ mailboxId: 1001, fileName: 'in & <1>.x12', content, gridIdFrom: 5002, gridIdTo: 5001 });
     const pending = (await c.pendingInbox(1001)).parcels;
-    expect(pending).toEqual([expect.objectContaining({ parcelId: id, fileName: 'in & <1>.x12', bytes: content.length, status: 'InBoxReady' })]);
+    expect(pending).toEqual([
+      expect.objectContaining({ parcelId: id, fileName: 'in & <1>.x12', bytes: content.length, status: 'InBoxReady' }),
+    ]);
     const { info, data } = await download(c, id, content.length);
     expect(data.toString()).toBe(content.toString());
-    expect(info).toEqual({ parcelId: id, fileName: 'in & <1>.x12', bytes: content.length, declaredBytes: content.length, sha256: createHash('sha256').update(content).digest('hex') });
+    expect(info).toEqual({
+      parcelId: id,
+      fileName: 'in & <1>.x12',
+      bytes: content.length,
+      declaredBytes: content.length,
+      sha256: createHash('sha256').update(content).digest('hex'),
+    });
     await c.confirmParcel(id);
     await c.confirmParcel(id); // repeated confirm: fine
     expect((await c.parcel(id)).status).toBe('InBoxTransferred');
@@ -66,7 +82,10 @@ describe('SoapClient against the emulator', () => {
     const { parcelId: second } = await c.uploadParcel(file, { fileName: 'out2.edi', gridIdFrom: 5001, gridIdTo: 5002, mailboxId: 1001 });
     const outbox = [];
     for await (const p of c.outboxParcels({ mailboxId: 1001, since })) outbox.push(p);
-    expect(outbox.map((p) => [p.parcelId, p.fileName, p.bytes])).toEqual([[parcelId, 'out.edi', 13], [second, 'out2.edi', 13]]);
+    expect(outbox.map((p) => [p.parcelId, p.fileName, p.bytes])).toEqual([
+      [parcelId, 'out.edi', 13],
+      [second, 'out2.edi', 13],
+    ]);
     expect(await c.call('ParcelInfo', { ParcelID: String(parcelId) })).toMatchObject({ Direction: 'OutBox', ParcelID: String(parcelId) });
   });
 
@@ -92,7 +111,14 @@ describe('SoapClient against the emulator', () => {
     const bad = client({ apiKey: '0A0A0A0A-0000-0000-0000-000000000000' });
     const err = (await bad.sessionContext().catch((e: unknown) => e)) as SoapFaultError;
     expect(err).toBeInstanceOf(SoapFaultError);
-    expect(err).toMatchObject({ httpStatus: 401, errorCode: 'InvalidSession', soapErrorCode: 5, errorItem: 'SessionID', faultCode: 'Client', retryable: false });
+    expect(err).toMatchObject({
+      httpStatus: 401,
+      errorCode: 'InvalidSession',
+      soapErrorCode: 5,
+      errorItem: 'SessionID',
+      faultCode: 'Client',
+      retryable: false,
+    });
     const wrong = client({ login: 'erp', password: 'nope' });
     await expect(wrong.sessionContext()).rejects.toMatchObject({ httpStatus: 403, errorCode: 'AccessDenied', soapErrorCode: 3 });
     expect(sleeps).toEqual([]);
@@ -111,7 +137,9 @@ describe('SoapClient against the emulator', () => {
     fs.writeFileSync(file, 'x'.repeat(1000));
     for (const rule of [{ rate500: 1 }, { resetAfterRate: 1 }, { resetBeforeRate: 1 }]) {
       emu.setFaults({ rules: [{ endpoint: 'parcels.upload', ...rule }] });
-      await expect(c.uploadParcel(file, { fileName: 'u.edi', gridIdFrom: 5001, gridIdTo: 5002 })).rejects.toBeInstanceOf(UploadOutcomeUnknownError);
+      await expect(c.uploadParcel(file, { fileName: 'u.edi', gridIdFrom: 5001, gridIdTo: 5002 })).rejects.toBeInstanceOf(
+        UploadOutcomeUnknownError,
+      );
     }
     expect(sleeps.length).toBe(4);
     emu.setFaults({ rules: [{ endpoint: 'parcels.upload', rate429: 1, retryAfterSeconds: 2 }] });
@@ -141,7 +169,9 @@ describe('SoapClient against the emulator', () => {
     expect(inbox.ParcelIDInfoList[0]?.ParcelID).toBe((9223372036854000000n + BigInt(id)).toString());
     const pending = await c.pendingInbox(1001);
     expect(pending.parcels).toEqual([]);
-    expect(pending.unreadable).toEqual([expect.objectContaining({ fileName: 'a.txt', roughId: (9223372036854000000n + BigInt(id)).toString() })]);
+    expect(pending.unreadable).toEqual([
+      expect.objectContaining({ fileName: 'a.txt', roughId: (9223372036854000000n + BigInt(id)).toString() }),
+    ]);
     expect(pending.unreadable[0]?.error).toBeInstanceOf(GridResponseError);
   });
 
@@ -191,7 +221,17 @@ describe('SoapClient against servers that are not our emulator', () => {
       };
     };
     const c = client({ apiKey: 'key<&>' }, url);
-    expect((await c.pendingInbox(1001)).parcels).toEqual([{ parcelId: 77, fileName: 'x.edi', bytes: 12, created: '2026-05-07T08:00:00.123Z', status: 'somethingNew', gridIdFrom: 5, gridIdTo: 6 }]);
+    expect((await c.pendingInbox(1001)).parcels).toEqual([
+      {
+        parcelId: 77,
+        fileName: 'x.edi',
+        bytes: 12,
+        created: '2026-05-07T08:00:00.123Z',
+        status: 'somethingNew',
+        gridIdFrom: 5,
+        gridIdTo: 6,
+      },
+    ]);
     expect(seen.action).toBe('"https://os.grid.example/ParcelInBoxEx"');
     expect(seen.body).toContain('<SessionID>key&lt;&amp;&gt;</SessionID><NetworkID>0</NetworkID><MailboxID>1001</MailboxID>');
   });
@@ -201,14 +241,21 @@ describe('SoapClient against servers that are not our emulator', () => {
     const c = client({ apiKey: 'k' }, url, { maxAttempts: 2 });
     await expect(c.sessionContext()).rejects.toMatchObject({ httpStatus: 502 });
     expect(sleeps.length).toBe(1); // a gateway's 502 is retried, as over REST
-    reply = () => ({ status: 500, body: env('<S:Fault><faultcode>S:Server</faultcode><faultstring>Server was unable to process request.</faultstring><detail/></S:Fault>') });
+    reply = () => ({
+      status: 500,
+      body: env(
+        '<S:Fault><faultcode>S:Server</faultcode><faultstring>Server was unable to process request.</faultstring><detail/></S:Fault>',
+      ),
+    });
     await expect(c.sessionContext()).rejects.toMatchObject({ faultCode: 'Server', retryable: true, errorCode: 'InternalError' });
     expect(sleeps.length).toBe(2);
   });
 
   it('download: invalid base64 and a response for another parcel are refused', async () => {
     const fileInfo = (id: string, content: string): string =>
-      env(`<ParcelDownloadResponse xmlns="https://os.grid.example/"><ParcelDownloadResult><ParcelID>${id}</ParcelID><FileName>f</FileName><Bytes>3</Bytes><Content>${content}</Content></ParcelDownloadResult></ParcelDownloadResponse>`);
+      env(
+        `<ParcelDownloadResponse xmlns="https://os.grid.example/"><ParcelDownloadResult><ParcelID>${id}</ParcelID><FileName>f</FileName><Bytes>3</Bytes><Content>${content}</Content></ParcelDownloadResult></ParcelDownloadResponse>`,
+      );
     const c = client({ apiKey: 'k' }, url);
     reply = () => ({ status: 200, body: fileInfo('9', 'YW@j') });
     await expect(download(c, 9)).rejects.toMatchObject({ reason: 'invalid-base64' });

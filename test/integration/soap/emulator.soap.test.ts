@@ -20,7 +20,11 @@ afterEach(async () => {
   emu = undefined;
 });
 
-async function post(op: string, inner: string, opts: { v12?: boolean; action?: string | null; key?: string } = {}): Promise<{ status: number; text: string; type: string }> {
+async function post(
+  op: string,
+  inner: string,
+  opts: { v12?: boolean; action?: string | null; key?: string } = {},
+): Promise<{ status: number; text: string; type: string }> {
   const env = opts.v12 ? ENV12 : ENV11;
   const action = opts.action === undefined ? `${NS}${op}` : opts.action;
   const headers: Record<string, string> = opts.v12
@@ -30,7 +34,8 @@ async function post(op: string, inner: string, opts: { v12?: boolean; action?: s
   const r = await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx`, { method: 'POST', headers, body });
   return { status: r.status, text: await r.text(), type: r.headers.get('content-type') ?? '' };
 }
-const tag = (xml: string, name: string): string | undefined => new RegExp(`<(?:\\w+:)?${name}(?: [^>]*)?>([^<]*)</(?:\\w+:)?${name}>`).exec(xml)?.[1];
+const tag = (xml: string, name: string): string | undefined =>
+  new RegExp(`<(?:\\w+:)?${name}(?: [^>]*)?>([^<]*)</(?:\\w+:)?${name}>`).exec(xml)?.[1];
 const sid = (s: string): string => `<q:SessionID>${s}</q:SessionID>`;
 
 describe('SOAP endpoint', () => {
@@ -65,7 +70,11 @@ describe('SOAP endpoint', () => {
     const badNumber = await post('ParcelInfo', `${sid('demo-key-1001')}<q:ParcelID>12ab</q:ParcelID>`);
     expect(tag(badNumber.text, 'ErrorCode')).toBe('8');
     expect(tag(badNumber.text, 'ErrorItem')).toBe('ParcelID');
-    const malformed = await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx`, { method: 'POST', headers: { 'content-type': 'text/xml', soapaction: `"${NS}Version"` }, body: '<a><b></a>' });
+    const malformed = await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/xml', soapaction: `"${NS}Version"` },
+      body: '<a><b></a>',
+    });
     expect(malformed.status).toBe(500);
     expect(await malformed.text()).toContain('Server was unable to read request');
   });
@@ -84,7 +93,8 @@ describe('SOAP endpoint', () => {
 
   it('sessions: login with a GUID, idle expiry, the per-user limit, logout; API keys never expire', async () => {
     await start({ soap: { sessionTimeoutS: 60, maxSessionsPerUser: 2 } });
-    const login = async (): Promise<{ status: number; text: string }> => post('Login', '<q:LoginName>erp</q:LoginName><q:Password>Demo-pass1</q:Password>');
+    const login = async (): Promise<{ status: number; text: string }> =>
+      post('Login', '<q:LoginName>erp</q:LoginName><q:Password>Demo-pass1</q:Password>');
     const a = tag((await login()).text, 'LoginResult') as string;
     expect(a).toMatch(/^[0-9A-F-]{36}$/);
     const b = tag((await login()).text, 'LoginResult') as string;
@@ -122,14 +132,24 @@ describe('SOAP endpoint', () => {
   it('shares the store with REST: a parcel confirmed over SOAP is confirmed for REST', async () => {
     await start();
     const id = await emu!.inject({ mailboxId: 1001, fileName: 'a.txt', content: Buffer.from('hello') });
-    const list = await post('ParcelInBoxEx', `${sid('demo-key-1001')}<q:NetworkID>0</q:NetworkID><q:MailboxID>0</q:MailboxID><q:GridIDFrom>0</q:GridIDFrom><q:GridIDTo>0</q:GridIDTo>`);
+    const list = await post(
+      'ParcelInBoxEx',
+      `${sid('demo-key-1001')}<q:NetworkID>0</q:NetworkID><q:MailboxID>0</q:MailboxID><q:GridIDFrom>0</q:GridIDFrom><q:GridIDTo>0</q:GridIDTo>`,
+    );
     expect(tag(list.text, 'ParcelID')).toBe(String(id));
     const dl = await post('ParcelDownload', `${sid('demo-key-1001')}<q:ParcelID>${id}</q:ParcelID>`);
     expect(Buffer.from(tag(dl.text, 'Content') as string, 'base64').toString()).toBe('hello');
-    expect(tag((await post('ParcelDownloadConfirm', `${sid('demo-key-1001')}<q:ParcelID>${id}</q:ParcelID>`)).text, 'ParcelDownloadConfirmResult')).toBe('true');
+    expect(
+      tag(
+        (await post('ParcelDownloadConfirm', `${sid('demo-key-1001')}<q:ParcelID>${id}</q:ParcelID>`)).text,
+        'ParcelDownloadConfirmResult',
+      ),
+    ).toBe('true');
     const rest = await fetch(`${emu!.url}/v2/parcels/${id}`, { headers: { 'x-api-key': 'demo-key-1001' } });
     expect(((await rest.json()) as { data: { status: string } }).data.status).toBe('InBoxTransferred');
-    expect(tag((await post('ParcelDownloadReset', `${sid('demo-key-1001')}<q:ParcelID>${id}</q:ParcelID>`)).text, 'ParcelDownloadResetResult')).toBe('true');
+    expect(
+      tag((await post('ParcelDownloadReset', `${sid('demo-key-1001')}<q:ParcelID>${id}</q:ParcelID>`)).text, 'ParcelDownloadResetResult'),
+    ).toBe('true');
     expect(tag((await post('ParcelInBox', sid('demo-key-1001'))).text, 'Count')).toBe('1');
     const other = await post('ParcelInfo', `${sid('demo-key-1002')}<q:ParcelID>${id}</q:ParcelID>`);
     expect(tag(other.text, 'ErrorCode')).toBe('4');
@@ -139,15 +159,27 @@ describe('SOAP endpoint', () => {
     await start();
     const b64 = Buffer.from('hello partner').toString('base64');
     const spaced = `${b64.slice(0, 4)}\n  ${b64.slice(4)}`;
-    const ok = await post('ParcelUploadMft', `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>13</q:Bytes><q:Content>${spaced}</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`);
+    const ok = await post(
+      'ParcelUploadMft',
+      `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>13</q:Bytes><q:Content>${spaced}</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`,
+    );
     expect(Number(tag(ok.text, 'ParcelUploadMftResult'))).toBeGreaterThan(0);
-    const wrongBytes = await post('ParcelUploadMft', `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>12</q:Bytes><q:Content>${b64}</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`);
+    const wrongBytes = await post(
+      'ParcelUploadMft',
+      `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>12</q:Bytes><q:Content>${b64}</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`,
+    );
     expect(tag(wrongBytes.text, 'ErrorCode')).toBe('9');
-    const bad = await post('ParcelUploadMft', `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>3</q:Bytes><q:Content>@@@!</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`);
+    const bad = await post(
+      'ParcelUploadMft',
+      `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>3</q:Bytes><q:Content>@@@!</q:Content><q:GridIDFrom>5001</q:GridIDFrom><q:GridIDTo>5002</q:GridIDTo>`,
+    );
     expect(tag(bad.text, 'ErrorCode')).toBe('8');
     const noName = await post('ParcelUploadA', `${sid('demo-key-1001')}<q:FileName></q:FileName><q:ContentBase64>${b64}</q:ContentBase64>`);
     expect(tag(noName.text, 'ErrorCode')).toBe('9');
-    const unroutable = await post('ParcelUpload', `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>13</q:Bytes><q:Content>${b64}</q:Content>`);
+    const unroutable = await post(
+      'ParcelUpload',
+      `${sid('demo-key-1001')}<q:FileName>x.txt</q:FileName><q:Bytes>13</q:Bytes><q:Content>${b64}</q:Content>`,
+    );
     expect(tag(unroutable.text, 'ErrorCode')).toBe('10');
     const outbox = await post('ParcelOutBoxInProcessEx', `${sid('demo-key-1001')}<q:NetworkID>0</q:NetworkID><q:MailboxID>0</q:MailboxID>`);
     expect(tag(outbox.text, 'Count')).toBe('1');
@@ -155,7 +187,13 @@ describe('SOAP endpoint', () => {
 
   it('applies the REST fault switches: 503 without an envelope, soap:Server code 12, resets', async () => {
     await start();
-    emu!.setFaults({ rules: [{ endpoint: 'parcels.pendingInboxList', rate503: 1 }, { endpoint: 'users.me', rate500: 1 }, { endpoint: 'soap.NowUTC', resetBeforeRate: 1 }] });
+    emu!.setFaults({
+      rules: [
+        { endpoint: 'parcels.pendingInboxList', rate503: 1 },
+        { endpoint: 'users.me', rate500: 1 },
+        { endpoint: 'soap.NowUTC', resetBeforeRate: 1 },
+      ],
+    });
     const r503 = await post('ParcelInBox', sid('demo-key-1001'));
     expect(r503.status).toBe(503);
     expect(r503.text).not.toContain('Envelope');
@@ -171,7 +209,11 @@ describe('SOAP endpoint', () => {
     await start();
     const id = await emu!.inject({ mailboxId: 1001, fileName: 'form.txt', content: Buffer.from('via form') });
     const form = (op: string, fields: Record<string, string>): Promise<Response> =>
-      fetch(`${emu!.url}/v4.1/prod/GridOS.asmx/${op}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+      fetch(`${emu!.url}/v4.1/prod/GridOS.asmx/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
     const inbox = await form('ParcelInBox', { SessionID: 'demo-key-1001' });
     const text = await inbox.text();
     expect(inbox.status).toBe(200);
@@ -182,7 +224,13 @@ describe('SOAP endpoint', () => {
     expect(Buffer.from(tag(dl, 'Content') as string, 'base64').toString()).toBe('via form');
     const ok = await (await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx/ParcelDownloadConfirm?SessionID=demo-key-1001&ParcelID=${id}`)).text();
     expect(ok).toMatch(/<boolean xmlns="https:\/\/os\.grid\.example\/">true<\/boolean>$/);
-    const up = await form('ParcelUploadMftA', { SessionID: 'demo-key-1001', FileName: 'f.txt', ContentBase64: Buffer.from('up').toString('base64'), GridIDFrom: '5001', GridIDTo: '5002' });
+    const up = await form('ParcelUploadMftA', {
+      SessionID: 'demo-key-1001',
+      FileName: 'f.txt',
+      ContentBase64: Buffer.from('up').toString('base64'),
+      GridIDFrom: '5001',
+      GridIDTo: '5002',
+    });
     expect(Number(/<int[^>]*>(\d+)<\/int>/.exec(await up.text())?.[1])).toBeGreaterThan(0);
     const missing = await form('ParcelInfo', { SessionID: 'demo-key-1001' });
     expect(missing.status).toBe(500);

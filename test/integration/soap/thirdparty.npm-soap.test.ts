@@ -36,12 +36,21 @@ describe('npm soap against the emulator', () => {
     const [after] = await client.ParcelInBoxAsync!({ SessionID: sid });
     expect(after.ParcelInBoxResult.Count).toBe(0);
     const file = Buffer.from('hello from npm soap');
-    const [up] = await client.ParcelUploadMftAsync!({ SessionID: sid, FileName: 'npm-out.txt', Bytes: file.length, Content: file.toString('base64'), GridIDFrom: 5001, GridIDTo: 5002 });
+    const [up] = await client.ParcelUploadMftAsync!({
+      SessionID: sid,
+      FileName: 'npm-out.txt',
+      Bytes: file.length,
+      Content: file.toString('base64'),
+      GridIDFrom: 5001,
+      GridIDTo: 5002,
+    });
     const outId = up.ParcelUploadMftResult as number;
     expect(outId).toBeGreaterThan(0);
     const [info] = await client.ParcelInfoAsync!({ SessionID: sid, ParcelID: String(outId) });
     expect(info.ParcelInfoResult).toMatchObject({ FileName: 'npm-out.txt', ParcelBytes: file.length, Direction: 'OutBox' });
-    const err = (await client.ParcelInfoAsync!({ SessionID: 'AAAAAAAA-0000-0000-0000-000000000000', ParcelID: '1' }).catch((e: unknown) => e)) as { root: any; response: { status: number } };
+    const err = (await client.ParcelInfoAsync!({ SessionID: 'AAAAAAAA-0000-0000-0000-000000000000', ParcelID: '1' }).catch(
+      (e: unknown) => e,
+    )) as { root: any; response: { status: number } };
     expect(err.response.status).toBe(500);
     const fault = err.root.Envelope.Body.Fault;
     expect(fault.faultcode).toBe('soap:Client');
@@ -53,8 +62,12 @@ describe('npm soap against the emulator', () => {
 
   it('calls over SOAP 1.2', async () => {
     const client = await soap.createClientAsync(wsdl, { forceSoap12Headers: true });
-    const port = (client as unknown as Record<string, Record<string, Record<string, (a: unknown, cb: (err: unknown, r: any) => void) => void>>>).GridOS_x0020_API_x0020_v4!.GridOS_x0020_API_x0020_v4Soap12!;
-    const who = await new Promise<any>((resolve, reject) => port.WhoAmI!({ SessionID: 'demo-key-1001' }, (e, r) => (e ? reject(e) : resolve(r))));
+    const port = (
+      client as unknown as Record<string, Record<string, Record<string, (a: unknown, cb: (err: unknown, r: any) => void) => void>>>
+    ).GridOS_x0020_API_x0020_v4!.GridOS_x0020_API_x0020_v4Soap12!;
+    const who = await new Promise<any>((resolve, reject) =>
+      port.WhoAmI!({ SessionID: 'demo-key-1001' }, (e, r) => (e ? reject(e) : resolve(r))),
+    );
     expect(who.WhoAmIResult).toMatchObject({ UserID: 11, MailboxID: 1001, AuthLevel: 'MailboxAdmin' });
     expect(client.lastRequest).toContain('http://www.w3.org/2003/05/soap-envelope');
     expect(JSON.stringify(client.lastRequestHeaders)).toContain('application/soap+xml');

@@ -9,7 +9,8 @@ import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { repoRoot } from '../../helpers/journal-child.js';
 
 const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import zeep'], { stdio: 'ignore' }).status === 0);
-if (!python) console.warn('SKIPPED: python3 with zeep is not installed (apt-get install -y python3-zeep); the zeep conformance test does not run');
+if (!python)
+  console.warn('SKIPPED: python3 with zeep is not installed (apt-get install -y python3-zeep); the zeep conformance test does not run');
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -24,7 +25,13 @@ describe.skipIf(!python)('zeep against the emulator', () => {
     const content = Buffer.from('ISA*00*hello zeep~');
     const parcelId = await emu.inject({ mailboxId: 1001, fileName: 'from-partner.x12', content, gridIdFrom: 5002, gridIdTo: 5001 });
     // Asynchronous: the emulator answers from this very process.
-    const child = spawn(python as string, [path.join(repoRoot, 'test/thirdparty/zeep_client.py'), `${emu.url}/v4.1/prod/GridOS.asmx?WSDL`, 'demo-key-1001', String(parcelId), 'zeep-up.x12']);
+    const child = spawn(python as string, [
+      path.join(repoRoot, 'test/thirdparty/zeep_client.py'),
+      `${emu.url}/v4.1/prod/GridOS.asmx?WSDL`,
+      'demo-key-1001',
+      String(parcelId),
+      'zeep-up.x12',
+    ]);
     const r = { stdout: '', stderr: '', status: null as number | null };
     child.stdout.on('data', (d: Buffer) => (r.stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (r.stderr += d.toString()));
@@ -52,7 +59,13 @@ describe.skipIf(!python)('zeep against the emulator', () => {
     expect(out.interconnects).toEqual([7001]);
     expect(out.user).toBe('erp');
     expect(out.interchanges).toBe(1);
-    expect(out.fault).toEqual({ code: 'soap:Client', message: 'Invalid SessionID', ErrorCode: '5', ErrorItem: 'SessionID', GridOSSOAPErrorCode: '5' });
+    expect(out.fault).toEqual({
+      code: 'soap:Client',
+      message: 'Invalid SessionID',
+      ErrorCode: '5',
+      ErrorItem: 'SessionID',
+      GridOSSOAPErrorCode: '5',
+    });
     expect(out.logout).toBe(0);
     expect(out.soap12.UserID).toBe(11);
     expect(out.fault12).toMatchObject({ ErrorCode: '4' });

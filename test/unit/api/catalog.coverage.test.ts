@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_ENDPOINTS, ENDPOINT_GROUPS, SPEC_GROUP_COUNTS, catalog, endpointByName, matchEndpoint, pathParams } from '../../../src/api/catalog/index.js';
+import {
+  ALL_ENDPOINTS,
+  ENDPOINT_GROUPS,
+  SPEC_GROUP_COUNTS,
+  catalog,
+  endpointByName,
+  matchEndpoint,
+  pathParams,
+} from '../../../src/api/catalog/index.js';
 
 describe('endpoint catalog', () => {
   it('has exactly the per-group counts of the service (docs/wire.md#catalog), 119 in all', () => {
@@ -19,9 +27,10 @@ describe('endpoint catalog', () => {
 
   it('declares every path parameter in the request schema', () => {
     for (const e of ALL_ENDPOINTS) {
-      const shape = (e.request as unknown as { shape?: Record<string, unknown>; def?: { in?: { shape?: Record<string, unknown> } } });
+      const shape = e.request as unknown as { shape?: Record<string, unknown>; def?: { in?: { shape?: Record<string, unknown> } } };
       const fields = shape.shape ?? shape.def?.in?.shape ?? {};
-      for (const f of [e, ...(e.aliases ?? [])]) for (const p of pathParams(f.path)) expect(Object.keys(fields), `${e.name} ${f.path}`).toContain(p);
+      for (const f of [e, ...(e.aliases ?? [])])
+        for (const p of pathParams(f.path)) expect(Object.keys(fields), `${e.name} ${f.path}`).toContain(p);
     }
   });
 
@@ -47,14 +56,32 @@ describe('endpoint catalog', () => {
     expect(catalog.networks.list.request.safeParse({ pageNo: 1, recordsPerPage: 500, extra: 'ignored' }).success).toBe(true);
     expect(catalog.carbonCopies.list.request.safeParse({ recordsPerPage: 1000 }).success).toBe(true);
     expect(catalog.carbonCopies.list.request.safeParse({ recordsPerPage: 1001 }).success).toBe(false);
-    expect(catalog.networks.x12Delimiters.request.safeParse({ networkId: 1, elementDelimiter: '**', subElementDelimiter: '>', segmentTerminator: '~' }).success).toBe(false);
-    expect(catalog.reports.trafficStats.request.safeParse({ targetTime: '2026-11-01T00:00:00Z', numPeriods: 0, period: 'Day' }).success).toBe(false);
-    expect(catalog.reports.trafficStats.request.safeParse({ targetTime: '2026-11-01T00:00:00Z', numPeriods: 3, period: 'Fortnight' }).success).toBe(false);
+    expect(
+      catalog.networks.x12Delimiters.request.safeParse({
+        networkId: 1,
+        elementDelimiter: '**',
+        subElementDelimiter: '>',
+        segmentTerminator: '~',
+      }).success,
+    ).toBe(false);
+    expect(
+      catalog.reports.trafficStats.request.safeParse({ targetTime: '2026-11-01T00:00:00Z', numPeriods: 0, period: 'Day' }).success,
+    ).toBe(false);
+    expect(
+      catalog.reports.trafficStats.request.safeParse({ targetTime: '2026-11-01T00:00:00Z', numPeriods: 3, period: 'Fortnight' }).success,
+    ).toBe(false);
     expect(catalog.users.password.request.safeParse({ userId: 1, newPassword: 'alllower1!' }).success).toBe(false);
     expect(catalog.users.password.request.safeParse({ userId: 1, newPassword: 'Good-pass1' }).success).toBe(true);
     expect(catalog.callbacks.create.request.safeParse({ url: 'http://x.example/cb', event: 'Parcel' }).success).toBe(false);
     const parcel = catalog.parcels.get.response.parse({
-      parcelId: 5, mailboxId: 1, networkId: 1, fileName: 'a', bytes: 1, status: 'SomeFutureStatus', created: '2026-11-01T00:00:00Z', brandNew: 1,
+      parcelId: 5,
+      mailboxId: 1,
+      networkId: 1,
+      fileName: 'a',
+      bytes: 1,
+      status: 'SomeFutureStatus',
+      created: '2026-11-01T00:00:00Z',
+      brandNew: 1,
     }) as Record<string, unknown>;
     expect(parcel.status).toBe('SomeFutureStatus');
     expect(parcel.brandNew).toBe(1);

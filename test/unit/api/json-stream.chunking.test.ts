@@ -13,7 +13,7 @@ function splits(text: string, seed: number): string[] {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const out: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const n = 1 + Math.floor(rnd() * (rnd() < 0.5 ? 4 : 40));
     out.push(text.slice(i, i + n));
     i += n;
@@ -42,7 +42,13 @@ describe('streaming JSON reader', () => {
     success: true,
     errorCode: null,
     message: 'quote " backslash \\ slash / unicode é 😀 \u0001 tab\t',
-    data: { parcelId: 12345678901, fileName: 'a\\b/c "d" é😀.x12', bytes: -1.5e3, nested: [1, [2, { x: null }], false, true], content: 'QUJD\\/+=="' },
+    data: {
+      parcelId: 12345678901,
+      fileName: 'a\\b/c "d" é😀.x12',
+      bytes: -1.5e3,
+      nested: [1, [2, { x: null }], false, true],
+      content: 'QUJD\\/+=="',
+    },
     trailing: [],
   };
   const text = JSON.stringify(doc, null, 1).replace('"fileName"', '"fileName" \n\t');
@@ -86,7 +92,10 @@ describe('strict streaming base64', () => {
       expect(Buffer.concat(parts).equals(bytes)).toBe(true);
       expect(d.bytes).toBe(1001);
       const e = new Base64Encoder();
-      const enc = splits(bytes.toString('latin1'), seed).map((c) => e.push(Buffer.from(c, 'latin1'))).join('') + e.end();
+      const enc =
+        splits(bytes.toString('latin1'), seed)
+          .map((c) => e.push(Buffer.from(c, 'latin1')))
+          .join('') + e.end();
       expect(enc).toBe(text);
     }
   });

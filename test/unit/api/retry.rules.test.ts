@@ -9,7 +9,15 @@ import {
   isPermanent,
   isTransient,
 } from '../../../src/api/errors.js';
-import { DEFAULT_BACKOFF, decideRetry, mayHaveReachedService, parseRetryAfter, provablyNotSent, retryDelay, type BackoffPolicy } from '../../../src/api/retry.js';
+import {
+  DEFAULT_BACKOFF,
+  decideRetry,
+  mayHaveReachedService,
+  parseRetryAfter,
+  provablyNotSent,
+  retryDelay,
+  type BackoffPolicy,
+} from '../../../src/api/retry.js';
 
 const NOW = Date.parse('2024-05-01T12:00:00Z');
 const apiError = (status: number): GridApiError => new GridApiError('parcels.download', status, null, 'boom');
@@ -139,9 +147,12 @@ describe('mayHaveReachedService', () => {
 });
 
 describe('provablyNotSent', () => {
-  it.each(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])('is true for %s', (code) => {
-    expect(provablyNotSent(code)).toBe(true);
-  });
+  it.each(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])(
+    'is true for %s',
+    (code) => {
+      expect(provablyNotSent(code)).toBe(true);
+    },
+  );
 
   it.each(['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT', 'EPIPE', ''])('is false for %s', (code) => {
     expect(provablyNotSent(code)).toBe(false);

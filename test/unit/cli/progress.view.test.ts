@@ -1,9 +1,26 @@
 // The progress display's decisions: numbers, rate and ETA per line, the summary table, the redraw
 // on a terminal, and at most one log line per 10 s (only when something moved) elsewhere.
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDuration, formatProgressLine, ProgressView, summaryTable, type ProgressRow } from '../../../src/cli/progress.js';
+import {
+  formatBytes,
+  formatDuration,
+  formatProgressLine,
+  ProgressView,
+  summaryTable,
+  type ProgressRow,
+} from '../../../src/cli/progress.js';
 
-const row = (over: Partial<ProgressRow> = {}): ProgressRow => ({ mailbox: 'mb1001', direction: 'out', done: 30, total: 120, failed: 0, deferred: 0, bytes: 3 * 1024 * 1024, startedAt: 0, ...over });
+const row = (over: Partial<ProgressRow> = {}): ProgressRow => ({
+  mailbox: 'mb1001',
+  direction: 'out',
+  done: 30,
+  total: 120,
+  failed: 0,
+  deferred: 0,
+  bytes: 3 * 1024 * 1024,
+  startedAt: 0,
+  ...over,
+});
 
 describe('progress lines', () => {
   it('items done/total, bytes, rate and an ETA by items', () => {
@@ -28,7 +45,10 @@ describe('progress lines', () => {
   });
 
   it('summary table: one row per mailbox and direction, aligned', () => {
-    const t = summaryTable([row({ done: 120, total: 120 }), row({ mailbox: 'partner', direction: 'in', done: 7, total: 7, failed: 1, bytes: 2048 })], 60_000);
+    const t = summaryTable(
+      [row({ done: 120, total: 120 }), row({ mailbox: 'partner', direction: 'in', done: 7, total: 7, failed: 1, bytes: 2048 })],
+      60_000,
+    );
     const lines = t.split('\n');
     expect(lines[0]).toMatch(/^mailbox +dir +done +failed +deferred +bytes +time +rate$/);
     expect(lines[2]).toMatch(/^mb1001 +out +120 +0 +0 +3\.0 MiB +1m00s +2\.0\/s 51 KiB\/s$/);
@@ -51,7 +71,12 @@ describe('ProgressView', () => {
   it('elsewhere: a log line at most every 10 s, and only when something changed', () => {
     let t = 0;
     const logged: number[] = [];
-    const v = new ProgressView({ tty: false, out: { write: () => undefined }, log: (rows) => logged.push(rows[0]?.done ?? -1), now: () => t });
+    const v = new ProgressView({
+      tty: false,
+      out: { write: () => undefined },
+      log: (rows) => logged.push(rows[0]?.done ?? -1),
+      now: () => t,
+    });
     for (let s = 1; s <= 35; s++) {
       t = s * 1000;
       v.tick([row({ done: s < 25 ? s : 24 })]);

@@ -16,7 +16,11 @@ describe('defaults live in one place', () => {
     expect(mb?.inbox).toMatchObject({ minFreeBytes, maxAttempts, concurrency, collision, doneSuffix, redelivery });
     const { reconcileSlackMs: _notAKey, ignore, ...outbox } = DEFAULTS.outbox;
     expect(mb?.outbox).toMatchObject({ ...outbox, ignore: [...ignore] });
-    expect(cfg.api).toMatchObject({ maxAttempts: DEFAULTS.api.maxAttempts, connections: DEFAULTS.api.connections, timeouts: DEFAULTS.api.timeouts });
+    expect(cfg.api).toMatchObject({
+      maxAttempts: DEFAULTS.api.maxAttempts,
+      connections: DEFAULTS.api.connections,
+      timeouts: DEFAULTS.api.timeouts,
+    });
     expect(cfg.http).toEqual(DEFAULTS.http);
     expect(cfg.schedule.poll).toBe(DEFAULTS.schedule.pollMs);
     expect(cfg.shutdownTimeout).toBe(DEFAULTS.shutdownTimeoutMs);

@@ -12,18 +12,23 @@ const base = (): Record<string, any> => ({
 
 describe('GRIDSYNC_ environment overrides', () => {
   it('maps the key path in upper snake case, including the documented API names', () => {
-    const { config, envKeys } = parseConfig(base(), 't', {
-      GRIDSYNC_API_BASE_URL: 'https://other.example.com',
-      GRIDSYNC_API_KEY: 'secret-key',
-      GRIDSYNC_STATE_DIR: '/srv/state',
-      GRIDSYNC_SCHEDULE_POLL: '5m',
-      GRIDSYNC_HTTP_ENABLED: 'false',
-      GRIDSYNC_API_TIMEOUTS_CONNECT_MS: '2s',
-      GRIDSYNC_MAILBOXES_0_INBOX_DIR: '/srv/in',
-      GRIDSYNC_MAILBOXES_0_INBOX_DONE_MARKER: 'yes',
-      GRIDSYNC_SCHEDULE_CRON: '0 2 * * *; 30 12 * * 1-5',
-      PATH: '/usr/bin',
-    }, '/');
+    const { config, envKeys } = parseConfig(
+      base(),
+      't',
+      {
+        GRIDSYNC_API_BASE_URL: 'https://other.example.com',
+        GRIDSYNC_API_KEY: 'secret-key',
+        GRIDSYNC_STATE_DIR: '/srv/state',
+        GRIDSYNC_SCHEDULE_POLL: '5m',
+        GRIDSYNC_HTTP_ENABLED: 'false',
+        GRIDSYNC_API_TIMEOUTS_CONNECT_MS: '2s',
+        GRIDSYNC_MAILBOXES_0_INBOX_DIR: '/srv/in',
+        GRIDSYNC_MAILBOXES_0_INBOX_DONE_MARKER: 'yes',
+        GRIDSYNC_SCHEDULE_CRON: '0 2 * * *; 30 12 * * 1-5',
+        PATH: '/usr/bin',
+      },
+      '/',
+    );
     expect(config.api.baseUrl).toBe('https://other.example.com');
     expect(config.api.apiKey).toBe('secret-key');
     expect(config.stateDir).toBe('/srv/state');
@@ -45,7 +50,9 @@ describe('GRIDSYNC_ environment overrides', () => {
   });
 
   it('a bad value from the environment names the key', () => {
-    expect(() => parseConfig(base(), 't', { GRIDSYNC_API_KEY: 'k', GRIDSYNC_SCHEDULE_POLL: 'often' }, '/')).toThrow(/schedule\.poll: expected a duration/);
+    expect(() => parseConfig(base(), 't', { GRIDSYNC_API_KEY: 'k', GRIDSYNC_SCHEDULE_POLL: 'often' }, '/')).toThrow(
+      /schedule\.poll: expected a duration/,
+    );
   });
 
   it('apiKeyFile (not apiKey + "_FILE") and unknown names are left alone', () => {
@@ -80,7 +87,9 @@ describe('secrets from files and systemd credentials', () => {
     const raw = base();
     raw.api.apiKey = 'demo-key-1001';
     expect(parseConfig(raw, 't', { GRIDSYNC_API_KEY_FILE: path.join(d, 'secret') }, '/').config.api.apiKey).toBe('key-from-file');
-    expect(parseConfig(raw, 't', { GRIDSYNC_API_KEY_FILE: path.join(d, 'secret'), GRIDSYNC_API_KEY: 'env' }, '/').config.api.apiKey).toBe('env');
+    expect(parseConfig(raw, 't', { GRIDSYNC_API_KEY_FILE: path.join(d, 'secret'), GRIDSYNC_API_KEY: 'env' }, '/').config.api.apiKey).toBe(
+      'env',
+    );
   });
 
   it('an unreadable or empty apiKeyFile names the key', () => {

@@ -7,7 +7,9 @@ import { ConfigError, loadConfig, parseConfig } from '../../../src/config/index.
 const base = (): Record<string, any> => ({
   api: { baseUrl: 'https://grid.example.com', apiKey: 'k' },
   stateDir: '/tmp/gs-state',
-  mailboxes: [{ mailboxId: 1001, inbox: { dir: '/tmp/gs-in' }, outbox: { dir: '/tmp/gs-out', sentDir: '/tmp/gs-sent', errorDir: '/tmp/gs-err' } }],
+  mailboxes: [
+    { mailboxId: 1001, inbox: { dir: '/tmp/gs-in' }, outbox: { dir: '/tmp/gs-out', sentDir: '/tmp/gs-sent', errorDir: '/tmp/gs-err' } },
+  ],
 });
 
 function errorOf(raw: unknown): ConfigError {
@@ -148,7 +150,10 @@ describe('loadConfig: the file', () => {
   it('resolves relative paths against the config file directory and applies defaults', () => {
     const d = tmp();
     const file = path.join(d, 'gridsync.yaml');
-    fs.writeFileSync(file, 'api: { baseUrl: embedded, apiKey: k }\nstateDir: ./state\nmailboxes:\n  - inbox: { dir: in }\n    outbox: { dir: ../out, sentDir: sent, errorDir: err, stableMs: 1.5s }\n');
+    fs.writeFileSync(
+      file,
+      'api: { baseUrl: embedded, apiKey: k }\nstateDir: ./state\nmailboxes:\n  - inbox: { dir: in }\n    outbox: { dir: ../out, sentDir: sent, errorDir: err, stableMs: 1.5s }\n',
+    );
     const { config } = loadConfig(file, {});
     expect(config.stateDir).toBe(path.join(d, 'state'));
     expect(config.mailboxes[0]?.inbox?.dir).toBe(path.join(d, 'in'));

@@ -9,7 +9,9 @@ import { ConfigError, parseConfig } from '../../../src/config/index.js';
 const base = (): Record<string, any> => ({
   api: { baseUrl: 'https://grid.example.com', apiKey: 'k' },
   stateDir: '/srv/gs/state',
-  mailboxes: [{ mailboxId: 1001, inbox: { dir: '/srv/gs/in' }, outbox: { dir: '/srv/gs/out', sentDir: '/srv/gs/sent', errorDir: '/srv/gs/err' } }],
+  mailboxes: [
+    { mailboxId: 1001, inbox: { dir: '/srv/gs/in' }, outbox: { dir: '/srv/gs/out', sentDir: '/srv/gs/sent', errorDir: '/srv/gs/err' } },
+  ],
 });
 
 function errorOf(raw: unknown): ConfigError {
@@ -53,7 +55,9 @@ describe('folders: one role each, never nested', () => {
   it('sentDir nested inside the outbox', () => {
     const raw = base();
     raw.mailboxes[0].outbox.sentDir = '/srv/gs/out/sent';
-    expect(errorOf(raw).message).toMatch(/mailboxes\[0\]\.outbox\.sentDir \(\/srv\/gs\/out\/sent\) is inside mailboxes\[0\]\.outbox\.dir \(\/srv\/gs\/out\)/);
+    expect(errorOf(raw).message).toMatch(
+      /mailboxes\[0\]\.outbox\.sentDir \(\/srv\/gs\/out\/sent\) is inside mailboxes\[0\]\.outbox\.dir \(\/srv\/gs\/out\)/,
+    );
   });
 
   it('the inbox of one mailbox is the outbox of another', () => {

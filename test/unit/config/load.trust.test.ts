@@ -48,7 +48,9 @@ describe('secrets: where the key comes from', () => {
     const d = tmp();
     fs.writeFileSync(path.join(d, 'key'), 'k\n');
     fs.chmodSync(path.join(d, 'key'), 0o644);
-    expect(parseConfig(base({ apiKeyFile: 'key' }), 'test.yaml', {}, d).warnings.join('\n')).toMatch(/api\.apiKeyFile .*key is readable by every user \(mode 0644\)/);
+    expect(parseConfig(base({ apiKeyFile: 'key' }), 'test.yaml', {}, d).warnings.join('\n')).toMatch(
+      /api\.apiKeyFile .*key is readable by every user \(mode 0644\)/,
+    );
     for (const mode of [0o600, 0o640]) {
       fs.chmodSync(path.join(d, 'key'), mode);
       expect(parseConfig(base({ apiKeyFile: 'key' }), 'test.yaml', {}, d).warnings).toEqual([]);
@@ -74,7 +76,12 @@ describe('secrets: where the key comes from', () => {
 
 describe('environment', () => {
   it('a misspelt GRIDSYNC_ variable is reported, with the name it probably meant', () => {
-    const loaded = parseConfig(base({ apiKey: 'k' }), 'test.yaml', { GRIDSYNC_SCHEDULE_POLLL: '5s', GRIDSYNC_MAILBOXES_0_INBOX_DIRR: '/x', GRIDSYNC_CRASH_AT: 'a:1', GRIDSYNC_DEBUG: '1' }, '/etc/gridsync');
+    const loaded = parseConfig(
+      base({ apiKey: 'k' }),
+      'test.yaml',
+      { GRIDSYNC_SCHEDULE_POLLL: '5s', GRIDSYNC_MAILBOXES_0_INBOX_DIRR: '/x', GRIDSYNC_CRASH_AT: 'a:1', GRIDSYNC_DEBUG: '1' },
+      '/etc/gridsync',
+    );
     expect(loaded.warnings).toEqual([
       'GRIDSYNC_SCHEDULE_POLLL is not a gridsync setting and is ignored (did you mean GRIDSYNC_SCHEDULE_POLL?)',
       'GRIDSYNC_MAILBOXES_0_INBOX_DIRR is not a gridsync setting and is ignored (did you mean GRIDSYNC_MAILBOXES_0_INBOX_DIR?)',
@@ -106,7 +113,9 @@ describe('implicit config from the working directory', () => {
     expect(loadConfig(undefined, {}, d).file).toBe(path.join(d, 'config', 'gridsync.yaml'));
     // Writable by others: not trusted any more.
     fs.chmodSync(path.join(d, 'config'), 0o777);
-    expect(() => loadConfig(undefined, {}, d)).toThrow(/ignoring .*gridsync\.yaml found in the working directory: .*config is writable by others/);
+    expect(() => loadConfig(undefined, {}, d)).toThrow(
+      /ignoring .*gridsync\.yaml found in the working directory: .*config is writable by others/,
+    );
   });
 
   it.skipIf(!isRoot)('as root in a directory owned by nobody: that config is ignored, never read', () => {
@@ -126,6 +135,9 @@ describe('implicit config from the working directory', () => {
       message = (err as Error).message;
     }
     expect(loadedFile).not.toBe(file);
-    if (loadedFile === undefined) expect(message).toMatch(/ignoring .*gridsync\.yaml found in the working directory: .* is owned by uid 65534, not by you \(uid 0\) or root \(pass -c/);
+    if (loadedFile === undefined)
+      expect(message).toMatch(
+        /ignoring .*gridsync\.yaml found in the working directory: .* is owned by uid 65534, not by you \(uid 0\) or root \(pass -c/,
+      );
   });
 });

@@ -10,7 +10,11 @@ function capture() {
       cb();
     },
   });
-  return { lines, logger: createLogger('debug', false, stream as never), json: () => lines.map((l) => JSON.parse(l) as Record<string, any>) };
+  return {
+    lines,
+    logger: createLogger('debug', false, stream as never),
+    json: () => lines.map((l) => JSON.parse(l) as Record<string, any>),
+  };
 }
 
 describe('logger: secrets never reach the log', () => {
@@ -36,6 +40,15 @@ describe('logger: secrets never reach the log', () => {
   it('keeps the operator context of a transfer line', () => {
     const c = capture();
     c.logger.child({ mailbox: 'mb1001' }).info({ parcelId: 42, file: '/srv/in/a.x12', bytes: 10, durationMs: 3 }, 'parcel received');
-    expect(c.json()[0]).toMatchObject({ app: 'gridsync', mailbox: 'mb1001', parcelId: 42, file: '/srv/in/a.x12', bytes: 10, durationMs: 3, msg: 'parcel received', level: 30 });
+    expect(c.json()[0]).toMatchObject({
+      app: 'gridsync',
+      mailbox: 'mb1001',
+      parcelId: 42,
+      file: '/srv/in/a.x12',
+      bytes: 10,
+      durationMs: 3,
+      msg: 'parcel received',
+      level: 30,
+    });
   });
 });

@@ -5,7 +5,9 @@ import { FakeClock } from '../../helpers/daemon-clock.js';
 describe('backoffDelay', () => {
   it('is the poll interval without failures, then doubles up to the cap', () => {
     expect(backoffDelay(0, 5000)).toBe(5000);
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((f) => backoffDelay(f, 5000))).toEqual([5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((f) => backoffDelay(f, 5000))).toEqual([
+      5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000,
+    ]);
     expect(backoffDelay(1000, 5000)).toBe(300_000);
   });
 

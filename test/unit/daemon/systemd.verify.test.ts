@@ -21,7 +21,10 @@ describe.skipIf(!available)('systemd units', () => {
   it('the check notices a broken unit (unknown key)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-unit-'));
     const broken = path.join(dir, 'gridsync.service');
-    fs.writeFileSync(broken, fs.readFileSync(path.join(repoRoot, 'systemd/gridsync.service'), 'utf8').replace('ProtectSystem=strict', 'ProtectSystm=strict'));
+    fs.writeFileSync(
+      broken,
+      fs.readFileSync(path.join(repoRoot, 'systemd/gridsync.service'), 'utf8').replace('ProtectSystem=strict', 'ProtectSystm=strict'),
+    );
     const r = verify(broken);
     fs.rmSync(dir, { recursive: true, force: true });
     expect(r.stderr).toMatch(/ProtectSystm/);
@@ -29,7 +32,15 @@ describe.skipIf(!available)('systemd units', () => {
 
   it('keeps the hardening the README promises', () => {
     const unit = fs.readFileSync(path.join(repoRoot, 'systemd/gridsync.service'), 'utf8');
-    for (const line of ['Restart=on-failure', 'ProtectSystem=strict', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectHome=yes', 'LoadCredential=gridsync-api-key:', 'ReadWritePaths=']) {
+    for (const line of [
+      'Restart=on-failure',
+      'ProtectSystem=strict',
+      'NoNewPrivileges=yes',
+      'PrivateTmp=yes',
+      'ProtectHome=yes',
+      'LoadCredential=gridsync-api-key:',
+      'ReadWritePaths=',
+    ]) {
       expect(unit).toContain(line);
     }
     expect(unit).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
@@ -38,7 +49,15 @@ describe.skipIf(!available)('systemd units', () => {
   // Issue 11: the units scored 3.4; a system-call allow list, /proc hidden, no core dumps.
   it.each(['gridsync.service', 'gridsync@.service'])('%s: systemd-analyze security scores at most 2.0, core dumps off', (unit) => {
     const text = fs.readFileSync(path.join(repoRoot, 'systemd', unit), 'utf8');
-    for (const line of ['SystemCallFilter=@system-service', 'SystemCallErrorNumber=EPERM', 'ProtectProc=invisible', 'ProcSubset=pid', 'PrivateMounts=yes', 'RemoveIPC=yes', 'LimitCORE=0']) {
+    for (const line of [
+      'SystemCallFilter=@system-service',
+      'SystemCallErrorNumber=EPERM',
+      'ProtectProc=invisible',
+      'ProcSubset=pid',
+      'PrivateMounts=yes',
+      'RemoveIPC=yes',
+      'LimitCORE=0',
+    ]) {
       expect(text).toContain(line);
     }
     const r = spawnSync('systemd-analyze', ['security', '--offline=yes', path.join(repoRoot, 'systemd', unit)], { encoding: 'utf8' });

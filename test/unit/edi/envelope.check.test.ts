@@ -21,7 +21,9 @@ describe('envelope check', () => {
 
   it('checks every interchange, not only the first ISA against the last IEA', () => {
     const middle = x12(2).replace('IEA*1*000000002', 'IEA*1*000000099');
-    expect(reason(`${x12(1)}\n${middle}\n${x12(3)}`)).toBe("interchange 2, segment 14 (IEA): IEA02 '000000099' does not match ISA13 '000000002'");
+    expect(reason(`${x12(1)}\n${middle}\n${x12(3)}`)).toBe(
+      "interchange 2, segment 14 (IEA): IEA02 '000000099' does not match ISA13 '000000002'",
+    );
     // cut inside its GS: the rest of that GS runs into the next ISA, whose IEA then closes interchange 2
     const cutThenNext = `${x12(1)}\n${x12(2).slice(0, 150)}\n${x12(3)}`;
     expect(reason(cutThenNext, off)).toBe("interchange 2, segment 15 (IEA): IEA02 '000000003' does not match ISA13 '000000002'");
@@ -31,7 +33,9 @@ describe('envelope check', () => {
   });
 
   it('rejects empty control references even when UNB and UNZ agree', () => {
-    expect(reason("UNB+UNOC:3+A:ZZ+B:ZZ+261122:1200+'UNH+1+ORDERS:D:96A:UN'UNT+2+1'UNZ+1+'")).toBe('interchange 1, segment 1 (UNB): UNB 0020 (interchange control reference) is empty');
+    expect(reason("UNB+UNOC:3+A:ZZ+B:ZZ+261122:1200+'UNH+1+ORDERS:D:96A:UN'UNT+2+1'UNZ+1+'")).toBe(
+      'interchange 1, segment 1 (UNB): UNB 0020 (interchange control reference) is empty',
+    );
   });
 
   it('treats a missing final terminator alike in X12 and EDIFACT: accepted when the trailer is whole, rejected when cut', () => {
@@ -43,7 +47,9 @@ describe('envelope check', () => {
 
   it('names the truncated interchange and where the data ends', () => {
     const cut = x12(7).slice(0, x12(7).indexOf('SE*'));
-    expect(reason(`${x12(6)}${cut}`)).toBe('interchange 2, segment 11 (N1): ISA 000000007 is not closed by an IEA: the data ends after segment 11 (N1) — truncated interchange');
+    expect(reason(`${x12(6)}${cut}`)).toBe(
+      'interchange 2, segment 11 (N1): ISA 000000007 is not closed by an IEA: the data ends after segment 11 (N1) — truncated interchange',
+    );
     expect(reason('')).toMatch(/no interchange/);
     expect(reason(`${x12(1)}N1*ST*STRAY~`)).toBe('segment 8 (N1): segment N1 is outside an interchange (after the end of interchange 1)');
   });

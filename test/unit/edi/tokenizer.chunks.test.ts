@@ -19,7 +19,8 @@ function cuts(text: string): string[][] {
   return out;
 }
 
-const view = (segs: Segment[]): string[] => segs.map((s) => `${s.syntax}|${s.tag}|${s.text}|${s.separators.segment}|${s.index}|${s.terminated}`);
+const view = (segs: Segment[]): string[] =>
+  segs.map((s) => `${s.syntax}|${s.tag}|${s.text}|${s.separators.segment}|${s.index}|${s.terminated}`);
 
 describe('EDI tokenizer', () => {
   const bom = '\u00ef\u00bb\u00bf';
@@ -88,7 +89,7 @@ describe('EDI tokenizer', () => {
   });
 
   it('skips a non-envelope segment longer than the limit without buffering it, released terminators included', () => {
-    const long = `FTX+AAI+++${'ab?\'cd'.repeat(400)}`; // 2,800 bytes with released terminators
+    const long = `FTX+AAI+++${"ab?'cd".repeat(400)}`; // 2,800 bytes with released terminators
     const text = `UNB+UNOC:3+A+B+1:1+9'UNH+1+ORDERS:D:96A:UN'${long}'UNT+3+1'UNZ+1+9'`;
     // cut right after each release character once, and in 7-byte chunks
     const at = text.indexOf('?', 60) + 1;

@@ -6,7 +6,12 @@ describe('emulator EDI envelopes', () => {
   it('reads sender and receiver from the fixed-width ISA, one interchange per ISA…IEA', () => {
     const ixs = parseInterchanges(`${x12(11)}\n${x12(12)}`);
     expect(ixs.map((i) => i.controlNumber)).toEqual(['000000011', '000000012']);
-    expect(ixs[0]).toMatchObject({ standard: 'X12', sender: { qualifier: 'ZZ', id: 'GRIDSYNC' }, receiver: { qualifier: 'ZZ', id: 'DEMOPARTNER' }, documentType: '810' });
+    expect(ixs[0]).toMatchObject({
+      standard: 'X12',
+      sender: { qualifier: 'ZZ', id: 'GRIDSYNC' },
+      receiver: { qualifier: 'ZZ', id: 'DEMOPARTNER' },
+      documentType: '810',
+    });
   });
 
   it('honours the element separator at ISA position 4', () => {
@@ -18,7 +23,11 @@ describe('emulator EDI envelopes', () => {
     const withUna = parseInterchanges(edifact(42));
     const withoutUna = parseInterchanges(edifact(43).replace("UNA:+.? '", ''));
     for (const ixs of [withUna, withoutUna]) {
-      expect(ixs[0]).toMatchObject({ standard: 'EDIFACT', sender: { qualifier: 'ZZ', id: 'GRIDSYNC' }, receiver: { qualifier: 'ZZ', id: 'DEMOPARTNER' } });
+      expect(ixs[0]).toMatchObject({
+        standard: 'EDIFACT',
+        sender: { qualifier: 'ZZ', id: 'GRIDSYNC' },
+        receiver: { qualifier: 'ZZ', id: 'DEMOPARTNER' },
+      });
     }
     expect(withUna[0]?.controlNumber).toBe('42');
   });
@@ -50,6 +59,10 @@ describe('emulator EDI envelopes', () => {
     const ix = parseInterchanges(edifact(5))[0]!;
     const ack = acknowledgment(ix, () => 901, new Date('2026-11-22T12:34:00Z'))!;
     expect(ack.fileName).toBe('CONTRL_5.edi');
-    expect(parseInterchanges(ack.content)[0]).toMatchObject({ standard: 'EDIFACT', sender: { id: 'DEMOPARTNER' }, receiver: { id: 'GRIDSYNC' } });
+    expect(parseInterchanges(ack.content)[0]).toMatchObject({
+      standard: 'EDIFACT',
+      sender: { id: 'DEMOPARTNER' },
+      receiver: { id: 'GRIDSYNC' },
+    });
   });
 });

@@ -26,7 +26,13 @@ describe('emulator fault injection', () => {
 
   it('applies a rule only to its endpoint; wrong bytes only to downloads', () => {
     const f = new FaultInjector(() => 0);
-    f.set({ seed: 1, rules: [{ endpoint: 'parcels.download', rate503: 1 }, { endpoint: '*', wrongBytesRate: 1 }] });
+    f.set({
+      seed: 1,
+      rules: [
+        { endpoint: 'parcels.download', rate503: 1 },
+        { endpoint: '*', wrongBytesRate: 1 },
+      ],
+    });
     expect(f.plan('parcels.get')).toMatchObject({ wrongBytes: false });
     expect(f.plan('parcels.get').status).toBeUndefined();
     expect(f.plan('parcels.download').status).toBe(503);

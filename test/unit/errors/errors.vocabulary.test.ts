@@ -20,7 +20,10 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const sources = sourceFiles(path.join(root, 'src')).map((file) => ({ file: path.relative(root, file), text: fs.readFileSync(file, 'utf8') }));
+const sources = sourceFiles(path.join(root, 'src')).map((file) => ({
+  file: path.relative(root, file),
+  text: fs.readFileSync(file, 'utf8'),
+}));
 const docs = fs.readFileSync(path.join(root, 'docs/errors.md'), 'utf8');
 
 describe('error vocabulary', () => {
@@ -32,7 +35,9 @@ describe('error vocabulary', () => {
   });
 
   it('every literal code is namespaced and in docs/errors.md', () => {
-    const codes = sources.flatMap(({ file, text }) => [...text.matchAll(/readonly code = '([^']+)'/g)].map((m) => ({ file, code: m[1] as string })));
+    const codes = sources.flatMap(({ file, text }) =>
+      [...text.matchAll(/readonly code = '([^']+)'/g)].map((m) => ({ file, code: m[1] as string })),
+    );
     expect(codes.length).toBeGreaterThan(10);
     for (const { file, code } of codes) {
       expect(code, file).toMatch(/^[A-Z]+_[A-Z0-9_]+$/);
@@ -52,7 +57,13 @@ describe('error vocabulary', () => {
 describe('errorFields', () => {
   it('carries the code and the context fields an operator searches by', () => {
     const fields = errorFields(new GridApiError('parcels.download', 503, 'ServiceUnavailable', 'busy', 2000));
-    expect(fields).toMatchObject({ code: 'GRID_API_ERROR', endpoint: 'parcels.download', httpStatus: 503, errorCode: 'ServiceUnavailable', retryAfterMs: 2000 });
+    expect(fields).toMatchObject({
+      code: 'GRID_API_ERROR',
+      endpoint: 'parcels.download',
+      httpStatus: 503,
+      errorCode: 'ServiceUnavailable',
+      retryAfterMs: 2000,
+    });
     expect(fields.err).toContain('HTTP 503');
     expect(Object.keys(fields)).not.toContain('stack');
   });

@@ -85,7 +85,23 @@ describe('journal durability settings', () => {
       fs.writeSync(1, 'MARK-transaction\\n');
       j.close();
     `;
-    const r = spawnSync('strace', ['-f', '-s', '256', '-o', trace, '-e', 'trace=openat,write,pwrite64,fsync,fdatasync', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const r = spawnSync(
+      'strace',
+      [
+        '-f',
+        '-s',
+        '256',
+        '-o',
+        trace,
+        '-e',
+        'trace=openat,write,pwrite64,fsync,fdatasync',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(0);
     const lines = fs.readFileSync(trace, 'utf8').split('\n');
     const mainPid = Number(lines[0]?.split(/\s+/)[0]);
@@ -101,7 +117,10 @@ describe('journal durability settings', () => {
       else if (walFds.has(call[2] as string)) events.push({ kind: /sync/.test(call[1] as string) ? 'walSync' : 'walWrite', tid });
     }
     const at = (what: string): number => events.findIndex((e) => e.kind === 'mark' && e.what === what);
-    for (const [from, to, offLoop] of [['opened', 'committed', true], ['committed', 'transaction', false]] as const) {
+    for (const [from, to, offLoop] of [
+      ['opened', 'committed', true],
+      ['committed', 'transaction', false],
+    ] as const) {
       const span = events.slice(at(from) + 1, at(to));
       const lastWrite = span.map((e) => e.kind).lastIndexOf('walWrite');
       expect(lastWrite, `WAL frames written between ${from} and ${to}`).toBeGreaterThanOrEqual(0);

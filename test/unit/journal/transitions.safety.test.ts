@@ -9,7 +9,7 @@ import { canTransitionOutbound, OUTBOUND_STATES, OUTBOUND_TRANSITIONS, type Outb
 
 function reachable<S extends string>(table: Readonly<Record<S, readonly S[]>>, start: S): Set<S> {
   const seen = new Set<S>([start]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [to, froms] of Object.entries(table) as [S, readonly S[]][]) {
       if (!seen.has(to) && froms.some((f) => seen.has(f))) {
@@ -44,7 +44,8 @@ describe('inbound transitions', () => {
 
   it('every state is reachable from listed, and canTransition agrees with the table', () => {
     expect([...reachable(INBOUND_TRANSITIONS, 'listed')].sort()).toEqual([...INBOUND_STATES].sort());
-    for (const from of INBOUND_STATES) for (const to of INBOUND_STATES) expect(canTransition(from, to)).toBe(INBOUND_TRANSITIONS[to].includes(from as InboundState));
+    for (const from of INBOUND_STATES)
+      for (const to of INBOUND_STATES) expect(canTransition(from, to)).toBe(INBOUND_TRANSITIONS[to].includes(from as InboundState));
   });
 });
 
@@ -73,6 +74,8 @@ describe('outbound transitions', () => {
 
   it('every state is reachable from claiming, and canTransitionOutbound agrees with the table', () => {
     expect([...reachable(OUTBOUND_TRANSITIONS, 'claiming')].sort()).toEqual([...OUTBOUND_STATES].sort());
-    for (const from of OUTBOUND_STATES) for (const to of OUTBOUND_STATES) expect(canTransitionOutbound(from, to)).toBe(OUTBOUND_TRANSITIONS[to].includes(from as OutboundState));
+    for (const from of OUTBOUND_STATES)
+      for (const to of OUTBOUND_STATES)
+        expect(canTransitionOutbound(from, to)).toBe(OUTBOUND_TRANSITIONS[to].includes(from as OutboundState));
   });
 });

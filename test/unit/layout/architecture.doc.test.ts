@@ -26,7 +26,9 @@ function drawnEdges(title: string): string[] {
 }
 
 function tableEdges(table: Readonly<Record<string, readonly string[]>>): string[] {
-  return Object.entries(table).flatMap(([to, froms]) => froms.map((from) => `${from}→${to}`)).sort();
+  return Object.entries(table)
+    .flatMap(([to, froms]) => froms.map((from) => `${from}→${to}`))
+    .sort();
 }
 
 function sourceCrashPoints(prefix: string): string[] {
@@ -35,7 +37,8 @@ function sourceCrashPoints(prefix: string): string[] {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts')) for (const m of fs.readFileSync(p, 'utf8').matchAll(/crashPoint\('([\w.-]+)'/g)) names.add(m[1] as string);
+      else if (p.endsWith('.ts'))
+        for (const m of fs.readFileSync(p, 'utf8').matchAll(/crashPoint\('([\w.-]+)'/g)) names.add(m[1] as string);
     }
   };
   walk(path.join(root, 'src'));

@@ -42,8 +42,10 @@ const topOf = (rel: string): string => rel.split('/')[0] as string;
 
 function imports(file: string): string[] {
   const text = fs.readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g), ...text.matchAll(/import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)]
-    .map((m) => path.relative(src, path.resolve(path.dirname(file), (m[1] as string).replace(/\.js$/, '.ts'))));
+  return [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g),
+    ...text.matchAll(/import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g),
+  ].map((m) => path.relative(src, path.resolve(path.dirname(file), (m[1] as string).replace(/\.js$/, '.ts'))));
 }
 
 describe('src/ layering', () => {
@@ -67,7 +69,7 @@ describe('src/ layering', () => {
     expect(violations).toEqual([]);
   });
 
-  it("another folder is entered through its index.ts, never by a deep import", () => {
+  it('another folder is entered through its index.ts, never by a deep import', () => {
     const deep: string[] = [];
     for (const rel of all) {
       for (const target of imports(path.join(src, rel))) {

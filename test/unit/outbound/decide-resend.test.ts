@@ -4,7 +4,8 @@ import { GridApiError, GridResponseError, GridTransportError, UploadOutcomeUnkno
 import { decideResend } from '../../../src/outbound/index.js';
 
 const api = (status: number): GridApiError => new GridApiError('parcels.upload', status, null, 'x');
-const transport = (notSent: boolean): GridTransportError => new GridTransportError('parcels.upload', notSent ? 'ECONNREFUSED' : 'ECONNRESET', 'x', notSent);
+const transport = (notSent: boolean): GridTransportError =>
+  new GridTransportError('parcels.upload', notSent ? 'ECONNREFUSED' : 'ECONNRESET', 'x', notSent);
 
 describe('decideResend', () => {
   it('never resends what may have reached the service: reconcile first', () => {

@@ -4,9 +4,22 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { operationByName, SOAP11_ENV, SOAP_NS } from '../../../src/api/soap/schema.js';
 import { buildWsdl } from '../../../src/api/soap/wsdl.js';
-import { decodeFields, decodeValue, parseDate, readFault, readXml, soapPayload, writeFault, writeRequest, writeResponse, isFault, child } from '../../../src/api/soap/xml.js';
+import {
+  decodeFields,
+  decodeValue,
+  parseDate,
+  readFault,
+  readXml,
+  soapPayload,
+  writeFault,
+  writeRequest,
+  writeResponse,
+  isFault,
+  child,
+} from '../../../src/api/soap/xml.js';
 
-const pieces = (s: string, n: number): Readable => Readable.from(Array.from({ length: Math.ceil(s.length / n) }, (_, i) => Buffer.from(s.slice(i * n, (i + 1) * n))));
+const pieces = (s: string, n: number): Readable =>
+  Readable.from(Array.from({ length: Math.ceil(s.length / n) }, (_, i) => Buffer.from(s.slice(i * n, (i + 1) * n))));
 
 describe('SOAP XML', () => {
   it('reads a request written with another prefix, unknown children ignored, missing value types as zero', async () => {
@@ -15,7 +28,13 @@ describe('SOAP XML', () => {
     expect(msg.version).toBe('1.1');
     expect(msg.payload.name).toBe('ParcelInBoxEx');
     const op = operationByName('ParcelInBoxEx')!;
-    expect(decodeFields(msg.payload, op.params, 'x', { fillDefaults: true })).toEqual({ SessionID: 'abc & d', NetworkID: 0, MailboxID: 1001, GridIDFrom: 0, GridIDTo: 0 });
+    expect(decodeFields(msg.payload, op.params, 'x', { fillDefaults: true })).toEqual({
+      SessionID: 'abc & d',
+      NetworkID: 0,
+      MailboxID: 1001,
+      GridIDFrom: 0,
+      GridIDTo: 0,
+    });
   });
 
   it('writes a response in element order with every required element, and reads it back with 64-bit ids exact', async () => {
@@ -65,7 +84,9 @@ describe('SOAP XML', () => {
     expect(parseDate('2026-05-07T08:00:00.1234567Z')).toBe(Date.UTC(2026, 4, 7, 8, 0, 0, 123));
     expect(parseDate('2026-05-07T10:00:00+02:00')).toBe(Date.UTC(2026, 4, 7, 8));
     expect(parseDate('0001-01-01T00:00:00')).toBeNull();
-    expect(() => decodeValue({ name: 'x', ns: '', text: '12x', children: [], nil: false, streamed: false }, 'int', 'x')).toThrow(/not an integer/);
+    expect(() => decodeValue({ name: 'x', ns: '', text: '12x', children: [], nil: false, streamed: false }, 'int', 'x')).toThrow(
+      /not an integer/,
+    );
   });
 
   it('writes and reads faults of both versions with both detail elements', async () => {
