@@ -14,10 +14,10 @@ import type { LoadedConfig } from '../config/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { startEmulator } from '../emulator/index.js';
-import { InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
+import { emptyInboundResult, InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
 import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
 import type { Logger } from '../log.js';
-import { OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
+import { emptyOutboundResult, OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
 import { startHealthServer, type HealthServer } from './http.js';
 import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
@@ -280,7 +280,7 @@ export class Daemon {
         mailboxId,
         ...(inbound ? { inbound } : {}),
         ...(outbound ? { outbound } : {}),
-        outboundSinceCycle: emptyOutbound(),
+        outboundSinceCycle: emptyOutboundResult(),
       });
     }
   }
@@ -372,7 +372,7 @@ export class Daemon {
   async runOnce(): Promise<DrainResult> {
     const started = this.now();
     const deadline = started + this.config.once.drainTimeout;
-    const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
+    const totals: CycleTotals = { inbound: emptyInboundResult(), outbound: emptyOutboundResult() };
     for (let round = 1; ; round++) {
       const cycleErrors: LeftItem[] = [];
       for (const m of this.mailboxes) {
@@ -603,7 +603,7 @@ export class Daemon {
   }
 
   private async cycle(reason: string): Promise<boolean> {
-    const totals: CycleTotals = { inbound: emptyInbound(), outbound: emptyOutbound() };
+    const totals: CycleTotals = { inbound: emptyInboundResult(), outbound: emptyOutboundResult() };
     const failuresBefore = this.scheduler?.failures ?? 0;
     try {
       for (const m of this.mailboxes) {
@@ -625,7 +625,7 @@ export class Daemon {
           if (this.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP)
             await m.outbound.runCycle({ signal: this.abort.signal });
           const r = m.outboundSinceCycle;
-          m.outboundSinceCycle = emptyOutbound();
+          m.outboundSinceCycle = emptyOutboundResult();
           add(totals.outbound, r);
           this.observe(m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
         }
@@ -840,14 +840,6 @@ export function journalAdvice(file: string, err: unknown): string {
 
 function describeStuck(s: StuckDirection): string {
   return `${s.mailbox} ${s.direction === 'in' ? 'inbound' : 'outbound'}: ${s.waiting} item(s) waiting, nothing delivered for ${s.cycles} cycles: ${s.reason}`;
-}
-
-function emptyInbound(): InboundCycleResult {
-  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, unreadable: 0, bytes: 0 };
-}
-
-function emptyOutbound(): OutboundCycleResult {
-  return { claimed: 0, uploaded: 0, archived: 0, rejected: 0, failed: 0, deferred: 0, bytes: 0 };
 }
 
 function add<T extends object>(into: T, from: T): void {

@@ -1,2 +1,2 @@
-export { InboundPipeline, GridNameCollisionError } from './pipeline.js';
+export { InboundPipeline, GridNameCollisionError, emptyInboundResult } from './pipeline.js';
 export type { InboundCycleResult, InboundMailbox, InboundPipelineOptions, InboxConfig } from './pipeline.js';

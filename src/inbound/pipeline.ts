@@ -185,7 +185,7 @@ export class InboundPipeline {
 
   /** Finishes whatever a previous run left in an intermediate state (journal-driven, by parcel id). */
   async recover(): Promise<InboundCycleResult> {
-    const result = emptyResult();
+    const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     await this.processRows(this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
     return result;
@@ -193,7 +193,7 @@ export class InboundPipeline {
 
   /** One cycle: the journal's unfinished rows, then what the pending list shows. */
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
-    const result = emptyResult();
+    const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     this.heldLocally.clear();
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
@@ -609,7 +609,8 @@ export class GridNameCollisionError extends GridsyncError {
   }
 }
 
-function emptyResult(): InboundCycleResult {
+/** A cycle's counters before it starts (the daemon sums cycles with it too). */
+export function emptyInboundResult(): InboundCycleResult {
   return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, unreadable: 0, bytes: 0 };
 }
 

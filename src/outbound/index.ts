@@ -1,6 +1,7 @@
 export { OutboundPipeline } from './pipeline.js';
 export type { OutboundPipelineOptions } from './pipeline.js';
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
+export { emptyResult as emptyOutboundResult } from './types.js';
 export { validateEnvelope, validateEnvelopeFile, ignoreMatcher, StabilityTracker } from './checks.js';
 export { decideResend, type ResendDecision } from './sender.js';
 export { readErrorReport, requeueFromError, type ErrorReport } from './disposal.js';
