@@ -11,7 +11,7 @@ import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from 
 import { scanList } from './list-stream.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { GridApiError, GridConfigError, GridLimitError, GridResponseError, GridTransportError } from './errors.js';
-import { HttpChannel, toTransportError, type HttpTimeouts } from './http.js';
+import { HttpChannel, toTransportError, withCallDeadline, type HttpTimeouts } from './http.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
 import { RateGate } from './rate-gate.js';
 import { RetryLoop, type RetryOptions } from './retry-loop.js';
@@ -465,32 +465,8 @@ export class GridClient implements MailboxTransport {
     return { name, now: this.now(), maxBodyBytes: this.limits.maxBodyBytes };
   }
 
-  /**
-   * Runs one attempt of a non-streamed call under the overall deadline `timeouts.callMs`: an
-   * answer that trickles in a byte at a time never trips the idle timeout, but it trips this.
-   */
-  private async withDeadline<T>(endpoint: string, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(), this.callMs);
-    const onAbort = (): void => ctl.abort();
-    outer?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return await fn(ctl.signal);
-    } catch (err) {
-      if (ctl.signal.aborted && !outer?.aborted) {
-        throw new GridTransportError(
-          endpoint,
-          'GRIDSYNC_CALL_DEADLINE',
-          `no complete answer within ${this.callMs} ms (api.timeouts.callMs)`,
-          false,
-          { cause: err },
-        );
-      }
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onAbort);
-    }
+  private withDeadline<T>(endpoint: string, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return withCallDeadline(endpoint, this.callMs, outer, fn);
   }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {

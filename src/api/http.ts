@@ -88,3 +88,39 @@ export function toTransportError(endpointName: string, err: unknown): Error {
   const code = (err as { code?: string }).code ?? 'UNKNOWN';
   return new GridTransportError(endpointName, code, (err as Error).message, provablyNotSent(code), { cause: err });
 }
+
+/**
+ * Runs one attempt of a non-streamed call under an overall deadline (`api.timeouts.callMs`): an
+ * answer that trickles in a byte at a time never trips the idle timeout, but it trips this.
+ * Shared by the REST and the SOAP client.
+ */
+export async function withCallDeadline<T>(
+  endpoint: string,
+  callMs: number,
+  outer: AbortSignal | undefined,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), callMs);
+  const onAbort = (): void => ctl.abort();
+  outer?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fn(ctl.signal);
+  } catch (err) {
+    if (ctl.signal.aborted && !outer?.aborted) {
+      throw new GridTransportError(
+        endpoint,
+        'GRIDSYNC_CALL_DEADLINE',
+        `no complete answer within ${callMs} ms (api.timeouts.callMs)`,
+        false,
+        {
+          cause: err,
+        },
+      );
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
+}

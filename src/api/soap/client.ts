@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
+import { DEFAULTS } from '../../config/defaults.js';
 import { gridsyncVersion } from '../../version.js';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from '../base64.js';
 import {
@@ -30,7 +31,7 @@ import {
   GridTransportError,
   UploadOutcomeUnknownError,
 } from '../errors.js';
-import { toTransportError } from '../http.js';
+import { toTransportError, withCallDeadline } from '../http.js';
 import { DEFAULT_BACKOFF, decideRetry, parseRetryAfter, retryDelay, type BackoffPolicy } from '../retry.js';
 import type { GridAuth } from '../session.js';
 import {
@@ -74,7 +75,7 @@ export interface SoapClientOptions {
   readonly auth: GridAuth;
   /** Attempts per call, the first included. Default 3. */
   readonly maxAttempts?: number;
-  readonly timeouts?: { readonly connectMs?: number; readonly headersMs?: number; readonly bodyMs?: number };
+  readonly timeouts?: { readonly connectMs?: number; readonly headersMs?: number; readonly bodyMs?: number; readonly callMs?: number };
   readonly connections?: number;
   readonly backoff?: Partial<BackoffPolicy>;
   readonly now?: () => number;
@@ -188,15 +189,19 @@ export class SoapClient implements MailboxTransport {
    */
   async call(name: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
     const def = op(name);
-    return this.run(def, IDEMPOTENT.test(def.name), options.signal, async (sessionId) => {
-      const res = await this.post(
-        def,
-        writeRequest(def, { ...params, ...(def.session ? { SessionID: sessionId } : {}) }),
-        undefined,
-        options.signal,
-      );
-      return this.result(def, await this.payload(def, res));
-    });
+    // Every non-streamed operation ends within api.timeouts.callMs, however slowly the answer trickles.
+    const callMs = this.options.timeouts?.callMs ?? DEFAULTS.api.timeouts.callMs;
+    return this.run(def, IDEMPOTENT.test(def.name), options.signal, (sessionId) =>
+      withCallDeadline(def.name, callMs, options.signal, async (signal) => {
+        const res = await this.post(
+          def,
+          writeRequest(def, { ...params, ...(def.session ? { SessionID: sessionId } : {}) }),
+          undefined,
+          signal,
+        );
+        return this.result(def, await this.payload(def, res));
+      }),
+    );
   }
 
   // ------------------------------------------------------------------ MailboxTransport
