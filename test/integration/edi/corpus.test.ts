@@ -13,8 +13,8 @@ import { countProblems, groupOk, oracleInterchanges, setOk, type OracleInterchan
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 // Data, not documentation: 470 real X12/EDIFACT files from ten open-source EDI projects (with a
-// manifest of where each came from), kept beside the repository because of their licences and size;
-// CI checks the clone out next to it. Elsewhere, point GRIDSYNC_EDI_CORPUS at a copy.
+// manifest of where each came from), kept outside the repository; CI checks the clone out next to
+// it. Elsewhere, point GRIDSYNC_EDI_CORPUS at a copy; without it these tests skip with a NOTICE.
 const corpusDir = process.env.GRIDSYNC_EDI_CORPUS ?? path.resolve(repoRoot, '../shared/edi-corpus');
 const present = fs.existsSync(path.join(corpusDir, 'manifest.json'));
 if (!present) console.log(`NOTICE: EDI corpus not found at ${corpusDir} (set GRIDSYNC_EDI_CORPUS): corpus tests skipped`);
