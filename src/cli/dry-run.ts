@@ -5,12 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { GridClient, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { Config } from '../config/index.js';
-import { startEmulator, type Emulator } from '../emulator/index.js';
 import { InboundJournal, Journal } from '../journal/index.js';
 import { ignoreMatcher } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
+import { connectService } from './service.js';
 
 export interface DryRunReport {
   readonly mailboxes: {
@@ -22,23 +21,8 @@ export interface DryRunReport {
 }
 
 export async function dryRun(cfg: Config): Promise<DryRunReport> {
-  let emulator: Emulator | undefined;
-  let baseUrl = cfg.api.baseUrl;
-  if (baseUrl === 'embedded') {
-    emulator = await startEmulator({
-      ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
-      ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
-    });
-    baseUrl = emulator.url;
-  }
-  const transport = {
-    auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
-    maxAttempts: cfg.api.maxAttempts,
-    timeouts: cfg.api.timeouts,
-    allowInsecureHttp: cfg.api.allowInsecureHttp,
-  };
-  const client: MailboxTransport & { close(): Promise<void> } =
-    cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
+  const service = await connectService(cfg);
+  const client = service.client;
   const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
   const journal = fs.existsSync(journalFile) ? Journal.open(journalFile, { readonly: true }) : undefined;
   try {
@@ -82,8 +66,7 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     return { mailboxes };
   } finally {
     journal?.close();
-    await client.close();
-    await emulator?.close();
+    await service.close();
   }
 }
 

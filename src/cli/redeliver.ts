@@ -5,11 +5,11 @@
  * deliver) — the ERP's first copy is never overwritten.
  */
 import path from 'node:path';
-import { catalog, GridApiError, GridClient, SoapClient } from '../api/index.js';
-import { startEmulator, type Emulator } from '../emulator/index.js';
+import { catalog, GridApiError } from '../api/index.js';
 import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { connectService } from './service.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
@@ -28,27 +28,12 @@ export async function main(argv: string[]): Promise<number> {
       return Number(p);
     });
     const cfg = loadConfigOrThrow(args.values.config).config;
-    let emulator: Emulator | undefined;
-    let baseUrl = cfg.api.baseUrl;
-    if (baseUrl === 'embedded') {
-      emulator = await startEmulator({
-        ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
-        ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
-      });
-      baseUrl = emulator.url;
-    }
-    const transport = {
-      auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
-      allowInsecureHttp: cfg.api.allowInsecureHttp,
-      timeouts: cfg.api.timeouts,
-      maxAttempts: cfg.api.maxAttempts,
-    };
     // Reset to the inbox over the configured interface (SOAP: ParcelDownloadReset).
-    const soap = cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : undefined;
-    const client = soap ?? new GridClient({ baseUrl, ...transport });
+    const service = await connectService(cfg);
     const reset = async (parcelId: number): Promise<void> => {
-      if (!soap) return void (await (client as GridClient).call(catalog.parcels.resetToInbox, { parcelId }));
-      if ((await soap.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true) throw new Error('the service answered false');
+      if (service.rest) return void (await service.rest.call(catalog.parcels.resetToInbox, { parcelId }));
+      if ((await service.soap?.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true)
+        throw new Error('the service answered false');
     };
     // No single-daemon lock: like requeue, this works beside a running daemon.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
@@ -71,8 +56,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     } finally {
       journal.close();
-      await client.close();
-      await emulator?.close();
+      await service.close();
     }
     return failed ? 1 : 0;
   });
