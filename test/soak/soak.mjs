@@ -17,6 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfSignedCert } from '../helpers/tls.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -767,30 +768,10 @@ async function securityChecks(work) {
   const violations = [];
   // A self-signed https server on loopback: `gridsync call` must refuse its certificate.
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        path.join(work, 'tls-key.pem'),
-        '-out',
-        path.join(work, 'tls-cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const tls = selfSignedCert(work);
+    if (!tls) throw new Error('openssl not found');
     const { default: https } = await import('node:https');
-    const server = https.createServer(
-      { key: fs.readFileSync(path.join(work, 'tls-key.pem')), cert: fs.readFileSync(path.join(work, 'tls-cert.pem')) },
-      (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'),
-    );
+    const server = https.createServer(tls, (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'));
     await new Promise((r) => server.listen(0, '127.0.0.1', r));
     const port = server.address().port;
     const r = await new Promise((resolve) => {

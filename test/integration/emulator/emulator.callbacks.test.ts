@@ -1,7 +1,7 @@
 // Callbacks (issue #3 item 6): registration, delivery on InBoxReady with Basic auth, retries with
 // backoff recorded per attempt, the test endpoint, events and queue — to an https receiver on
 // 127.0.0.1 with a self-signed certificate made for the test.
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from '../../helpers/tls.mjs';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -20,36 +20,16 @@ let answer = 200;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-cb-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      path.join(dir, 'key.pem'),
-      '-out',
-      path.join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  receiver = https.createServer(
-    { key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) },
-    (req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        received.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(body) as Record<string, unknown> });
-        res.writeHead(answer).end('ok');
-      });
-    },
-  );
+  const tls = selfSignedCert(dir);
+  if (!tls) throw new Error('openssl is needed for the https callback receiver');
+  receiver = https.createServer(tls, (req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      received.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(body) as Record<string, unknown> });
+      res.writeHead(answer).end('ok');
+    });
+  });
   receiver.listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   hookUrl = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;

@@ -1,7 +1,7 @@
 // Every numbered rule of the service's specification ("States and transitions", "Authentication",
 // "Events", "Errors", "Limits"), one test each, named after the rule, against the emulator over
 // real HTTP. Tenancy uses a fixture with two networks.
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from '../../helpers/tls.mjs';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -306,41 +306,19 @@ describe('Events', () => {
   let answer = 200;
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-rules-cb-'));
-    try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          path.join(dir, 'k.pem'),
-          '-out',
-          path.join(dir, 'c.pem'),
-          '-days',
-          '1',
-          '-subj',
-          '/CN=127.0.0.1',
-        ],
-        { stdio: 'ignore' },
-      );
-    } catch {
+    const tls = selfSignedCert(dir);
+    if (!tls) {
       process.stdout.write('NOTICE: openssl not found; the Events rules are skipped\n');
       return;
     }
-    receiver = https.createServer(
-      { key: fs.readFileSync(path.join(dir, 'k.pem')), cert: fs.readFileSync(path.join(dir, 'c.pem')) },
-      (req, res) => {
-        let body = '';
-        req.on('data', (d: Buffer) => (body += d.toString()));
-        req.on('end', () => {
-          received.push(JSON.parse(body) as Record<string, unknown>);
-          res.writeHead(answer).end(`answer ${answer}`);
-        });
-      },
-    );
+    receiver = https.createServer(tls, (req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as Record<string, unknown>);
+        res.writeHead(answer).end(`answer ${answer}`);
+      });
+    });
     receiver.listen(0, '127.0.0.1');
     await once(receiver, 'listening');
     hookUrl = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;

@@ -1,0 +1,1 @@
+export function selfSignedCert(dir: string): { key: Buffer; cert: Buffer } | undefined;
