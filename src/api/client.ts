@@ -17,7 +17,15 @@ import { RateGate } from './rate-gate.js';
 import { RetryLoop, type RetryOptions } from './retry-loop.js';
 import { Session, type GridAuth } from './session.js';
 import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions } from './transfer.js';
-import { decodeConfirmResult, decodeParcel, decodeParcelList, decodeSession, decodeUploadResult, ShapeWarnings } from './tolerant.js';
+import {
+  decodeConfirmResult,
+  decodeParcel,
+  decodeParcelList,
+  decodePartnerName,
+  decodeSession,
+  decodeUploadResult,
+  ShapeWarnings,
+} from './tolerant.js';
 import {
   isDownloadTarget,
   type CallOptions,
@@ -235,6 +243,12 @@ export class GridClient implements MailboxTransport {
   async confirmParcel(parcelId: number, options: CallOptions = {}): Promise<void> {
     const endpoint = catalog.parcels.confirm;
     decodeConfirmResult(endpoint.name, await this.callData(endpoint, { parcelId }, options), this.shapes);
+  }
+
+  /** The description of a grid ID's record (`GET /v2/ids/{gridId}`); another tenant's answers 403/404 and throws. */
+  async partnerName(gridId: number, options: CallOptions = {}): Promise<string | undefined> {
+    const endpoint = catalog.ids.get;
+    return decodePartnerName(endpoint.name, gridId, await this.callData(endpoint, { gridId }, options), this.shapes);
   }
 
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {

@@ -182,6 +182,20 @@ export function decodeSession(endpoint: string, data: unknown, warn: ShapeWarnin
   };
 }
 
+/**
+ * A grid ID's record as far as `{partner}` needs it: its description, trimmed; undefined when it
+ * has none. Strict only on the identity: a record of another grid ID must not name this one.
+ */
+export function decodePartnerName(endpoint: string, gridId: number, data: unknown, warn: ShapeWarnings): string | undefined {
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    throw new GridResponseError(endpoint, 200, 'data', `expected a grid ID record, got ${data === null ? 'null' : typeof data}`);
+  const r = data as Record<string, unknown>;
+  const id = optionalInt(endpoint, 'data.gridId', r.gridId, warn);
+  if (id !== undefined && id !== gridId) throw new GridResponseError(endpoint, 200, 'data.gridId', `asked for ${gridId}, got ${id}`);
+  const description = optionalString(endpoint, 'data.description', r.description, warn)?.trim();
+  return description ? description : undefined;
+}
+
 /** Upload's answer: the new parcel id, bare or inside an object. Strict: without it the outcome is unknown. */
 export function decodeUploadResult(endpoint: string, data: unknown, warn: ShapeWarnings): number {
   let v = data;

@@ -103,5 +103,12 @@ export interface MailboxTransport {
    * Throws on a record it cannot read: a reconciliation that skipped one could resend a file.
    */
   outboxParcels(query: OutboxQuery, options?: CallOptions): AsyncIterable<ParcelSummary>;
+  /**
+   * The name the service keeps for a grid ID (the description of its record), or undefined when
+   * the record has none. Throws when the record cannot be read — a sender's grid ID usually
+   * belongs to another tenant, and the service may answer 403/404 for it. Optional: a transport
+   * without such a call leaves `{partner}` to the configured names and the grid id.
+   */
+  partnerName?(gridId: number, options?: CallOptions): Promise<string | undefined>;
   close(): Promise<void>;
 }

@@ -56,6 +56,8 @@ export interface ScriptedService {
   readonly apiKey: string;
   readonly parcels: ServiceParcel[];
   readonly requests: ServedRequest[];
+  /** Grid ID records `GET /v2/ids/{id}` answers (a trading partner's name is its description); others are 404 ObjectNotFound. */
+  readonly gridIds: Map<number, Record<string, unknown>>;
   variants: Variants;
   addInbound(fileName: string | null, content: Buffer | string, over?: Partial<ServiceParcel>): ServiceParcel;
   confirmed(): ServiceParcel[];
@@ -84,6 +86,7 @@ export async function startScriptedService(
     apiKey,
     parcels,
     requests,
+    gridIds: new Map(),
     variants: {},
     addInbound(fileName, content, over = {}) {
       const p: ServiceParcel = {
@@ -169,6 +172,11 @@ export async function startScriptedService(
     if (req.headers['x-api-key'] !== apiKey) return fail(res, 401, 'InvalidAPIKey', 'unknown API key');
     const route = `${served.method} ${served.path}`;
     const byId = /^\/v2\/parcels\/(\d+)$/.exec(served.path);
+    const gridIdPath = /^\/v2\/ids\/(\d+)$/.exec(served.path);
+    if (req.method === 'GET' && gridIdPath) {
+      const g = svc.gridIds.get(Number(gridIdPath[1]));
+      return g ? ok(res, g) : fail(res, 404, 'ObjectNotFound', 'grid ID not found');
+    }
     if (route === 'POST /v2/auth/session') {
       const mode = svc.variants.session ?? 'full';
       if (mode === 'missing') return send(res, 404, PROXY_404, { 'content-type': 'text/html' });

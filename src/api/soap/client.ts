@@ -258,6 +258,16 @@ export class SoapClient implements MailboxTransport {
       );
   }
 
+  /** The description of a grid ID's record (`TPInfo`); another tenant's answers a NotFound fault and throws. */
+  async partnerName(gridId: number, options: CallOptions = {}): Promise<string | undefined> {
+    const r = (await this.call('TPInfo', { GridID: gridId }, options)) as Rec | null;
+    if (!r || typeof r !== 'object') throw new GridResponseError('TPInfo', 200, 'TPInfoResult', 'missing');
+    if (r.GridID !== undefined && Number(r.GridID) !== gridId)
+      throw new GridResponseError('TPInfo', 200, 'TPInfoResult.GridID', `asked for ${gridId}, got ${String(r.GridID)}`);
+    const description = typeof r.Description === 'string' ? r.Description.trim() : '';
+    return description || undefined;
+  }
+
   /** The three outbox lists over [since, now + 5 min]; duplicates across lists are dropped. */
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
     const since = Date.parse(query.since);
