@@ -72,6 +72,17 @@ export const DEFAULTS = {
   retention: { journalDays: 90 },
   /** In-flight transfers get this long after SIGTERM before the process exits like a crash. */
   shutdownTimeoutMs: 30 * SECOND,
+  /** Trading-partner names for `{partner}` in inbox name templates. */
+  partners: {
+    /** A name read from the service is reused for this long before it is asked again. */
+    cacheTtlMs: 60 * MINUTE,
+    /** A grid ID whose record could not be read is not asked about again for this long (the grid id is used). */
+    failureTtlMs: 15 * MINUTE,
+    /** One lookup waits at most this long (never longer than api.timeouts.callMs); then the grid id is used. */
+    lookupTimeoutMs: 5 * SECOND,
+    /** `{partner}` of a parcel whose sender's grid id the service did not send. */
+    unknownName: 'unknown',
+  },
   hooks: {
     /** A post-delivery command still running after this long is killed (the file stays where it is). */
     timeoutMs: 60 * SECOND,

@@ -4,7 +4,7 @@
  * (GRIDSYNC_…) and YAML parse alike.
  */
 import { z } from 'zod';
-import { TEMPLATE_VARIABLES } from '../files/index.js';
+import { SENT_TEMPLATE_VARIABLES, TEMPLATE_VARIABLES } from '../files/index.js';
 import { DEFAULTS } from './defaults.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -28,17 +28,34 @@ const FileMode = z
   .union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')])
   .transform((v) => (typeof v === 'number' ? v : Number.parseInt(v, 8)));
 
-const Template = z
-  .string()
-  .min(1)
-  .refine((t) => [...t.matchAll(/\{(\w+)\}/g)].every((m) => (TEMPLATE_VARIABLES as readonly string[]).includes(m[1] as string)), {
-    message: `unknown variable; allowed: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ')}`,
-  });
+/** A naming template whose `{variables}` are all among `allowed` (a typo must not silently produce odd names). */
+const template = (allowed: readonly string[]) =>
+  z
+    .string()
+    .min(1)
+    .refine((t) => [...t.matchAll(/\{(\w+)\}/g)].every((m) => allowed.includes(m[1] as string)), {
+      message: `unknown variable; allowed: ${allowed.map((v) => `{${v}}`).join(' ')}`,
+    });
+
+/**
+ * `partners:` — grid id → the name `{partner}` gives that trading partner's parcels. It wins over
+ * the service's record. A name is one folder name: no path separators, no control characters.
+ */
+const Partners = z.record(
+  z.string().regex(/^[1-9]\d{0,15}$/, 'expected a grid id (a positive integer) as the key'),
+  z
+    .string()
+    .trim()
+    .min(1, 'expected a non-empty name')
+    .max(200, 'at most 200 characters')
+    .refine((n) => !/[/\\\u0000-\u001f\u007f]/.test(n), 'one folder name: no "/", "\\" or control characters')
+    .refine((n) => !/^\.+$/.test(n), 'not "." or ".."'),
+);
 
 export const InboxSchema = z
   .object({
     dir: z.string().min(1),
-    nameTemplate: Template.default(DEFAULTS.inbox.nameTemplate),
+    nameTemplate: template(TEMPLATE_VARIABLES).default(DEFAULTS.inbox.nameTemplate),
     collision: z.enum(['unique', 'overwrite', 'fail']).default(DEFAULTS.inbox.collision),
     doneMarker: bool.default(DEFAULTS.inbox.doneMarker),
     doneSuffix: z.string().min(1).default(DEFAULTS.inbox.doneSuffix),
@@ -57,7 +74,7 @@ export const OutboxSchema = z
     dir: z.string().min(1),
     sentDir: z.string().min(1).optional(),
     archive: z.enum(['move', 'delete']).default(DEFAULTS.outbox.archive),
-    sentTemplate: Template.default(DEFAULTS.outbox.sentTemplate),
+    sentTemplate: template(SENT_TEMPLATE_VARIABLES).default(DEFAULTS.outbox.sentTemplate),
     errorDir: z.string().min(1),
     /** Delete files in sentDir / errorDir older than this many days (by mtime); absent = keep for ever. */
     sentRetentionDays: int(1).optional(),
@@ -196,6 +213,8 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Trading-partner names by grid id, for `{partner}` in inbox name templates (before the service's records). */
+    partners: Partners.optional(),
     once: z
       .object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) })
       .strict()

@@ -14,12 +14,12 @@ import type { LoadedConfig } from '../config/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { startEmulator } from '../emulator/index.js';
-import { emptyInboundResult, InboundPipeline, type InboundCycleResult } from '../inbound/index.js';
+import { configuredPartners, emptyInboundResult, InboundPipeline, PartnerNames, type InboundCycleResult } from '../inbound/index.js';
 import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { emptyOutboundResult, OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
 import { startHealthServer, type HealthServer } from './http.js';
-import { STUCK_AFTER_CYCLES } from '../config/defaults.js';
+import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { folderRoles } from '../config/index.js';
 import { HookRunner } from './hooks.js';
@@ -247,6 +247,14 @@ export class Daemon {
     this.cleanups.push({ name: 'client', fn: () => this.client.close() });
     const me = await this.connect(waitForService);
     await this.checkMailboxes(me);
+    // One cache of partner names for the process: every mailbox's parcels come from the same partners.
+    const partnerNames = new PartnerNames({
+      lookup: this.client.partnerName?.bind(this.client),
+      configured: configuredPartners(cfg.partners),
+      timeoutMs: Math.min(DEFAULTS.partners.lookupTimeoutMs, cfg.api.timeouts.callMs),
+      now: this.now,
+      logger: this.logger,
+    });
     for (const [i, m] of cfg.mailboxes.entries()) {
       const mailboxId = (m.mailboxId ?? me) as number;
       const name = m.name ?? `mb${mailboxId}`;
@@ -261,7 +269,11 @@ export class Daemon {
         events: this.events,
       };
       const inbound = m.inbox
-        ? new InboundPipeline({ ...common, mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } } })
+        ? new InboundPipeline({
+            ...common,
+            partnerNames,
+            mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } },
+          })
         : undefined;
       const outbound = m.outbox
         ? new OutboundPipeline({

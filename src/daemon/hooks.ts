@@ -34,6 +34,7 @@ export function hookEnvironment(base: NodeJS.ProcessEnv, kind: HookKind, e: Deli
     env.GRIDSYNC_HOOK_FILE_NAME = item.fileName ?? '';
     env.GRIDSYNC_HOOK_PATH = item.path ?? '';
     env.GRIDSYNC_HOOK_PARTNER = item.partner === null ? '' : String(item.partner);
+    env.GRIDSYNC_HOOK_PARTNER_NAME = item.partnerName ?? '';
   }
   return env;
 }

@@ -25,6 +25,8 @@ export interface DeliveredItem {
   readonly path: string | null;
   /** The trading partner's grid id: the sender of an inbound parcel, the receiver of an outbound one, when known. */
   readonly partner: number | null;
+  /** The partner's name as `{partner}` gives it (one folder-safe segment), when the pipeline knows it. */
+  readonly partnerName?: string;
 }
 
 export interface ProblemEvent extends ItemsEvent {

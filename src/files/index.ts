@@ -19,6 +19,7 @@ export {
   renderTemplate,
   resolveInside,
   sanitizeFileName,
+  SENT_TEMPLATE_VARIABLES,
   TEMPLATE_VARIABLES,
   uniqueVariant,
   type TemplateVars,

@@ -70,8 +70,14 @@ export function renderTemplate(template: string, vars: TemplateVars, fallback: s
   return safe.join('/');
 }
 
-/** The variables a template may use, for config validation. */
-export const TEMPLATE_VARIABLES = ['fileName', 'parcelId', 'gridIdFrom', 'gridIdTo', 'mailboxId', 'date'] as const;
+/**
+ * The variables an inbox name template may use, for config validation. `partner` is the sender's
+ * name (configured, else the service's record, else its grid id), one sanitised segment like the rest.
+ */
+export const TEMPLATE_VARIABLES = ['fileName', 'parcelId', 'gridIdFrom', 'gridIdTo', 'partner', 'mailboxId', 'date'] as const;
+
+/** The variables a sentDir template may use: an outbound file has no sender record to name. */
+export const SENT_TEMPLATE_VARIABLES = ['fileName', 'parcelId', 'mailboxId', 'date'] as const;
 
 /** Resolves `rel` under `root` and proves the result stays inside it. */
 export function resolveInside(root: string, rel: string): string {

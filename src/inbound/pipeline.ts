@@ -40,6 +40,7 @@ import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/ind
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
+import { PartnerNames } from './partner-names.js';
 
 export interface InboxConfig {
   readonly dir: string;
@@ -75,6 +76,8 @@ export interface InboundPipelineOptions {
   readonly now?: () => number;
   /** Where the pipeline reports progress (`inbound:*`); the daemon shares one bus among mailboxes. */
   readonly events?: EventBus<PipelineEvents>;
+  /** `{partner}` names; the daemon shares one (and its cache) among mailboxes. Default: asks `client`. */
+  readonly partnerNames?: PartnerNames;
 }
 
 export interface InboundCycleResult {
@@ -122,6 +125,9 @@ export class InboundPipeline {
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
+  private readonly partners: PartnerNames;
+  /** Only a template that uses `{partner}` asks the service for names. */
+  private readonly usesPartner: boolean;
   /**
    * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
@@ -138,6 +144,9 @@ export class InboundPipeline {
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
     this.now = options.now ?? Date.now;
     this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
+    this.partners =
+      options.partnerNames ?? new PartnerNames({ lookup: options.client.partnerName?.bind(options.client), logger: this.logger });
+    this.usesPartner = this.inbox.nameTemplate.includes('{partner}');
   }
 
   /** Adds to the cycle's counters and tells the subscribers (`inbound:*` events). */
@@ -292,7 +301,13 @@ export class InboundPipeline {
         await this.confirm(row, signal);
         this.tally(result, 'confirmed', 1, {
           bytes: row.bytes ?? 0,
-          item: { parcelId, fileName: row.file_name, path: row.final_path, partner: row.grid_id_from },
+          item: {
+            parcelId,
+            fileName: row.file_name,
+            path: row.final_path,
+            partner: row.grid_id_from,
+            partnerName: this.partners.known(row.grid_id_from),
+          },
         });
         this.logger.info(
           { parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery },
@@ -403,6 +418,8 @@ export class InboundPipeline {
       parcelId: row.parcel_id,
       gridIdFrom: row.grid_id_from,
       gridIdTo: row.grid_id_to,
+      // Decided here, once: the path is journalled with markStaged and never renamed afterwards.
+      partner: this.usesPartner ? await this.partners.nameOf(row.grid_id_from) : null,
       mailboxId: this.mailboxId,
       date: new Date(this.now()).toISOString().slice(0, 10),
     };

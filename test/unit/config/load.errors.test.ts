@@ -44,6 +44,38 @@ describe('config errors name the key and the expected form', () => {
     expect(e.message).toMatch(/api\.protocol: .*"rest".*"soap"/);
   });
 
+  it('{partner} is an inbox template variable and listed in the error; a sentDir template refuses variables it cannot fill', () => {
+    const ok = base();
+    ok.mailboxes[0].inbox.nameTemplate = '{partner}/{date}/{fileName}';
+    ok.partners = { 7001: 'Acme Corp' };
+    expect(parseConfig(ok, 'test.yaml', {}, '/etc/gridsync').config.partners).toEqual({ '7001': 'Acme Corp' });
+    const typo = base();
+    typo.mailboxes[0].inbox.nameTemplate = '{partnr}/{fileName}';
+    const e = errorOf(typo);
+    expect(e.key).toBe('mailboxes[0].inbox.nameTemplate');
+    expect(e.message).toContain('{partner}');
+    for (const v of ['{partner}', '{gridIdFrom}']) {
+      const sent = base();
+      sent.mailboxes[0].outbox.sentTemplate = `${v}/{fileName}`;
+      expect(errorOf(sent).key).toBe('mailboxes[0].outbox.sentTemplate');
+    }
+  });
+
+  it('partners: a key that is not a grid id, or a name that is not one folder name, is named', () => {
+    for (const [partners, key] of [
+      [{ acme: 'Acme' }, 'partners.acme'],
+      [{ 7001: '' }, 'partners.7001'],
+      [{ 7001: 'a/b' }, 'partners.7001'],
+      [{ 7001: 'tab\there' }, 'partners.7001'],
+      [{ 7001: '..' }, 'partners.7001'],
+      [['Acme'], 'partners'],
+    ] as const) {
+      const raw = base();
+      raw.partners = partners;
+      expect(errorOf(raw).key, JSON.stringify(partners)).toBe(key);
+    }
+  });
+
   it('a wrong type', () => {
     const raw = base();
     raw.mailboxes[0].inbox.concurrency = 'many';
