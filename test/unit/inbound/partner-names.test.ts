@@ -124,7 +124,7 @@ describe('PartnerNames (shell)', () => {
     expect(aborted).toBe(true);
     const t1 = Date.now();
     expect(await names.nameOf(7003)).toBe('7003');
-    expect(Date.now() - t1).toBeLessThan(50);
+    expect(Date.now() - t1).toBeLessThan(140); // answered from the cache, not another deadline
     expect(calls).toBe(1);
   });
 
