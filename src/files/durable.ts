@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { SharedSync } from './coalesce.js';
 import { resolveInside, uniqueVariant } from './naming.js';
 
 /** A filesystem step that failed, with the path an operator needs. */
@@ -39,47 +40,21 @@ export async function fsyncFile(filePath: string): Promise<void> {
   }
 }
 
-/**
- * fsync a directory. Concurrent calls for one directory share fsyncs: a call joins the next fsync
- * to start, never one already running (that one may have started before the caller's rename), so
- * eight parcels placed at once cost two directory fsyncs instead of eight.
- */
+/** fsync a directory; concurrent calls for one directory share fsyncs (SharedSync). */
 export function fsyncDir(dirPath: string): Promise<void> {
   const key = path.resolve(dirPath);
   let syncer = dirSyncers.get(key);
   if (!syncer) {
-    syncer = { running: false, waiters: [] };
+    syncer = new SharedSync(
+      () => fsyncDirNow(key),
+      () => dirSyncers.delete(key),
+    );
     dirSyncers.set(key, syncer);
   }
-  const s = syncer;
-  return new Promise<void>((resolve, reject) => {
-    s.waiters.push({ resolve, reject });
-    if (!s.running) void runDirSyncs(key, s);
-  });
+  return syncer.request();
 }
 
-interface DirSyncer {
-  running: boolean;
-  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
-}
-
-const dirSyncers = new Map<string, DirSyncer>();
-
-async function runDirSyncs(dirPath: string, s: DirSyncer): Promise<void> {
-  s.running = true;
-  while (s.waiters.length > 0) {
-    const batch = s.waiters;
-    s.waiters = [];
-    try {
-      await fsyncDirNow(dirPath);
-      for (const w of batch) w.resolve();
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
-  }
-  s.running = false;
-  dirSyncers.delete(dirPath);
-}
+const dirSyncers = new Map<string, SharedSync>();
 
 async function fsyncDirNow(dirPath: string): Promise<void> {
   let handle: fsp.FileHandle | undefined;

@@ -25,3 +25,5 @@ export {
   type TemplateVars,
 } from './naming.js';
 export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoFollow, UnsafeFileError } from './safe-open.js';
+export { SharedSync } from './coalesce.js';
+export { isLocalType, onLocalFilesystems } from './filesystem-kind.js';

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { SharedSync } from './coalesce.js';
 
 const C = fs.constants;
 const HAVE_PROC_FD = fs.existsSync('/proc/self/fd');
@@ -43,6 +44,8 @@ export class UnsafeFileError extends GridsyncError {
 
 /** A directory held open: names inside it resolve against the descriptor, never against a path. */
 export class DirHandle {
+  private readonly shared = new SharedSync(() => this.handle.sync());
+
   constructor(
     readonly handle: fsp.FileHandle,
     /** The path it was reached by (for messages only). */
@@ -55,9 +58,9 @@ export class DirHandle {
     return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}/${name}` : path.join(this.path, name);
   }
 
-  /** fsync of the directory: makes renames and creations inside it durable. */
+  /** fsync of the directory: makes renames and creations inside it durable. Concurrent calls share fsyncs. */
   sync(): Promise<void> {
-    return this.handle.sync();
+    return this.shared.request();
   }
 
   close(): Promise<void> {

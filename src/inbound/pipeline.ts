@@ -8,7 +8,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
 import PQueue from 'p-queue';
 import {
   ContentIntegrityError,
@@ -24,7 +23,7 @@ import {
   ensureDirDurable,
   exists,
   freeBytes,
-  fsyncDir,
+  onLocalFilesystems,
   openDirInside,
   renderTemplate,
   resolveInside,
@@ -39,6 +38,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
+import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import { PartnerNames } from './partner-names.js';
 
@@ -108,8 +108,14 @@ export class InboundPipeline {
   private readonly stagingDir: string;
   private readonly inbox: InboxConfig;
   private readonly mailboxId: number;
-  /** Final paths taken by parcels in flight in this process (besides the journal's staged/placed rows). */
+  /** Final paths taken by parcels in flight in this process, until confirmed or given up. */
   private readonly inFlightPaths = new Set<string>();
+  /** Final paths of the journal's staged/placed rows when the cycle started: a new parcel must not take one. */
+  private reserved = new Set<string>();
+  /** Cheap file calls run on this thread (both folders on local filesystems; see files/filesystem-kind). */
+  private inline = false;
+  /** The inbox root and the staging folder, held open for one cycle (most templates place into the root). */
+  private openDirs: { root?: Promise<DirHandle>; staging?: Promise<DirHandle> } = {};
   /**
    * Free bytes in staging as last measured, less the declared size of every download started
    * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
@@ -275,12 +281,33 @@ export class InboundPipeline {
   }
 
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    if (rows.length === 0) return;
     const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
     this.spaceLeft = undefined;
-    for (const row of rows) {
-      void queue.add(() => this.processParcel(row.parcel_id, result, signal));
+    // Per cycle: a share can be mounted over the inbox between cycles.
+    this.inline = await onLocalFilesystems(this.stagingDir, this.inbox.dir);
+    this.reserved = this.journal.reservedPaths();
+    try {
+      for (const row of rows) {
+        void queue.add(() => this.processParcel(row.parcel_id, result, signal));
+      }
+      await queue.onIdle();
+    } finally {
+      const { root, staging } = this.openDirs;
+      this.openDirs = {};
+      await Promise.all([root, staging].map((d) => d?.then((h) => h.close()).catch(() => undefined)));
     }
-    await queue.onIdle();
+  }
+
+  /** lstat on this thread or the thread pool (see `inline`): never follows a link. */
+  private async exists(p: string): Promise<boolean> {
+    if (!this.inline) return exists(p);
+    try {
+      fs.lstatSync(p);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Drives one parcel from its journal state to `confirmed`, as far as it goes now. */
@@ -299,6 +326,7 @@ export class InboundPipeline {
       }
       if (row?.state === 'placed') {
         await this.confirm(row, signal);
+        if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
         this.tally(result, 'confirmed', 1, {
           bytes: row.bytes ?? 0,
           item: {
@@ -349,6 +377,8 @@ export class InboundPipeline {
       this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
       return;
     }
+    // Below, the row leaves staged/placed: its name is free again.
+    if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
       this.tally(result, 'failed', 1, { reason });
@@ -384,7 +414,7 @@ export class InboundPipeline {
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);
     let info;
-    const target = new StagingTarget(part, this.inbox.fileMode ?? DEFAULTS.fileMode);
+    const target = new StagingFile(part, this.inbox.fileMode ?? DEFAULTS.fileMode, this.inline);
     try {
       info = await this.options.client.downloadParcel(row.parcel_id, target, {
         ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
@@ -424,14 +454,14 @@ export class InboundPipeline {
       date: new Date(this.now()).toISOString().slice(0, 10),
     };
     const rel = renderTemplate(this.inbox.nameTemplate, vars, fallback);
-    const reserved = this.journal.reservedPaths();
+    const reserved = this.reserved;
     // Reserve a name synchronously, before any await: parcels downloading in parallel must never
     // pick the same name (two parcels named nul.txt once did in the soak, and the second rename
     // replaced the first file). A name found taken on disk is released again.
     const claim = async (p: string): Promise<boolean> => {
       if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
       this.inFlightPaths.add(p);
-      if ((await exists(p)) || (this.inbox.doneMarker && (await exists(p + this.inbox.doneSuffix)))) {
+      if ((await this.exists(p)) || (this.inbox.doneMarker && (await this.exists(p + this.inbox.doneSuffix)))) {
         this.inFlightPaths.delete(p);
         return false;
       }
@@ -467,16 +497,20 @@ export class InboundPipeline {
     const part = row.staging_path ?? this.stagingPath(row.parcel_id);
     const final = row.final_path as string;
     const name = path.basename(final);
-    let dir: DirHandle | undefined;
+    const rel = path.relative(this.inbox.dir, path.dirname(final));
+    let own: DirHandle | undefined;
     try {
-      dir = await openDirInside(this.inbox.dir, path.relative(this.inbox.dir, path.dirname(final)), { create: true });
-      if (await exists(part)) {
-        if (this.inbox.collision === 'fail' && (await exists(dir.at(name)))) throw new GridNameCollisionError(final);
+      // Sub-folders are walked again for each parcel (one may have been swapped for a link since).
+      const dir = rel === '' ? await this.heldDir('root') : (own = await openDirInside(this.inbox.dir, rel, { create: true }));
+      if (await this.exists(part)) {
+        if (this.inbox.collision === 'fail' && (await this.exists(dir.at(name)))) throw new GridNameCollisionError(final);
         if (this.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.inbox.gid);
         if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
-        await fs.promises.rename(part, dir.at(name));
+        const to = dir.at(name);
+        if (this.inline) fs.renameSync(part, to);
+        else await fs.promises.rename(part, to);
         crashPoint('in.renamed');
-        await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
+        await Promise.all([dir.sync(), this.heldDir('staging').then((d) => d.sync())]);
       } else {
         // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
         // in place — but that crash may have come before the directory's fsync.
@@ -487,11 +521,24 @@ export class InboundPipeline {
       if (err instanceof GridNameCollisionError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
     } finally {
-      await dir?.close();
+      await own?.close();
     }
     await this.journal.markPlaced(this.mailboxId, row.parcel_id);
-    this.inFlightPaths.delete(final);
     crashPoint('in.placed');
+  }
+
+  /** The inbox root or the staging folder, opened once per cycle and shared by its parcels. */
+  private heldDir(which: 'root' | 'staging'): Promise<DirHandle> {
+    let dir = this.openDirs[which];
+    if (!dir) {
+      dir = which === 'root' ? openDirInside(this.inbox.dir, '', { create: true }) : openDirInside(this.stagingDir, '');
+      // A failed open is not kept: the next parcel tries again.
+      dir.catch(() => {
+        if (this.openDirs[which] === dir) delete this.openDirs[which];
+      });
+      this.openDirs[which] = dir;
+    }
+    return dir;
   }
 
   /**
@@ -537,84 +584,6 @@ export class InboundPipeline {
     crashPoint('in.confirm-answered');
     await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
     crashPoint('in.confirmed');
-  }
-}
-
-/**
- * The staging file of one download: each attempt starts a new, empty file (a retried download
- * never appends to what a broken one wrote); a failed attempt's file is removed.
- */
-class StagingTarget implements DownloadTarget {
-  private stream: fs.WriteStream | undefined;
-  private writeback: IncrementalSync | undefined;
-
-  constructor(
-    private readonly part: string,
-    private readonly mode: number,
-  ) {}
-
-  async openAttempt(): Promise<fs.WriteStream> {
-    await this.discardAttempt();
-    // 1 MiB of buffer lets the disk write overlap the network read instead of alternating with it.
-    // `flush`: the stream fsyncs its descriptor before closing it, so the file is durable before
-    // the rename makes it visible, without a second open just to fsync.
-    this.stream = fs.createWriteStream(this.part, { mode: this.mode, highWaterMark: 1024 * 1024, flush: true });
-    this.writeback = new IncrementalSync(this.stream);
-    return this.stream;
-  }
-
-  /** Ends the last attempt's file; resolves once it is fsynced and closed. */
-  async finish(): Promise<void> {
-    const stream = this.stream;
-    await this.writeback?.stop();
-    this.writeback = undefined;
-    if (!stream) throw new Error(`${this.part}: the download wrote no file`);
-    stream.end();
-    await finished(stream);
-  }
-
-  async discardAttempt(): Promise<void> {
-    const stream = this.stream;
-    this.stream = undefined;
-    await this.writeback?.stop();
-    this.writeback = undefined;
-    if (stream) {
-      stream.destroy();
-      await finished(stream).catch(() => undefined);
-    }
-    await fs.promises.rm(this.part, { force: true });
-  }
-}
-
-/**
- * fsyncs a file being written every 32 MiB, in the background, so that the fsync that must
- * precede placement only has the tail left to write (a 500 MB parcel: ~520 ms of fsync at the end
- * otherwise). Durability still comes from that final fsync; this only moves the work earlier.
- */
-class IncrementalSync {
-  private static readonly EVERY = 32 * 1024 * 1024;
-  private synced = 0;
-  private running: Promise<void> | undefined;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(private readonly stream: fs.WriteStream) {
-    this.timer = setInterval(() => this.tick(), 100);
-  }
-
-  private tick(): void {
-    const fd = (this.stream as unknown as { fd: number | null }).fd;
-    const at = this.stream.bytesWritten;
-    if (this.running || fd === null || at - this.synced < IncrementalSync.EVERY) return;
-    this.running = new Promise<void>((resolve) => fs.fsync(fd, () => resolve())).then(() => {
-      this.synced = at;
-      this.running = undefined;
-    });
-  }
-
-  /** Stops syncing; resolves once no fsync on the descriptor is in flight (it is about to close). */
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
   }
 }
 
