@@ -379,7 +379,7 @@ export class GridClient implements MailboxTransport {
         options.onBodySent?.();
       };
       try {
-        const { length, body } = await uploadBody(filePath, upload, bodySent);
+        const { length, body } = await uploadBody(filePath, upload, bodySent, options.calls);
         const res = await this.http.send(
           endpoint.name,
           'POST',

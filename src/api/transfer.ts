@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import type { Writable } from 'node:stream';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from './base64.js';
 import { apiErrorFrom } from './envelope.js';
@@ -14,6 +13,7 @@ import { toTransportError, type RawResponse } from './http.js';
 import { JsonStreamError, readJsonStreaming } from './json-stream.js';
 import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
 import { Envelope } from './wire.js';
+import { FileCalls } from '../files/index.js';
 
 export interface DownloadResultInfo {
   readonly parcelId: number;
@@ -147,8 +147,10 @@ export async function uploadBody(
   filePath: string,
   upload: UploadOptions,
   onBodySent?: () => void,
+  calls: FileCalls = FileCalls.POOL,
 ): Promise<{ length: number; body: () => AsyncGenerator<string> }> {
-  const size = (await fs.promises.stat(filePath)).size;
+  const source = await calls.source(filePath);
+  const size = source.size;
   const head: Record<string, unknown> = { fileName: upload.fileName };
   if (upload.sendBytes !== false) head.bytes = size;
   if (upload.gridIdFrom !== undefined) head.gridIdFrom = upload.gridIdFrom;
@@ -159,17 +161,26 @@ export async function uploadBody(
   const length = Buffer.byteLength(prefix) + base64Length(size) + suffix.length;
   const body = async function* (): AsyncGenerator<string> {
     yield prefix;
-    const encoder = new Base64Encoder();
-    let read = 0;
-    for await (const chunk of fs.createReadStream(filePath, { highWaterMark: 64 * 1024 })) {
-      read += (chunk as Buffer).length;
-      yield encoder.push(chunk as Buffer);
-    }
-    if (read !== size) throw new Error(`${filePath} changed size during the upload (${size} → ${read} bytes)`);
-    yield encoder.end() + suffix;
+    yield* encodedContent(filePath, source);
+    yield suffix;
     onBodySent?.();
   };
   return { length, body };
+}
+
+/** A file's content base64-encoded as it is read; a file whose size changed since `source` fails. */
+export async function* encodedContent(
+  filePath: string,
+  source: { size: number; chunks: () => AsyncIterable<Buffer> },
+): AsyncGenerator<string> {
+  const encoder = new Base64Encoder();
+  let read = 0;
+  for await (const chunk of source.chunks()) {
+    read += chunk.length;
+    yield encoder.push(chunk);
+  }
+  if (read !== source.size) throw new Error(`${filePath} changed size during the upload (${source.size} → ${read} bytes)`);
+  yield encoder.end();
 }
 
 /**

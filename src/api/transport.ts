@@ -5,6 +5,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { DownloadResultInfo, UploadOptions } from './transfer.js';
+import type { FileCalls } from '../files/index.js';
 
 export type { DownloadResultInfo, UploadOptions } from './transfer.js';
 
@@ -20,6 +21,8 @@ export interface DownloadOptions extends CallOptions {
 export interface UploadCallOptions extends CallOptions {
   /** Called once the whole body was handed to the socket (the crash tests' `out.request-sent`). */
   readonly onBodySent?: () => void;
+  /** How the file is read: inline calls for a small file on a local filesystem (files/calls). */
+  readonly calls?: FileCalls;
 }
 
 /**

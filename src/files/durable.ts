@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
 import { resolveInside, uniqueVariant } from './naming.js';
 
@@ -40,14 +41,33 @@ export async function fsyncFile(filePath: string): Promise<void> {
   }
 }
 
-/** fsync a directory; concurrent calls for one directory share fsyncs (SharedSync). */
+/**
+ * fsync a directory; concurrent calls for one directory share fsyncs (SharedSync), and the
+ * directory stays open while calls keep coming (a burst opens it once, not once per fsync).
+ */
 export function fsyncDir(dirPath: string): Promise<void> {
   const key = path.resolve(dirPath);
   let syncer = dirSyncers.get(key);
   if (!syncer) {
+    let handle: fsp.FileHandle | undefined;
+    const release = (): void => {
+      void handle?.close().catch(() => undefined);
+      handle = undefined;
+    };
     syncer = new SharedSync(
-      () => fsyncDirNow(key),
-      () => dirSyncers.delete(key),
+      async () => {
+        try {
+          handle ??= await fsp.open(key, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+          await handle.sync();
+        } catch (err) {
+          release();
+          throw wrap('fsync directory', key, err);
+        }
+      },
+      () => {
+        dirSyncers.delete(key);
+        release();
+      },
     );
     dirSyncers.set(key, syncer);
   }
@@ -56,23 +76,11 @@ export function fsyncDir(dirPath: string): Promise<void> {
 
 const dirSyncers = new Map<string, SharedSync>();
 
-async function fsyncDirNow(dirPath: string): Promise<void> {
-  let handle: fsp.FileHandle | undefined;
-  try {
-    handle = await fsp.open(dirPath, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-    await handle.sync();
-  } catch (err) {
-    throw wrap('fsync directory', dirPath, err);
-  } finally {
-    await handle?.close();
-  }
-}
-
 /** mkdir -p, fsyncing each directory created so the new entries survive a power cut. */
-export async function ensureDirDurable(dirPath: string): Promise<void> {
+export async function ensureDirDurable(dirPath: string, calls: FileCalls = FileCalls.POOL): Promise<void> {
   const missing: string[] = [];
   let cur = path.resolve(dirPath);
-  while (!(await exists(cur))) {
+  while (!(await calls.exists(cur))) {
     missing.push(cur);
     const parent = path.dirname(cur);
     if (parent === cur) break;
@@ -140,10 +148,10 @@ export async function freeBytes(dirPath: string): Promise<number> {
  * entry is moved as what it is: a symlink is recreated, never followed (its target is not
  * copied); a FIFO or device cannot cross filesystems and is refused.
  */
-export async function moveDurable(from: string | Buffer, to: string): Promise<void> {
-  await ensureDirDurable(path.dirname(to));
+export async function moveDurable(from: string | Buffer, to: string, calls: FileCalls = FileCalls.POOL): Promise<void> {
+  await ensureDirDurable(path.dirname(to), calls);
   try {
-    await fsp.rename(from, to);
+    await calls.rename(from, to);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw wrap('rename', `${from} -> ${to}`, err);
     const st = await fsp.lstat(from);
@@ -161,11 +169,12 @@ export async function moveDurable(from: string | Buffer, to: string): Promise<vo
  * A name under `dir` not taken by a file or by an error report (`<name>.error.json`): `rel`
  * itself, else its unique variant tagged with `tag`.
  */
-export async function freeName(dir: string, rel: string, tag: string): Promise<string> {
+export async function freeName(dir: string, rel: string, tag: string, calls: FileCalls = FileCalls.POOL): Promise<string> {
+  const free = async (p: string): Promise<boolean> => !(await calls.exists(p)) && !(await calls.exists(`${p}.error.json`));
   let candidate = resolveInside(dir, rel);
-  if (!(await exists(candidate)) && !(await exists(`${candidate}.error.json`))) return candidate;
+  if (await free(candidate)) return candidate;
   for (let n = 1; ; n++) {
     candidate = resolveInside(dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)));
-    if (!(await exists(candidate)) && !(await exists(`${candidate}.error.json`))) return candidate;
+    if (await free(candidate)) return candidate;
   }
 }

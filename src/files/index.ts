@@ -27,3 +27,4 @@ export {
 export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoFollow, UnsafeFileError } from './safe-open.js';
 export { SharedSync } from './coalesce.js';
 export { isLocalType, onLocalFilesystems } from './filesystem-kind.js';
+export { FileCalls, fsyncFd, SMALL_FILE_BYTES } from './calls.js';

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
+import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
 
 const C = fs.constants;
@@ -123,10 +124,14 @@ export async function openDirInside(root: string, rel: string, opts: { create?: 
  * Opens an existing file for reading with O_NOFOLLOW | O_NONBLOCK (a FIFO or a device swapped in
  * cannot make open(2) wait) and checks on the descriptor that it is a regular file.
  */
-export async function openRegularNoFollow(p: string | Buffer, shown: string): Promise<{ handle: fsp.FileHandle; stat: fs.Stats }> {
-  let handle: fsp.FileHandle;
+export async function openRegularNoFollow(
+  p: string | Buffer,
+  shown: string,
+  calls: FileCalls = FileCalls.POOL,
+): Promise<{ fd: number; stat: fs.Stats }> {
+  let fd: number;
   try {
-    handle = await fsp.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    fd = await calls.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new UnsafeFileError(shown, 'a symbolic link', 'a regular file');
@@ -135,11 +140,11 @@ export async function openRegularNoFollow(p: string | Buffer, shown: string): Pr
     throw err;
   }
   try {
-    const stat = await handle.stat();
+    const stat = await calls.fstat(fd);
     if (!stat.isFile()) throw new UnsafeFileError(shown, describeKind(stat), 'a regular file');
-    return { handle, stat };
+    return { fd, stat };
   } catch (err) {
-    await handle.close();
+    await calls.close(fd);
     throw err;
   }
 }

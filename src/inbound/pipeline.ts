@@ -21,8 +21,9 @@ import {
 import {
   createExclusive,
   ensureDirDurable,
-  exists,
+  FileCalls,
   freeBytes,
+  fsyncDir,
   onLocalFilesystems,
   openDirInside,
   renderTemplate,
@@ -112,10 +113,10 @@ export class InboundPipeline {
   private readonly inFlightPaths = new Set<string>();
   /** Final paths of the journal's staged/placed rows when the cycle started: a new parcel must not take one. */
   private reserved = new Set<string>();
-  /** Cheap file calls run on this thread (both folders on local filesystems; see files/filesystem-kind). */
-  private inline = false;
-  /** The inbox root and the staging folder, held open for one cycle (most templates place into the root). */
-  private openDirs: { root?: Promise<DirHandle>; staging?: Promise<DirHandle> } = {};
+  /** Cheap file calls on this thread when staging and inbox are on local filesystems (files/calls). */
+  private calls = FileCalls.POOL;
+  /** The inbox root, held open for one cycle (most templates place into the root). */
+  private root: Promise<DirHandle> | undefined;
   /**
    * Free bytes in staging as last measured, less the declared size of every download started
    * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
@@ -285,7 +286,7 @@ export class InboundPipeline {
     const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
     this.spaceLeft = undefined;
     // Per cycle: a share can be mounted over the inbox between cycles.
-    this.inline = await onLocalFilesystems(this.stagingDir, this.inbox.dir);
+    this.calls = FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir));
     this.reserved = this.journal.reservedPaths();
     try {
       for (const row of rows) {
@@ -293,20 +294,9 @@ export class InboundPipeline {
       }
       await queue.onIdle();
     } finally {
-      const { root, staging } = this.openDirs;
-      this.openDirs = {};
-      await Promise.all([root, staging].map((d) => d?.then((h) => h.close()).catch(() => undefined)));
-    }
-  }
-
-  /** lstat on this thread or the thread pool (see `inline`): never follows a link. */
-  private async exists(p: string): Promise<boolean> {
-    if (!this.inline) return exists(p);
-    try {
-      fs.lstatSync(p);
-      return true;
-    } catch {
-      return false;
+      const root = this.root;
+      this.root = undefined;
+      await root?.then((h) => h.close()).catch(() => undefined);
     }
   }
 
@@ -414,7 +404,7 @@ export class InboundPipeline {
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);
     let info;
-    const target = new StagingFile(part, this.inbox.fileMode ?? DEFAULTS.fileMode, this.inline);
+    const target = new StagingFile(part, this.inbox.fileMode ?? DEFAULTS.fileMode, this.calls);
     try {
       info = await this.options.client.downloadParcel(row.parcel_id, target, {
         ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
@@ -461,7 +451,7 @@ export class InboundPipeline {
     const claim = async (p: string): Promise<boolean> => {
       if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
       this.inFlightPaths.add(p);
-      if ((await this.exists(p)) || (this.inbox.doneMarker && (await this.exists(p + this.inbox.doneSuffix)))) {
+      if ((await this.calls.exists(p)) || (this.inbox.doneMarker && (await this.calls.exists(p + this.inbox.doneSuffix)))) {
         this.inFlightPaths.delete(p);
         return false;
       }
@@ -501,16 +491,15 @@ export class InboundPipeline {
     let own: DirHandle | undefined;
     try {
       // Sub-folders are walked again for each parcel (one may have been swapped for a link since).
-      const dir = rel === '' ? await this.heldDir('root') : (own = await openDirInside(this.inbox.dir, rel, { create: true }));
-      if (await this.exists(part)) {
-        if (this.inbox.collision === 'fail' && (await this.exists(dir.at(name)))) throw new GridNameCollisionError(final);
+      const dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.inbox.dir, rel, { create: true }));
+      if (await this.calls.exists(part)) {
+        if (this.inbox.collision === 'fail' && (await this.calls.exists(dir.at(name)))) throw new GridNameCollisionError(final);
         if (this.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.inbox.gid);
         if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
         const to = dir.at(name);
-        if (this.inline) fs.renameSync(part, to);
-        else await fs.promises.rename(part, to);
+        await this.calls.rename(part, to);
         crashPoint('in.renamed');
-        await Promise.all([dir.sync(), this.heldDir('staging').then((d) => d.sync())]);
+        await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
       } else {
         // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
         // in place — but that crash may have come before the directory's fsync.
@@ -527,16 +516,16 @@ export class InboundPipeline {
     crashPoint('in.placed');
   }
 
-  /** The inbox root or the staging folder, opened once per cycle and shared by its parcels. */
-  private heldDir(which: 'root' | 'staging'): Promise<DirHandle> {
-    let dir = this.openDirs[which];
+  /** The inbox root, opened once per cycle and shared by its parcels. */
+  private heldRoot(): Promise<DirHandle> {
+    let dir = this.root;
     if (!dir) {
-      dir = which === 'root' ? openDirInside(this.inbox.dir, '', { create: true }) : openDirInside(this.stagingDir, '');
+      const opening = openDirInside(this.inbox.dir, '', { create: true });
       // A failed open is not kept: the next parcel tries again.
-      dir.catch(() => {
-        if (this.openDirs[which] === dir) delete this.openDirs[which];
+      opening.catch(() => {
+        if (this.root === opening) this.root = undefined;
       });
-      this.openDirs[which] = dir;
+      this.root = dir = opening;
     }
     return dir;
   }

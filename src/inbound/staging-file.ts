@@ -11,23 +11,21 @@
  * writes on the thread pool, a background fsync every 32 MiB so that the fsync before placement
  * only has the tail left (a 500 MB parcel otherwise waited ~0.5 s for it at the end).
  *
- * `inline: false` (a staging folder on a network filesystem, where a call can hang for as long as
- * the server does) sends every call to the thread pool so that the event loop never waits on it.
+ * On a network filesystem (FileCalls.POOL) every call goes to the thread pool, so that the event
+ * loop never waits for the server.
  */
 import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { DownloadTarget } from '../api/index.js';
+import { FileCalls, fsyncFd, SMALL_FILE_BYTES } from '../files/index.js';
 
 /** Downloads up to this size are assembled in memory and written with one call. */
-export const SMALL_BYTES = 256 * 1024;
+const SMALL_BYTES = SMALL_FILE_BYTES;
 /** A large download is fsynced in the background every this many bytes. */
 const SYNC_EVERY = 32 * 1024 * 1024;
 const C = fs.constants;
 const OPEN_FLAGS = C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW;
-
-const call = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, v: T) => void) => void): Promise<T> =>
-  new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
 
 /** One attempt's destination: memory first, the file once the content outgrows SMALL_BYTES. */
 class StagingWritable extends Writable {
@@ -41,7 +39,7 @@ class StagingWritable extends Writable {
   constructor(
     private readonly part: string,
     private readonly mode: number,
-    private readonly inline: boolean,
+    private readonly calls: FileCalls,
   ) {
     super({ highWaterMark: 1024 * 1024 });
   }
@@ -69,38 +67,28 @@ class StagingWritable extends Writable {
     void (this.backgroundSync ?? Promise.resolve()).then(() => fs.close(fd, () => cb(err)));
   }
 
-  private async open(): Promise<number> {
-    return this.inline
-      ? fs.openSync(this.part, OPEN_FLAGS, this.mode)
-      : call<number>((cb) => fs.open(this.part, OPEN_FLAGS, this.mode, cb));
-  }
-
-  private async writeAll(fd: number, buf: Buffer): Promise<void> {
-    for (let off = 0; off < buf.length;) {
-      const n =
-        this.inline && buf.length <= SMALL_BYTES
-          ? fs.writeSync(fd, buf, off, buf.length - off, this.position)
-          : await call<number>((cb) => fs.write(fd, buf, off, buf.length - off, this.position, cb));
-      off += n;
-      this.position += n;
-    }
+  /** What memory holds, written with one call (at most SMALL_BYTES: cheap inline). */
+  private async writeHeld(fd: number): Promise<void> {
+    const held = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.held);
+    this.chunks = [];
+    this.held = 0;
+    await this.calls.writeAll(fd, held, this.position);
+    this.position += held.length;
   }
 
   /** The content outgrew memory (or this chunk is the first past it): from now on it streams to the file. */
   private async toFile(chunk: Buffer): Promise<void> {
     if (this.fd === undefined) {
-      this.fd = await this.open();
-      const held = Buffer.concat(this.chunks, this.held);
-      this.chunks = [];
-      this.held = 0;
-      await this.writeAll(this.fd, held);
+      this.fd = await this.calls.open(this.part, OPEN_FLAGS, this.mode);
+      await this.writeHeld(this.fd);
     }
-    await call<number>((cb) => fs.write(this.fd as number, chunk, 0, chunk.length, this.position, cb));
+    // Large content: its writes go to the thread pool whatever the filesystem.
+    await FileCalls.POOL.writeAll(this.fd, chunk, this.position);
     this.position += chunk.length;
     if (!this.backgroundSync && this.position - this.syncedAt >= SYNC_EVERY) {
       const fd = this.fd;
       const at = this.position;
-      this.backgroundSync = call<void>((cb) => fs.fsync(fd, cb)).then(
+      this.backgroundSync = fsyncFd(fd).then(
         () => {
           this.syncedAt = at;
           this.backgroundSync = undefined;
@@ -115,17 +103,14 @@ class StagingWritable extends Writable {
   /** Writes what memory holds, fsyncs, closes: the file is durable when this resolves. */
   private async finishFile(): Promise<void> {
     if (this.fd === undefined) {
-      this.fd = await this.open();
-      const held = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.held);
-      this.chunks = [];
-      await this.writeAll(this.fd, held);
+      this.fd = await this.calls.open(this.part, OPEN_FLAGS, this.mode);
+      await this.writeHeld(this.fd);
     }
     await this.backgroundSync;
     const fd = this.fd;
-    await call<void>((cb) => fs.fsync(fd, cb));
+    await fsyncFd(fd);
     this.fd = undefined;
-    if (this.inline) fs.closeSync(fd);
-    else await call<void>((cb) => fs.close(fd, cb));
+    await this.calls.close(fd);
   }
 }
 
@@ -136,13 +121,13 @@ export class StagingFile implements DownloadTarget {
   constructor(
     private readonly part: string,
     private readonly mode: number,
-    private readonly inline: boolean,
+    private readonly calls: FileCalls,
   ) {}
 
   async openAttempt(): Promise<Writable> {
     // A .part left by a crashed run needs no removal first: the open truncates it.
     if (this.stream) await this.discardAttempt();
-    this.stream = new StagingWritable(this.part, this.mode, this.inline);
+    this.stream = new StagingWritable(this.part, this.mode, this.calls);
     return this.stream;
   }
 
@@ -161,11 +146,6 @@ export class StagingFile implements DownloadTarget {
       stream.destroy();
       await new Promise<void>((resolve) => (stream.closed ? resolve() : stream.once('close', () => resolve())));
     }
-    try {
-      if (this.inline) fs.unlinkSync(this.part);
-      else await fs.promises.unlink(this.part);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
+    await this.calls.unlinkIfExists(this.part);
   }
 }

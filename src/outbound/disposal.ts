@@ -67,13 +67,13 @@ export class Disposal {
 
   /** uploaded → archived: move to sentDir (or delete), journalled after the rename. */
   async archive(row: OutboundRow): Promise<void> {
-    const { cfg, journal } = this.ctx;
+    const { cfg, journal, calls } = this.ctx;
     const processing = row.processing_path as string;
     let finalPath: string | null = row.final_path;
     try {
-      if (await exists(processing)) {
+      if (await calls.exists(processing)) {
         if (cfg.archive === 'delete' || !cfg.sentDir) {
-          await fs.promises.rm(processing, { force: true });
+          await calls.unlinkIfExists(processing);
           finalPath = null;
         } else {
           const rel = renderTemplate(
@@ -86,8 +86,8 @@ export class Disposal {
             },
             `file-${row.id}`,
           );
-          finalPath = await freeName(cfg.sentDir, rel, String(row.parcel_id));
-          await moveDurable(processing, finalPath);
+          finalPath = await freeName(cfg.sentDir, rel, String(row.parcel_id), calls);
+          await moveDurable(processing, finalPath, calls);
         }
         crashPoint('out.archive-renamed');
         await fsyncDir(path.dirname(processing));

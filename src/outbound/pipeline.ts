@@ -12,7 +12,7 @@ import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
-import { ensureDirDurable, sameFilesystem } from '../files/index.js';
+import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem } from '../files/index.js';
 import type { Journal } from '../journal/index.js';
 import { OutboundJournal } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -79,11 +79,20 @@ export class OutboundPipeline {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     const mailboxId = options.mailbox.mailboxId;
+    const processingDir = this.cfg.processingDir ?? path.join(options.stateDir, 'processing');
+    let calls = FileCalls.POOL;
+    const folders = [this.cfg.dir, processingDir, this.cfg.errorDir, ...(this.cfg.sentDir ? [this.cfg.sentDir] : [])];
     this.ctx = {
+      get calls() {
+        return calls;
+      },
+      refreshCalls: async () => {
+        calls = FileCalls.of(await onLocalFilesystems(...folders));
+      },
       journal: this.journal,
       cfg: this.cfg,
       mailboxId,
-      processingDir: this.cfg.processingDir ?? path.join(options.stateDir, 'processing'),
+      processingDir,
       ...(options.mailbox.configFile ? { configFile: options.mailbox.configFile } : {}),
       logger: (options.logger ?? silentLogger).child({ mailboxId, direction: 'out', outbox: this.cfg.dir }),
       now: this.now,
@@ -118,6 +127,7 @@ export class OutboundPipeline {
   async recover(): Promise<OutboundCycleResult> {
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.result = emptyResult();
+    await this.ctx.refreshCalls();
     for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
     this.enqueueJournalWork();
     await this.queue.onIdle();

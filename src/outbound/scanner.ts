@@ -6,10 +6,18 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
-import { exists, fsyncDir, openRegularNoFollow, pathFromText, pathToText, UnsafeFileError } from '../files/index.js';
+import {
+  FileCalls,
+  fsyncDir,
+  fsyncFd,
+  SMALL_FILE_BYTES,
+  openRegularNoFollow,
+  pathFromText,
+  pathToText,
+  UnsafeFileError,
+} from '../files/index.js';
 import { GridsyncError, errorFields } from '../errors/index.js';
 import { crashPoint } from '../journal/index.js';
 import type { OutboundRow } from '../journal/index.js';
@@ -21,6 +29,7 @@ import type { OutboxContext } from './types.js';
 const CLAIM_BATCH = 32;
 const SNAPSHOT_SUFFIX = '.snap';
 const SNAPSHOT_CHUNK = 1024 * 1024;
+const C = fs.constants;
 
 /** A file found ready: its name as text, its exact path (bytes when not UTF-8), its inode then. */
 interface ReadyFile {
@@ -132,6 +141,7 @@ export class OutboxScanner {
       logger.error({ ...errorFields(err) }, 'cannot list the outbox folder');
       return cfg.rescanMs;
     }
+    await this.ctx.refreshCalls();
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
     // A claim already journalled is finished by the queue; a second row for it would stay stuck.
@@ -153,12 +163,13 @@ export class OutboxScanner {
       const exact = Buffer.from(name, 'utf8').equals(e.name);
       const source = exact ? path.join(cfg.dir, name) : Buffer.concat([dirBytes, e.name]);
       if (claiming.has(typeof source === 'string' ? source : pathToText(source))) continue;
-      let st: fs.Stats;
+      let st: fs.Stats | undefined;
       try {
-        st = await fs.promises.lstat(source);
+        st = await this.ctx.calls.lstat(source);
       } catch {
         continue;
       }
+      if (!st) continue;
       if (!st.isFile()) {
         // A link, FIFO, socket or device is claimed at once like a file: the claim renames the
         // entry itself (a link is never followed, a FIFO never opened) and its check on the
@@ -210,18 +221,18 @@ export class OutboxScanner {
    * outbox file can change that file, never what is validated and sent.
    */
   async finishClaim(row: OutboundRow, ino?: number): Promise<void> {
-    const { cfg, journal, logger } = this.ctx;
+    const { cfg, journal, logger, calls } = this.ctx;
     const processing = row.processing_path as string;
     const source = pathFromText(row.source_path);
     try {
       await this.removeMarker(source);
-      if (!(await exists(processing))) {
-        if (!(await exists(source))) {
+      if (!(await calls.exists(processing))) {
+        if (!(await calls.exists(source))) {
           this.ctx.tally('failed');
           await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
           return;
         }
-        await fs.promises.rename(source, processing);
+        await calls.rename(source, processing);
         crashPoint('out.claim-renamed');
       }
       // Also when a crash came between the rename and these fsyncs: the journal must not say
@@ -253,44 +264,56 @@ export class OutboxScanner {
     const { cfg } = this.ctx;
     if (cfg.readiness !== 'marker') return;
     const marker = typeof source === 'string' ? source + cfg.markerSuffix : Buffer.concat([source, Buffer.from(cfg.markerSuffix)]);
-    if (!(await exists(marker))) return;
-    await fs.promises.rm(marker, { force: true });
+    if (!(await this.ctx.calls.exists(marker))) return;
+    await this.ctx.calls.unlinkIfExists(marker);
     await fsyncDir(cfg.dir);
   }
 
-  /** Replaces the claimed file in processing/ by a private copy of it; returns the copy's size and hash. */
+  /**
+   * Replaces the claimed file in processing/ by a private copy of it; returns the copy's size and
+   * hash. A small file on a local filesystem is copied with inline calls (files/calls); only the
+   * fsync waits on the thread pool.
+   */
   private async snapshot(processing: string, ino: number | undefined): Promise<{ bytes: number; sha256: string }> {
-    const { handle, stat } = await openRegularNoFollow(processing, processing);
+    const { fd, stat } = await openRegularNoFollow(processing, processing, this.ctx.calls);
+    const calls = stat.size <= SMALL_FILE_BYTES ? this.ctx.calls : FileCalls.POOL;
     const snap = processing + SNAPSHOT_SUFFIX;
     try {
       if (ino !== undefined && stat.ino !== ino) throw new ReplacedFileError(processing);
-      await fs.promises.rm(snap, { force: true });
-      const out = await fs.promises.open(
-        snap,
-        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-        0o600,
-      );
+      const out = await createPrivate(calls, snap);
       let result: { bytes: number; sha256: string };
       try {
-        result = await copyHashing(handle, out);
+        result = await copyHashing(calls, fd, out, stat.size);
         // The snapshot is what ends in sentDir/errorDir: give it the ERP's file's group and
         // permission bits (never set-id), so whoever could read the file there still can.
-        await out.chmod(stat.mode & 0o777);
-        await out.chown(-1, stat.gid).catch(() => undefined); // not a member of that group: keep ours
-        await out.sync();
+        await calls.fchmod(out, stat.mode & 0o777);
+        await calls.fchown(out, -1, stat.gid).catch(() => undefined); // not a member of that group: keep ours
+        await fsyncFd(out);
       } finally {
-        await out.close();
+        await calls.close(out);
       }
-      await fs.promises.rename(snap, processing);
+      await calls.rename(snap, processing);
       // Durable before `claimed` is journalled: a power cut must not bring the outbox's inode back.
       await fsyncDir(path.dirname(processing));
       return result;
     } catch (err) {
-      await fs.promises.rm(snap, { force: true });
+      await calls.unlinkIfExists(snap).catch(() => undefined);
       throw err;
     } finally {
-      await handle.close();
+      await calls.close(fd);
     }
+  }
+}
+
+/** Creates the snapshot file, 0600, never through a link; one left by a crashed claim is replaced. */
+async function createPrivate(calls: FileCalls, snap: string): Promise<number> {
+  const flags = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW;
+  try {
+    return await calls.open(snap, flags, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    await calls.unlinkIfExists(snap);
+    return calls.open(snap, flags, 0o600);
   }
 }
 
@@ -302,16 +325,20 @@ export class ReplacedFileError extends GridsyncError {
   }
 }
 
-async function copyHashing(from: FileHandle, to: FileHandle): Promise<{ bytes: number; sha256: string }> {
+/** Copies `from` into `to` while hashing; a small file in one read (size + 1 bytes asked: growth shows). */
+async function copyHashing(calls: FileCalls, from: number, to: number, size: number): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
-  const buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
+  const buf = Buffer.allocUnsafe(Math.min(SNAPSHOT_CHUNK, size + 1));
   let bytes = 0;
   for (;;) {
-    const { bytesRead } = await from.read(buf, 0, buf.length, bytes);
+    // A file that grows past the small size (a writer still holds it) goes on via the thread pool:
+    // inline calls in a loop would never let the event loop run.
+    const c = bytes + buf.length > SMALL_FILE_BYTES ? FileCalls.POOL : calls;
+    const bytesRead = await c.read(from, buf, 0, buf.length, bytes);
     if (bytesRead === 0) break;
     const chunk = buf.subarray(0, bytesRead);
     hash.update(chunk);
-    await to.write(chunk, 0, bytesRead);
+    await c.writeAll(to, chunk, bytes);
     bytes += bytesRead;
   }
   return { bytes, sha256: hash.digest('hex') };

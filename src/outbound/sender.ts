@@ -124,7 +124,7 @@ export class Sender {
           ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
           ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
         },
-        { onBodySent: () => crashPoint('out.request-sent') },
+        { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls },
       );
       crashPoint('out.response-received');
       await journal.markUploaded(row.id, parcelId, 'uploaded');

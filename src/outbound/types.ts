@@ -1,5 +1,6 @@
 /** What the outbound modules share: the outbox's configuration, the cycle counters, the context. */
 import type { DeliveredItem } from '../events/index.js';
+import type { FileCalls } from '../files/index.js';
 import type { Logger } from '../log.js';
 import type { OutboundJournal } from '../journal/index.js';
 
@@ -57,6 +58,10 @@ export function emptyResult(): OutboundCycleResult {
 
 /** One outbox as the scanner, the sender and the disposal see it. */
 export interface OutboxContext {
+  /** Cheap file calls, inline while the outbox's folders are all on local filesystems (files/calls). */
+  readonly calls: FileCalls;
+  /** Decides `calls` again: a share may have been mounted over one of the folders since. */
+  refreshCalls(): Promise<void>;
   readonly journal: OutboundJournal;
   readonly cfg: OutboxConfig;
   readonly mailboxId: number;

@@ -49,6 +49,8 @@ import {
   type UploadOptions,
 } from '../transport.js';
 import { SoapFaultError } from './errors.js';
+import { encodedContent } from '../transfer.js';
+import { FileCalls } from '../../files/index.js';
 import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
 import {
   STREAM_SLOT,
@@ -416,7 +418,8 @@ export class SoapClient implements MailboxTransport {
           : 'ParcelUpload',
     );
     return this.run(def, false, options.signal, async (sessionId) => {
-      const size = (await fs.promises.stat(filePath)).size;
+      const source = await (options.calls ?? FileCalls.POOL).source(filePath);
+      const size = source.size;
       const params = {
         SessionID: sessionId,
         NetworkID: 0,
@@ -431,14 +434,8 @@ export class SoapClient implements MailboxTransport {
       const length = Buffer.byteLength(prefix) + base64Length(size) + Buffer.byteLength(suffix);
       const body = async function* (): AsyncGenerator<string> {
         yield prefix;
-        const encoder = new Base64Encoder();
-        let read = 0;
-        for await (const chunk of fs.createReadStream(filePath, { highWaterMark: 64 * 1024 })) {
-          read += (chunk as Buffer).length;
-          yield encoder.push(chunk as Buffer);
-        }
-        if (read !== size) throw new Error(`${filePath} changed size during the upload (${size} → ${read} bytes)`);
-        yield encoder.end() + suffix;
+        yield* encodedContent(filePath, source);
+        yield suffix;
         options.onBodySent?.();
       };
       const res = await this.post(def, body, length, options.signal);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js';
 import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
 
 function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
   return {
@@ -30,6 +31,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   vi.restoreAllMocks();
+  expectHooksFired();
   await w.close();
   fs.rmSync(outside, { recursive: true, force: true });
 });
@@ -44,15 +46,7 @@ const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
 
 /** Runs `plant` once, just before gridsync renames a staged download into the inbox. */
 function beforePlacement(plant: () => void): void {
-  const rename = fs.promises.rename.bind(fs.promises);
-  let done = false;
-  vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
-    if (!done && String(from).endsWith('.part')) {
-      done = true;
-      plant();
-    }
-    return rename(from, to);
-  });
+  beforeRename('placement of a .part', (from) => from.endsWith('.part'), plant);
 }
 
 describe('hostile inbox', () => {

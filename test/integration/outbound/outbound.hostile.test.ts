@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OutboundPipeline, OutboxConfig } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
+import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
 import { emulatorParcels, listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
@@ -22,6 +23,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   vi.restoreAllMocks();
+  expectHooksFired();
   await w.close();
   fs.rmSync(outside, { recursive: true, force: true });
 });
@@ -31,15 +33,7 @@ const processingDir = (): string => path.join(w.dirs.state, 'processing');
 
 /** Runs `swap(source)` once, right before gridsync renames `name` out of the outbox to claim it. */
 function atClaim(name: string, swap: (source: string) => void): void {
-  const rename = fs.promises.rename.bind(fs.promises);
-  let done = false;
-  vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
-    if (!done && String(from) === path.join(w.dirs.outbox, name)) {
-      done = true;
-      swap(String(from));
-    }
-    return rename(from, to);
-  });
+  beforeRename(`claim of ${name}`, (from) => from === path.join(w.dirs.outbox, name), swap);
 }
 
 /** Resolves with the cycle's result, or 'hung' when it has not ended after `ms`. */

@@ -1,0 +1,36 @@
+// A race won every time: a hook that runs right before gridsync renames a given path, whichever
+// way the rename is made — fs.promises.rename (thread pool) or fs.renameSync (inline on a local
+// disk, see src/files/calls.ts). Each hook must have run by the end of its test
+// (`expectHooksFired`): a race that never happened proves nothing.
+import fs from 'node:fs';
+import { expect, vi } from 'vitest';
+
+const armed: { what: string; fired: boolean }[] = [];
+
+/** Runs `hook(from)` once, just before the first rename whose source satisfies `match`. */
+export function beforeRename(what: string, match: (from: string) => boolean, hook: (from: string) => void): void {
+  const entry = { what, fired: false };
+  armed.push(entry);
+  const before = (from: fs.PathLike): void => {
+    if (entry.fired || !match(String(from))) return;
+    entry.fired = true;
+    hook(String(from));
+  };
+  const rename = fs.promises.rename.bind(fs.promises);
+  const renameSync = fs.renameSync.bind(fs);
+  vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
+    before(from);
+    return rename(from, to);
+  });
+  vi.spyOn(fs, 'renameSync').mockImplementation((from, to) => {
+    before(from);
+    renameSync(from, to);
+  });
+}
+
+/** Fails unless every hook armed since the last call has run; disarms them. */
+export function expectHooksFired(): void {
+  const missed = armed.filter((a) => !a.fired).map((a) => a.what);
+  armed.length = 0;
+  expect(missed, 'rename hooks that never ran (the race was not reproduced)').toEqual([]);
+}
