@@ -109,6 +109,8 @@ export class InboundPipeline {
   private readonly stagingDir: string;
   private readonly inbox: InboxConfig;
   private readonly mailboxId: number;
+  /** Confirmations whose journal commit is still under way (see processParcel). */
+  private readonly trailing = new Set<Promise<void>>();
   /** Final paths taken by parcels in flight in this process, until confirmed or given up. */
   private readonly inFlightPaths = new Set<string>();
   /** Final paths of the journal's staged/placed rows when the cycle started: a new parcel must not take one. */
@@ -293,6 +295,7 @@ export class InboundPipeline {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
       }
       await queue.onIdle();
+      while (this.trailing.size > 0) await Promise.all(this.trailing);
     } finally {
       const root = this.root;
       this.root = undefined;
@@ -315,36 +318,62 @@ export class InboundPipeline {
         row = this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'placed') {
-        await this.confirm(row, signal);
-        if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
-        this.tally(result, 'confirmed', 1, {
-          bytes: row.bytes ?? 0,
-          item: {
-            parcelId,
-            fileName: row.file_name,
-            path: row.final_path,
-            partner: row.grid_id_from,
-            partnerName: this.partners.known(row.grid_id_from),
-          },
-        });
-        this.logger.info(
-          { parcelId, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery },
-          'parcel received',
+        const placed = row;
+        const { committed } = await this.confirm(placed, signal);
+        // The service has the confirmation; what is left is the journal's commit, which nothing
+        // here depends on: the parcel's slot goes to the next parcel, the cycle waits for it.
+        this.trail(
+          committed.then(
+            () => this.received(placed, started, result),
+            (err: unknown) => this.failed(parcelId, err, result, signal),
+          ),
         );
       }
     } catch (err) {
-      if (signal?.aborted) return;
-      try {
-        await this.handleFailure(parcelId, err, result);
-      } catch (journalErr) {
-        // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
-        this.tally(result, 'deferred', 1, { reason: describe(journalErr) });
-        this.logger.error(
-          { parcelId, err: describe(err), journalErr: describe(journalErr) },
-          'could not record a failed attempt in the journal',
-        );
-      }
+      await this.failed(parcelId, err, result, signal);
     }
+  }
+
+  /** A confirmed parcel: counted, announced, logged; its name is free for later parcels. */
+  private received(row: InboundRow, started: number, result: InboundCycleResult): void {
+    if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
+    this.tally(result, 'confirmed', 1, {
+      bytes: row.bytes ?? 0,
+      item: {
+        parcelId: row.parcel_id,
+        fileName: row.file_name,
+        path: row.final_path,
+        partner: row.grid_id_from,
+        partnerName: this.partners.known(row.grid_id_from),
+      },
+    });
+    this.logger.info(
+      { parcelId: row.parcel_id, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery },
+      'parcel received',
+    );
+  }
+
+  private async failed(parcelId: number, err: unknown, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return;
+    try {
+      await this.handleFailure(parcelId, err, result);
+    } catch (journalErr) {
+      // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
+      this.tally(result, 'deferred', 1, { reason: describe(journalErr) });
+      this.logger.error(
+        { parcelId, err: describe(err), journalErr: describe(journalErr) },
+        'could not record a failed attempt in the journal',
+      );
+    }
+  }
+
+  /** Work that finishes after its parcel's slot was freed; processRows waits for all of it. */
+  private trail(work: Promise<void>): void {
+    const tracked = work.catch((err: unknown) => {
+      this.logger.error({ ...errorFields(err) }, 'unexpected error after a confirmation');
+    });
+    this.trailing.add(tracked);
+    void tracked.finally(() => this.trailing.delete(tracked));
   }
 
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
@@ -557,7 +586,8 @@ export class InboundPipeline {
   }
 
   /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */
-  private async confirm(row: InboundRow, signal?: AbortSignal): Promise<void> {
+  private async confirm(row: InboundRow, signal?: AbortSignal): Promise<{ committed: Promise<void> }> {
+    let how: 'confirmed' | 'already-transferred' = 'confirmed';
     try {
       await this.options.client.confirmParcel(row.parcel_id, { signal });
     } catch (err) {
@@ -565,14 +595,10 @@ export class InboundPipeline {
       if (!((err instanceof GridApiError && !err.retryable) || err instanceof GridResponseError)) throw err;
       const info = await this.options.client.parcel(row.parcel_id, { signal });
       if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
-      crashPoint('in.confirm-answered');
-      await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'already-transferred');
-      crashPoint('in.confirmed');
-      return;
+      how = 'already-transferred';
     }
     crashPoint('in.confirm-answered');
-    await this.journal.markConfirmed(this.mailboxId, row.parcel_id, 'confirmed');
-    crashPoint('in.confirmed');
+    return { committed: this.journal.markConfirmed(this.mailboxId, row.parcel_id, how).then(() => crashPoint('in.confirmed')) };
   }
 }
 

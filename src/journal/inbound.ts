@@ -225,7 +225,8 @@ export class InboundJournal {
     set: Record<string, unknown>,
     detail: Record<string, unknown> | null,
   ): Promise<void> {
-    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail));
+    // Parcels move in parallel (inbox.concurrency): their transitions may share transactions.
+    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail), { linger: true });
   }
 
   private apply(row: InboundRow, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {

@@ -69,6 +69,7 @@ export class OutboundPipeline {
   private readonly disposal: Disposal;
   private readonly queue: PQueue;
   private readonly queued = new Set<number>();
+  private readonly trailing = new Set<Promise<void>>();
   private result: OutboundCycleResult = emptyResult();
   private readonly events: EventBus<PipelineEvents>;
 
@@ -130,7 +131,7 @@ export class OutboundPipeline {
     await this.ctx.refreshCalls();
     for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
     this.enqueueJournalWork();
-    await this.queue.onIdle();
+    await this.settled();
     return this.result;
   }
 
@@ -147,7 +148,7 @@ export class OutboundPipeline {
       await this.sleep(Math.min(wait, Math.max(0, deadline - this.now())) + 5);
     }
     this.enqueueJournalWork();
-    await this.queue.onIdle();
+    await this.settled();
     return this.result;
   }
 
@@ -164,7 +165,10 @@ export class OutboundPipeline {
     this.queue.pause();
     this.queue.clear();
     let deadline: NodeJS.Timeout | undefined;
-    await Promise.race([this.queue.onPendingZero(), new Promise((r) => (deadline = setTimeout(r, deadlineMs)))]);
+    const drained = this.queue.onPendingZero().then(async () => {
+      while (this.trailing.size > 0) await Promise.all(this.trailing);
+    });
+    await Promise.race([drained, new Promise((r) => (deadline = setTimeout(r, deadlineMs)))]);
     clearTimeout(deadline);
     await scanned;
   }
@@ -175,7 +179,7 @@ export class OutboundPipeline {
   }
 
   get queueDepth(): number {
-    return this.queue.size + this.queue.pending;
+    return this.queue.size + this.queue.pending + this.trailing.size;
   }
 
   /** Queues every row that has work left (claimed, uploading, uploaded, erroring). */
@@ -191,18 +195,40 @@ export class OutboundPipeline {
       this.queued.add(row.id);
       void this.queue
         .add(async () => {
+          let after: Promise<void> | undefined;
           try {
-            await this.drive(row.id);
+            after = (await this.drive(row.id)).after;
           } finally {
-            this.queued.delete(row.id);
+            // A row stays queued until its archive is done too: a rescan must not drive it twice.
+            if (after) this.trail(after.finally(() => this.queued.delete(row.id)));
+            else this.queued.delete(row.id);
           }
         })
         .catch((err: unknown) => this.ctx.logger.error({ id: row.id, ...errorFields(err) }, 'outbound task failed unexpectedly'));
     }
   }
 
-  /** Drives one file from its journal state to archived or in_error, as far as it goes now. */
-  private async drive(id: number): Promise<void> {
+  /** Work that goes on after its file's upload slot was freed (the archive); cycles and stop wait for it. */
+  private trail(work: Promise<void>): void {
+    const tracked = work.catch((err: unknown) => this.ctx.logger.error({ ...errorFields(err) }, 'outbound archive failed unexpectedly'));
+    this.trailing.add(tracked);
+    void tracked.finally(() => this.trailing.delete(tracked));
+  }
+
+  /** Resolves once the queue is idle and no archive is under way. */
+  private async settled(): Promise<void> {
+    await this.queue.onIdle();
+    while (this.trailing.size > 0) {
+      await Promise.all(this.trailing);
+      await this.queue.onIdle();
+    }
+  }
+
+  /**
+   * Drives one file from its journal state to archived or in_error, as far as it goes now. The
+   * archive (local file work and its commit) is returned as `after`: it needs no upload slot.
+   */
+  private async drive(id: number): Promise<{ after?: Promise<void> }> {
     const started = this.now();
     let row = this.journal.get(id);
     if (row?.state === 'claiming') {
@@ -214,22 +240,32 @@ export class OutboundPipeline {
       if (rejection) {
         this.ctx.tally('rejected', 1, { reason: rejection.reason });
         await this.disposal.toError(row, rejection);
-        return;
+        return {};
       }
     }
     if (row?.state === 'claimed' || row?.state === 'uploading') {
-      if (!(await this.sender.upload(row))) return;
+      if (!(await this.sender.upload(row))) return {};
       row = this.journal.get(id);
     }
     if (row?.state === 'uploaded') {
-      await this.disposal.archive(row);
-      this.ctx.logger.info(
-        { file: row.file_name, parcelId: row.parcel_id, bytes: row.bytes, durationMs: this.now() - started, attempts: row.attempts },
-        'file sent',
-      );
-      return;
+      const uploaded = row;
+      return {
+        after: this.disposal.archive(uploaded).then(() => {
+          this.ctx.logger.info(
+            {
+              file: uploaded.file_name,
+              parcelId: uploaded.parcel_id,
+              bytes: uploaded.bytes,
+              durationMs: this.now() - started,
+              attempts: uploaded.attempts,
+            },
+            'file sent',
+          );
+        }),
+      };
     }
     if (row?.state === 'erroring')
       await this.disposal.toError(row, { reason: row.last_error ?? 'unknown', errorCode: row.error_code, httpStatus: row.http_status });
+    return {};
   }
 }

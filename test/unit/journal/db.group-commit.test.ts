@@ -1,0 +1,82 @@
+// Group commit from the outside: how many WAL fsyncs (one per transaction) a pattern of commits
+// costs, counted on node:fs, with setTimeout faked so that a commit that lingers cannot resolve
+// until the test lets its window pass.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Journal } from '../../../src/journal/db.js';
+
+let dir: string;
+let journal: Journal;
+let walSyncs: number;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-journal-'));
+  journal = Journal.open(path.join(dir, 'j.sqlite'));
+  walSyncs = 0;
+  const fsync = fs.fsync.bind(fs);
+  vi.spyOn(fs, 'fsync').mockImplementation((fd, cb) => {
+    walSyncs++;
+    fsync(fd, cb);
+  });
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  journal.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const write = (k: number) => () => journal.setMeta(`k${k}`, String(k));
+const spin = (ms: number): void => {
+  const t = performance.now();
+  while (performance.now() - t < ms);
+};
+const turns = async (n: number): Promise<void> => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+describe('journal group commit', () => {
+  it('a lone commit that may linger is not delayed: it commits without any timer firing', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    await journal.commit(write(1), { linger: true });
+    expect(journal.getMeta('k1')).toBe('1');
+    expect(walSyncs).toBe(1);
+  });
+
+  it('in a burst, lingering commits share one transaction and one WAL fsync', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // Commits one every ~0.3 ms, the loop turning in between (as parcels finish their steps).
+    const done: boolean[] = [];
+    const all: Promise<void>[] = [];
+    for (let k = 0; k < 20; k++) {
+      all.push(journal.commit(write(k), { linger: true }).then(() => void (done[k] = true)));
+      await turns(1); // a flush due now runs here
+      spin(0.3);
+    }
+    await turns(5);
+    const before = walSyncs;
+    // The first commits went out alone (no burst known yet); the rest wait for the window.
+    expect(done.filter(Boolean).length).toBeLessThan(20);
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(all);
+    expect(walSyncs - before).toBeLessThanOrEqual(1);
+    expect(walSyncs).toBeLessThanOrEqual(5); // without lingering: one fsync per commit or two
+    for (let k = 0; k < 20; k++) expect(journal.getMeta(`k${k}`)).toBe(String(k));
+  });
+
+  it('a commit that may not linger takes the lingering ones along at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const lingering: Promise<void>[] = [];
+    for (let k = 0; k < 10; k++) {
+      lingering.push(journal.commit(write(k), { linger: true }));
+      await turns(1);
+      spin(0.3);
+    }
+    // No timer is advanced: only the plain commit can flush them.
+    await journal.commit(write(99));
+    await Promise.all(lingering);
+    expect(journal.getMeta('k9')).toBe('9');
+    expect(journal.getMeta('k99')).toBe('99');
+  });
+});
