@@ -283,6 +283,57 @@ const children = {
     return r;
   },
 
+  /**
+   * The durable floor: only the file steps any durable client must take per parcel — create,
+   * write 5 KB, fsync, close, rename into the inbox, the two directories fsynced (shared among
+   * concurrent items) — with the cheapest calls, no network, no journal. What the disk and kernel
+   * cost here; on this machine it moves with the disk's recent history (see tempDirs).
+   */
+  async 'files-floor'({ n, concurrency, warm = 0 }) {
+    const dirs = await tempDirs(['staging', 'inbox']);
+    const content = Buffer.alloc(5 * 1024, 70);
+    const dirSync = (dir) => {
+      const fd = fs.openSync(dir, 'r');
+      let running = null;
+      let waiters = [];
+      const run = () => {
+        const batch = waiters;
+        waiters = [];
+        running = new Promise((r) => fs.fsync(fd, () => r())).then(() => {
+          batch.forEach((w) => w());
+          running = null;
+          if (waiters.length) run();
+        });
+      };
+      return () => new Promise((r) => (waiters.push(r), running || run()));
+    };
+    const syncStaging = dirSync(dirs.staging);
+    const syncInbox = dirSync(dirs.inbox);
+    let seq = 0;
+    const burst = async (count) => {
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (i < count) {
+            i++;
+            const k = seq++;
+            const part = path.join(dirs.staging, `${k}.part`);
+            const fd = fs.openSync(part, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o640);
+            fs.writeSync(fd, content);
+            await new Promise((r, j) => fs.fsync(fd, (e) => (e ? j(e) : r())));
+            fs.closeSync(fd);
+            fs.renameSync(part, path.join(dirs.inbox, `p-${k}.x12`));
+            await Promise.all([syncInbox(), syncStaging()]);
+          }
+        }),
+      );
+      return count;
+    };
+    const r = await warmThenMeasure({ warm, n, prepare: async () => {}, burst });
+    await cleanUp(dirs.root);
+    return r;
+  },
+
   /** gridsync's inbound pipeline: streamed, fsynced, journalled, confirmed. */
   async 'inbound-gridsync'({ url, n, concurrency, journalRows = 0, warm = 0, emulatorPid }) {
     const { GridClient } = await import(dist('api/index.js'));
@@ -753,10 +804,11 @@ async function main() {
       const emu = await startEmulatorProcess();
       const measure = (name, p, distDir) =>
         runChild(name, { url: emu.url, n: size.burst, warm: size.warm, size: 5 * 1024, emulatorPid: emu.proc.pid, ...p }, distDir);
-      const res = { naive: [] };
+      const res = { naive: [], floor: [] };
       for (const c of concurrencies) ((res[`ideal${c}`] = []), (res[`gridsync${c}`] = []), (res[`against${c}`] = []));
       for (let i = 0; i < runs; i++) {
         res.naive.push(await measure(d.naive, {}));
+        if (d.dir === 'inbound') res.floor.push(await measure('files-floor', { concurrency: Math.max(...concurrencies) }));
         for (const c of concurrencies) {
           res[`ideal${c}`].push(await measure(d.ideal, { concurrency: c }));
           res[`gridsync${c}`].push(await measure(d.gridsync, { concurrency: c }));
@@ -765,6 +817,7 @@ async function main() {
       }
       const naive = stat(res.naive, 'perSecond').median;
       burstRow(`${d.dir} naive sequential peer`, res.naive, null, null);
+      if (res.floor.length) burstRow(`durable floor: file steps only, c${Math.max(...concurrencies)}`, res.floor, null, null);
       for (const c of concurrencies) {
         const ideal = stat(res[`ideal${c}`], 'perSecond').median;
         burstRow(`${d.dir} ideal client, c${c}`, res[`ideal${c}`], null, naive);
@@ -894,7 +947,7 @@ async function main() {
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
 }
 
-const f = (v) => (typeof v === 'number' ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : v);
+const f = (v) => (typeof v === 'number' && !Number.isNaN(v) ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : (v ?? '—'));
 
 /** The targets of the figures present in this run (issues #8 and #18), each met or missed. */
 function targets(bursts, rows) {
