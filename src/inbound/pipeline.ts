@@ -109,6 +109,8 @@ export class InboundPipeline {
   private readonly stagingDir: string;
   private readonly inbox: InboxConfig;
   private readonly mailboxId: number;
+  /** Parcels being driven right now: with company, their transitions may linger (group commit). */
+  private active = 0;
   /** Confirmations whose journal commit is still under way (see processParcel). */
   private readonly trailing = new Set<Promise<void>>();
   /** Final paths taken by parcels in flight in this process, until confirmed or given up. */
@@ -146,7 +148,7 @@ export class InboundPipeline {
   readonly heldLocally = new Map<number, string>();
 
   constructor(private readonly options: InboundPipelineOptions) {
-    this.journal = new InboundJournal(options.journal);
+    this.journal = new InboundJournal(options.journal, { mayLinger: () => this.active > 1 });
     this.events = options.events ?? new EventBus<PipelineEvents>();
     this.mailboxId = options.mailbox.mailboxId;
     this.inbox = options.mailbox.inbox;
@@ -306,6 +308,7 @@ export class InboundPipeline {
   /** Drives one parcel from its journal state to `confirmed`, as far as it goes now. */
   private async processParcel(parcelId: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     const started = this.now();
+    this.active++;
     try {
       let row = this.journal.get(this.mailboxId, parcelId);
       if (row && (row.state === 'listed' || row.state === 'downloading')) {
@@ -331,6 +334,8 @@ export class InboundPipeline {
       }
     } catch (err) {
       await this.failed(parcelId, err, result, signal);
+    } finally {
+      this.active--;
     }
   }
 

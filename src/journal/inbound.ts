@@ -72,8 +72,19 @@ export interface ListedParcel {
   readonly created?: string;
 }
 
+export interface InboundJournalOptions {
+  /**
+   * Whether a transition may linger for company now (group commit, `CommitOptions.linger`): true
+   * while other parcels are in flight. A lone parcel's transitions never wait.
+   */
+  readonly mayLinger?: () => boolean;
+}
+
 export class InboundJournal {
-  constructor(private readonly journal: Journal) {}
+  constructor(
+    private readonly journal: Journal,
+    private readonly options: InboundJournalOptions = {},
+  ) {}
 
   get(mailboxId: number, parcelId: number): InboundRow | undefined {
     return this.journal.statement('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as
@@ -225,8 +236,9 @@ export class InboundJournal {
     set: Record<string, unknown>,
     detail: Record<string, unknown> | null,
   ): Promise<void> {
-    // Parcels move in parallel (inbox.concurrency): their transitions may share transactions.
-    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail), { linger: true });
+    // Parcels in flight together may share transactions (see InboundJournalOptions).
+    const linger = this.options.mayLinger?.() ?? false;
+    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail), { linger });
   }
 
   private apply(row: InboundRow, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {

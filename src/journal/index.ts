@@ -3,7 +3,7 @@ export { Journal, JournalLockedError } from './db.js';
 export type { OpenJournalOptions, EventInput } from './db.js';
 export { crashPoint } from './crash-points.js';
 export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
-export type { InboundRow, InboundState } from './inbound.js';
+export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';
 export { OutboundJournal, OUTBOUND_STATES } from './outbound.js';
 export type { OutboundRow, OutboundState } from './outbound.js';
 export type { ErrorDecision } from './outbound.js';
