@@ -35,6 +35,7 @@ class StagingWritable extends Writable {
   private position = 0;
   private syncedAt = 0;
   private backgroundSync: Promise<void> | undefined;
+  private inFlight: Promise<void> | undefined;
 
   constructor(
     private readonly part: string,
@@ -52,19 +53,31 @@ class StagingWritable extends Writable {
       cb();
       return;
     }
-    this.toFile(chunk).then(() => cb(), cb);
+    this.track(this.toFile(chunk)).then(() => cb(), cb);
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    this.finishFile().then(() => cb(), cb);
+    this.track(this.finishFile()).then(() => cb(), cb);
   }
 
+  /**
+   * Closes the descriptor only once no call on it is in flight: closing under a pending write
+   * would let the write land in whatever file reuses the descriptor's number.
+   */
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     this.chunks = [];
-    const fd = this.fd;
-    this.fd = undefined;
-    if (fd === undefined) return cb(err);
-    void (this.backgroundSync ?? Promise.resolve()).then(() => fs.close(fd, () => cb(err)));
+    void Promise.all([this.inFlight, this.backgroundSync]).then(() => {
+      const fd = this.fd;
+      this.fd = undefined;
+      if (fd === undefined) cb(err);
+      else fs.close(fd, () => cb(err));
+    });
+  }
+
+  /** Remembers the call in flight (settled, never rejected) for _destroy. */
+  private track(op: Promise<void>): Promise<void> {
+    this.inFlight = op.catch(() => undefined);
+    return op;
   }
 
   /** What memory holds, written with one call (at most SMALL_BYTES: cheap inline). */
