@@ -5,6 +5,7 @@ import path from 'node:path';
 import { GridClient, SoapClient, type MailboxTransport } from '../../src/api/index.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import type { InboxConfig } from '../../src/inbound/index.js';
 import { Journal } from '../../src/journal/index.js';
 import { OutboundPipeline, type OutboxConfig } from '../../src/outbound/index.js';
 
@@ -72,6 +73,11 @@ export function listFiles(dir: string): string[] {
 export async function emulatorParcels(emu: Emulator, mailboxId: number): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${emu.url}/_emulator/parcels?mailboxId=${mailboxId}`);
   return ((await res.json()) as { data: Array<Record<string, unknown>> }).data;
+}
+
+/** An inbox configuration on `dir`: the product's defaults, no free-space reserve, 3 attempts. */
+export function inboxConfig(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
+  return { ...(DEFAULTS.inbox as Omit<InboxConfig, 'dir'>), dir, maxAttempts: 3, minFreeBytes: 0, ...over };
 }
 
 /** An outbound pipeline for mailbox 1001 on the world's folders, with test-friendly defaults. */

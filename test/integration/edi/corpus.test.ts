@@ -1,23 +1,19 @@
 // The envelope check and the demo partner's acknowledgments against a corpus of real X12/EDIFACT
 // files from independent open-source EDI projects (plus copies cut the way exports get truncated).
-// Its manifest says, per file, whether the envelope is intact. The corpus lives beside the
-// repository (CI clones it there); GRIDSYNC_EDI_CORPUS points elsewhere; without it these tests
-// skip with a notice.
+// Its manifest says, per file, whether the envelope is intact. The corpus is data kept outside the
+// repository: GRIDSYNC_EDI_CORPUS names its directory (.ci/run sets it to where the CI machine keeps
+// it); without it these tests skip with a notice.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { acknowledgment, parseInterchanges } from '../../../src/emulator/edi.js';
 import { validateEnvelope, validateEnvelopeFile } from '../../../src/outbound/checks.js';
 import { countProblems, groupOk, oracleInterchanges, setOk, type OracleInterchange } from '../../helpers/edi-oracle.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-// Data, not documentation: 470 real X12/EDIFACT files from ten open-source EDI projects (with a
-// manifest of where each came from), kept outside the repository; CI checks the clone out next to
-// it. Elsewhere, point GRIDSYNC_EDI_CORPUS at a copy; without it these tests skip with a NOTICE.
-const corpusDir = process.env.GRIDSYNC_EDI_CORPUS ?? path.resolve(repoRoot, '../shared/edi-corpus');
-const present = fs.existsSync(path.join(corpusDir, 'manifest.json'));
-if (!present) console.log(`NOTICE: EDI corpus not found at ${corpusDir} (set GRIDSYNC_EDI_CORPUS): corpus tests skipped`);
+// 470 real X12/EDIFACT files from ten open-source EDI projects, with a manifest of where each came from.
+const corpusDir = process.env.GRIDSYNC_EDI_CORPUS ?? '';
+const present = corpusDir !== '' && fs.existsSync(path.join(corpusDir, 'manifest.json'));
+if (!present) console.log(`NOTICE: EDI corpus not found (GRIDSYNC_EDI_CORPUS=${corpusDir || 'unset'}): corpus tests skipped`);
 
 interface Entry {
   file: string;

@@ -4,24 +4,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js';
 import { InboundJournal } from '../../../src/journal/index.js';
-import { emulatorParcels, listFiles, makeWorld, type Protocol, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, inboxConfig, listFiles, makeWorld, type Protocol, type TestWorld } from '../../helpers/world.js';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-
-function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
-  return {
-    dir,
-    nameTemplate: '{fileName}',
-    collision: 'unique',
-    doneMarker: false,
-    doneSuffix: '.done',
-    concurrency: 8,
-    maxAttempts: 3,
-    redelivery: 'deliver',
-    minFreeBytes: 0,
-    ...over,
-  };
-}
 
 let w: TestWorld;
 
@@ -29,7 +14,7 @@ const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
   new InboundPipeline({
     client: w.client,
     journal: w.journal,
-    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) },
+    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inboxConfig(w.dirs.inbox, { concurrency: 8, ...over }) },
     stateDir: w.dirs.state,
   });
 

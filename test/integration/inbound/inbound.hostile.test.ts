@@ -5,23 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js';
-import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { emulatorParcels, inboxConfig, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
 import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
-
-function inbox(dir: string, over: Partial<InboxConfig> = {}): InboxConfig {
-  return {
-    dir,
-    nameTemplate: '{fileName}',
-    collision: 'unique',
-    doneMarker: false,
-    doneSuffix: '.done',
-    concurrency: 4,
-    maxAttempts: 3,
-    redelivery: 'deliver',
-    minFreeBytes: 0,
-    ...over,
-  };
-}
 
 let w: TestWorld;
 let outside: string;
@@ -40,7 +25,7 @@ const pipeline = (over: Partial<InboxConfig> = {}): InboundPipeline =>
   new InboundPipeline({
     client: w.client,
     journal: w.journal,
-    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox, over) },
+    mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inboxConfig(w.dirs.inbox, over) },
     stateDir: w.dirs.state,
   });
 

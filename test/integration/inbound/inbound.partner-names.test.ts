@@ -9,10 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InboundPipeline, type InboxConfig } from '../../../src/inbound/index.js';
+import { InboundPipeline } from '../../../src/inbound/index.js';
 import { startCli } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
-import { listFiles, makeWorld, type Protocol } from '../../helpers/world.js';
+import { inboxConfig, listFiles, makeWorld, type Protocol } from '../../helpers/world.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -209,20 +209,6 @@ describe('{partner} against a scripted service (not our emulator), through `grid
   });
 });
 
-function inbox(dir: string): InboxConfig {
-  return {
-    dir,
-    nameTemplate: '{partner}/{fileName}',
-    collision: 'unique',
-    doneMarker: false,
-    doneSuffix: '.done',
-    concurrency: 4,
-    maxAttempts: 3,
-    redelivery: 'deliver',
-    minFreeBytes: 0,
-  };
-}
-
 // Our emulator shows a grid ID's record to a key that may see its mailbox: the network admin's
 // key sees the demo partner (5002, "Demo Partner"); the mailbox key does not (another tenant's).
 describe.each(['rest', 'soap'] as Protocol[])('{partner} against the emulator over %s', (protocol) => {
@@ -240,7 +226,7 @@ describe.each(['rest', 'soap'] as Protocol[])('{partner} against the emulator ov
     const p = new InboundPipeline({
       client: w.client,
       journal: w.journal,
-      mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inbox(w.dirs.inbox) },
+      mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inboxConfig(w.dirs.inbox, { nameTemplate: '{partner}/{fileName}' }) },
       stateDir: w.dirs.state,
     });
     const r = await p.runCycle();
