@@ -36,11 +36,11 @@ export async function main(argv: string[]): Promise<number> {
     try {
       for (const t of targets) {
         const dest = await requeueFromError(t.file, t.outbox);
-        for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
+        for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
         if (!output.quiet) process.stdout.write(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {
-      journal.close();
+      await journal.close();
     }
     return missing.length ? 1 : 0;
   });

@@ -61,7 +61,20 @@ const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$
 
 /** Top-level sections and keys that env overrides may set even when the file leaves them out. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['api', 'emulator', 'stateDir', 'log', 'http', 'schedule', 'retention', 'shutdownTimeout', 'createDirs', 'mailboxes'],
+  '': [
+    'api',
+    'emulator',
+    'stateDir',
+    'log',
+    'http',
+    'schedule',
+    'retention',
+    'journal',
+    'instance',
+    'shutdownTimeout',
+    'createDirs',
+    'mailboxes',
+  ],
   api: [
     'baseUrl',
     'protocol',
@@ -81,6 +94,8 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   http: ['enabled', 'host', 'port'],
   schedule: ['poll', 'timezone', 'outbound', 'cron', 'windowFollowUp'],
   retention: ['journalDays'],
+  journal: ['url', 'urlFile', 'lease', 'renew'],
+  instance: ['name'],
   'mailboxes[]': Object.keys(MailboxSchema.shape),
   'mailboxes[].inbox': Object.keys(InboxSchema.shape),
   'mailboxes[].outbox': Object.keys(OutboxSchema.shape),
@@ -285,6 +300,16 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       const w = secretFileWarning(abs(api.passwordFile), 'api.passwordFile');
       if (w) warnings.push(w);
     }
+  }
+  if (config.journal.urlFile && !envKeys.includes('journal.url')) {
+    config.journal.url = readSecretFile(abs(config.journal.urlFile), 'journal.urlFile');
+    const w = secretFileWarning(abs(config.journal.urlFile), 'journal.urlFile');
+    if (w) warnings.push(w);
+    if (!/^postgres(ql)?:\/\//i.test(config.journal.url))
+      throw new ConfigError(
+        `config ${source}: journal.urlFile: ${config.journal.urlFile} does not hold a postgres:// URL`,
+        'journal.urlFile',
+      );
   }
   // The embedded emulator's demo key guards nothing: no warning for the quick-start config.
   if (secretInFile && api.baseUrl !== 'embedded' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));

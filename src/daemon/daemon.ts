@@ -15,7 +15,7 @@ import { errorFields, GridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { startEmulator } from '../emulator/index.js';
 import { configuredPartners, emptyInboundResult, InboundPipeline, PartnerNames, type InboundCycleResult } from '../inbound/index.js';
-import { InboundJournal, Journal, OutboundJournal } from '../journal/index.js';
+import { InboundJournal, OutboundJournal, openJournal, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { emptyOutboundResult, OutboundPipeline, type OutboundCycleResult } from '../outbound/index.js';
 import { startHealthServer, type HealthServer } from './http.js';
@@ -107,7 +107,7 @@ export class Daemon {
   private readonly now: () => number;
   private readonly logger: Logger;
   private readonly notifier: SystemdNotifier;
-  private journal!: Journal;
+  private journal!: JournalStore;
   private client!: MailboxTransport;
   private mailboxes: MailboxRuntime[] = [];
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -201,7 +201,7 @@ export class Daemon {
     }
     const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
     try {
-      this.journal = Journal.open(journalFile);
+      this.journal = await openJournal({ url: cfg.journal.url, stateDir: cfg.stateDir }, { owner: cfg.instance.name });
     } catch (err) {
       if (isGridsyncError(err)) throw err; // the lock: its own code and message
       throw new StartupError('STARTUP_JOURNAL', journalAdvice(journalFile, err), { cause: err });
@@ -408,7 +408,7 @@ export class Daemon {
           }
         }
       }
-      const left = [...cycleErrors, ...this.leftItems(started)];
+      const left = [...cycleErrors, ...(await this.leftItems(started))];
       const retryable = left.filter((l) => l.kind === 'pending' || l.kind === 'service');
       const wait = Math.min(backoffDelay(round, 1000), deadline - this.now());
       if (retryable.length === 0 || this.abort.signal.aborted || wait <= 0) {
@@ -435,13 +435,13 @@ export class Daemon {
    * later cycle may finish them; deferred: a local condition holds them), rows that failed or went
    * to errorDir during this run, and listed parcels that cannot be acted on.
    */
-  private leftItems(since: number): LeftItem[] {
+  private async leftItems(since: number): Promise<LeftItem[]> {
     const out: LeftItem[] = [];
     const inJournal = new InboundJournal(this.journal);
     const outJournal = new OutboundJournal(this.journal);
     for (const [i, m] of this.mailboxes.entries()) {
       if (m.inbound) {
-        for (const r of inJournal.inStates(m.mailboxId, ['listed', 'downloading', 'staged', 'placed', 'failed'])) {
+        for (const r of await inJournal.inStates(m.mailboxId, ['listed', 'downloading', 'staged', 'placed', 'failed'])) {
           const item = `parcel ${r.parcel_id}${r.file_name ? ` (${r.file_name})` : ''}`;
           if (r.state === 'failed') {
             if (r.updated_at >= since)
@@ -465,7 +465,7 @@ export class Daemon {
       }
       const outboxDir = this.config.mailboxes[i]?.outbox?.dir;
       if (m.outbound && outboxDir) {
-        for (const r of outJournal.inStates(m.mailboxId, outboxDir, [
+        for (const r of await outJournal.inStates(m.mailboxId, outboxDir, [
           'claiming',
           'claimed',
           'uploading',
@@ -499,14 +499,12 @@ export class Daemon {
   }
 
   private recordOnce(result: DrainResult): void {
-    try {
-      this.journal.setMeta(
+    this.journal
+      .setMeta(
         'lastOnce',
         JSON.stringify({ at: new Date(this.now()).toISOString(), rounds: result.rounds, timedOut: result.timedOut, left: result.left }),
-      );
-    } catch (err) {
-      this.logger.warn({ ...errorFields(err) }, 'cannot record the run in the journal');
-    }
+      )
+      .catch((err: unknown) => this.logger.warn({ ...errorFields(err) }, 'cannot record the run in the journal'));
   }
 
   /** Where each mailbox and direction stands (progress lines, summary table); started ones only. */
@@ -585,8 +583,8 @@ export class Daemon {
       if (m.outbound) this.directionStarted.set(`${m.name}\0out`, this.now());
     }
     const timers = this.options.timers ?? realTimers;
-    this.prune();
-    const pruneTimer = setInterval(() => this.prune(), 86_400_000);
+    void this.prune();
+    const pruneTimer = setInterval(() => void this.prune(), 86_400_000);
     pruneTimer.unref();
     this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
     const windows = cfg.schedule.cron?.length ? new CronWindows(cfg.schedule.cron, cfg.schedule.timezone) : undefined;
@@ -732,19 +730,18 @@ export class Daemon {
   }
 
   private recordCycle(totals: CycleTotals): void {
-    try {
-      this.journal.setMeta('lastCycle', JSON.stringify({ at: new Date(this.now()).toISOString(), ...totals }));
-    } catch (err) {
-      this.logger.warn({ ...errorFields(err) }, 'cannot record the cycle in the journal');
-    }
+    this.journal
+      .setMeta('lastCycle', JSON.stringify({ at: new Date(this.now()).toISOString(), ...totals }))
+      .catch((err: unknown) => this.logger.warn({ ...errorFields(err) }, 'cannot record the cycle in the journal'));
   }
 
-  private prune(): void {
+  private async prune(): Promise<void> {
     this.pruneFolders();
     const ms = this.config.retention.journalDays * 86_400_000;
     try {
-      const rows = new InboundJournal(this.journal).pruneConfirmed(ms) + new OutboundJournal(this.journal).pruneFinished(ms);
-      const events = this.journal.pruneEvents(ms);
+      const rows =
+        (await new InboundJournal(this.journal).pruneConfirmed(ms)) + (await new OutboundJournal(this.journal).pruneFinished(ms));
+      const events = await this.journal.pruneEvents(ms);
       if (rows + events > 0) this.logger.info({ rows, events, olderThanDays: this.config.retention.journalDays }, 'journal pruned');
     } catch (err) {
       this.logger.warn({ ...errorFields(err) }, 'journal pruning failed');

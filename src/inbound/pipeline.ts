@@ -33,7 +33,7 @@ import {
   uniqueVariant,
   type DirHandle,
 } from '../files/index.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
@@ -70,7 +70,7 @@ export interface InboundMailbox {
 
 export interface InboundPipelineOptions {
   readonly client: MailboxTransport;
-  readonly journal: Journal;
+  readonly journal: JournalStore;
   readonly mailbox: InboundMailbox;
   readonly stateDir: string;
   readonly logger?: Logger;
@@ -207,7 +207,7 @@ export class InboundPipeline {
   async recover(): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
-    await this.processRows(this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
+    await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
     return result;
   }
 
@@ -227,7 +227,7 @@ export class InboundPipeline {
     this.tally(result, 'unreadable', pending.unreadable.length);
     const listings: Promise<boolean>[] = [];
     for (const p of pending.parcels) {
-      const row = this.journal.get(this.mailboxId, p.parcelId);
+      const row = await this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
         listings.push(
           this.journal.recordListed(this.mailboxId, {
@@ -244,7 +244,7 @@ export class InboundPipeline {
       }
     }
     this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
-    const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
+    const rows = await this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     await this.processRows(rows, result, opts.signal);
     return result;
@@ -291,7 +291,7 @@ export class InboundPipeline {
     this.spaceLeft = undefined;
     // Per cycle: a share can be mounted over the inbox between cycles.
     this.calls = FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir));
-    this.reserved = this.journal.reservedPaths();
+    this.reserved = await this.journal.reservedPaths();
     try {
       for (const row of rows) {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
@@ -310,15 +310,15 @@ export class InboundPipeline {
     const started = this.now();
     this.active++;
     try {
-      let row = this.journal.get(this.mailboxId, parcelId);
+      let row = await this.journal.get(this.mailboxId, parcelId);
       if (row && (row.state === 'listed' || row.state === 'downloading')) {
         await this.download(row, signal);
-        row = this.journal.get(this.mailboxId, parcelId);
+        row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'staged') {
         await this.place(row);
         this.tally(result, 'placed');
-        row = this.journal.get(this.mailboxId, parcelId);
+        row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'placed') {
         const placed = row;
@@ -383,7 +383,7 @@ export class InboundPipeline {
 
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
-    const row = this.journal.get(this.mailboxId, parcelId);
+    const row = await this.journal.get(this.mailboxId, parcelId);
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);

@@ -118,7 +118,7 @@ export class Disposal {
       const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
-      const current = journal.get(row.id) as OutboundRow;
+      const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,
         reason: d.reason,

@@ -145,7 +145,7 @@ export class OutboxScanner {
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
     // A claim already journalled is finished by the queue; a second row for it would stay stuck.
-    const claiming = new Set(this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming']).map((r) => r.source_path));
+    const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
     const readyFiles: ReadyFile[] = [];
     const dirBytes = Buffer.from(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`);

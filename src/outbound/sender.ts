@@ -62,7 +62,7 @@ export class Sender {
       if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}` };
     }
     if (cfg.duplicates === 'reject' && row.sha256) {
-      const dup = journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
+      const dup = await journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
       if (dup)
         return {
           reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}`,
@@ -138,7 +138,7 @@ export class Sender {
 
   private async uploadFailed(id: number, err: unknown): Promise<false> {
     const { cfg, journal, logger } = this.ctx;
-    const row = journal.get(id) as OutboundRow;
+    const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
     const api = err instanceof GridApiError ? err : undefined;
     switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
@@ -158,7 +158,7 @@ export class Sender {
       case 'give-up':
         if (row.state === 'uploading') await journal.markNotSent(id, reason);
         this.ctx.tally('failed');
-        await this.disposal.toError(journal.get(id) as OutboundRow, {
+        await this.disposal.toError((await journal.get(id)) as OutboundRow, {
           reason: `gave up after ${row.attempts} attempts: ${reason}`,
           errorCode: api?.errorCode,
           httpStatus: api?.httpStatus,
@@ -179,7 +179,7 @@ export class Sender {
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
     const since = (row.attempt_started_at ?? row.created_at) - (this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs);
     for await (const parcel of this.client.outboxParcels({ mailboxId: this.ctx.mailboxId, since: new Date(since).toISOString() })) {
-      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId))
+      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !(await this.ctx.journal.isAdopted(parcel.parcelId)))
         return parcel.parcelId;
     }
     return undefined;

@@ -51,18 +51,18 @@ describe('journal durability settings', () => {
     j.close();
   });
 
-  it('prunes events older than the retention and keeps meta values', () => {
+  it('prunes events older than the retention and keeps meta values', async () => {
     let t = 1_000_000;
     const j = Journal.open(path.join(dir, 'j.sqlite'), { now: () => t });
     j.transaction(() => j.recordEvent({ direction: 'daemon', item: 'old' }));
     t += 10_000;
     j.transaction(() => j.recordEvent({ direction: 'daemon', item: 'new', detail: { why: 'kept' } }));
-    expect(j.pruneEvents(5_000)).toBe(1);
+    expect(await j.pruneEvents(5_000)).toBe(1);
     expect(j.db.prepare('SELECT item, detail FROM events').all()).toEqual([{ item: 'new', detail: '{"why":"kept"}' }]);
-    j.setMeta('lastCycle', '1');
-    j.setMeta('lastCycle', '2');
-    expect(j.getMeta('lastCycle')).toBe('2');
-    expect(j.getMeta('missing')).toBeUndefined();
+    await j.setMeta('lastCycle', '1');
+    await j.setMeta('lastCycle', '2');
+    expect(await j.getMeta('lastCycle')).toBe('2');
+    expect(await j.getMeta('missing')).toBeUndefined();
     j.close();
   });
 
