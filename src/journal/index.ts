@@ -9,6 +9,8 @@ export { JournalLeaseLostError, selfFenceDeadline, mayAct, fairShare, defaultIns
 export type { Lease, LeaseRow } from './lease.js';
 export { JournalUnavailableError } from './unavailable-error.js';
 export { JournalSchemaTooNewError } from './schema-error.js';
+export { copyJournal, assertNotInUse, JournalInUseError, JournalSchemaMismatchError } from './copy.js';
+export type { CopiedTable } from './copy.js';
 export { crashPoint } from './crash-points.js';
 export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
 export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';
