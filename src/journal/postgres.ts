@@ -236,19 +236,22 @@ export class PgJournal implements JournalStore {
       // The server may end this connection while we hold it (idle-in-transaction timeout, a
       // terminated backend): the query in flight fails; the event must not crash the process.
       c.on('error', ignore);
-      await c.query('BEGIN');
+      // Round trips are the cost here: each item's savepoint is released and the next one set in
+      // one simple query, and COMMIT releases the last one.
+      await c.query('BEGIN; SAVEPOINT item');
       const fenced = new Set<number>();
-      for (const p of batch) {
-        await c.query('SAVEPOINT item');
+      for (const [i, p] of batch.entries()) {
+        const last = i === batch.length - 1;
         const itemFenced = new Set<number>();
         try {
           const value = await p.fn(this.txOn(c, fenced, itemFenced));
-          await c.query('RELEASE SAVEPOINT item');
+          if (!last) await c.query('RELEASE SAVEPOINT item; SAVEPOINT item');
           for (const m of itemFenced) fenced.add(m);
           results.push({ ok: true, value });
         } catch (err) {
           // A broken connection fails the whole batch (the ROLLBACK TO throws); anything else
-          // (an illegal transition, a lost lease) rolls back this item alone.
+          // (an illegal transition, a lost lease) rolls back this item alone, and the savepoint
+          // stays set for the next item.
           await c.query('ROLLBACK TO SAVEPOINT item');
           results.push({ ok: false, value: err });
         }
