@@ -209,6 +209,13 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
+    // The pipelines do not run under mailbox leases yet, and a shared journal refuses every write
+    // made without one: say so at start-up rather than fail each transition.
+    if (this.journal.backend === 'postgres')
+      throw new StartupError(
+        'STARTUP_JOURNAL',
+        `journal ${this.journal.location}: run and once do not support a PostgreSQL journal yet (mailbox leases are not wired into the pipelines); it serves gridsync journal migrate and status — see docs/high-availability.md`,
+      );
     if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
       const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));
       hooks.subscribe(this.events);
