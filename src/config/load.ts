@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
+import { serviceUrlProblem } from '../api/index.js';
 import { GridsyncError } from '../errors/index.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
@@ -23,8 +24,6 @@ export class ConfigError extends GridsyncError {
     super(message);
   }
 }
-
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 export const DEFAULT_CONFIG_PATHS = ['config/gridsync.yaml', '/etc/gridsync/gridsync.yaml'];
 
@@ -253,13 +252,9 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const api = config.api;
   const abs = (p: string): string => path.resolve(baseDir, p);
   if (api.baseUrl !== 'embedded') {
-    const url = new URL(api.baseUrl);
-    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !api.allowInsecureHttp) {
-      throw new ConfigError(
-        `config ${source}: api.baseUrl: plain http:// to ${url.hostname} is refused (the API key would cross the network in clear text); use https://, or set api.allowInsecureHttp: true`,
-        'api.baseUrl',
-      );
-    }
+    // The client's own rule, so an address accepted here is never refused when the client starts.
+    const problem = serviceUrlProblem(new URL(api.baseUrl), api.allowInsecureHttp);
+    if (problem) throw new ConfigError(`config ${source}: api.baseUrl: ${problem}`, 'api.baseUrl');
   }
   const credentials = env.CREDENTIALS_DIRECTORY;
   const credential = (name: string): string | undefined =>
