@@ -30,7 +30,11 @@ export interface ReadOptions {
   readonly onStream?: (text: string, element: string, parent: XmlNode) => void | Promise<void>;
   /** Limit on all other text together. Default 16 MiB. */
   readonly maxText?: number;
-  /** Limit on the bytes of the document outside the streamed elements (`api.limits.maxBodyBytes`). */
+  /**
+   * Limit on the size of the document outside the streamed elements and the list records left
+   * out (`api.limits.maxBodyBytes`; counted in characters). A list runs as long as the call's
+   * deadline lets it, as over REST: its extra records are only counted.
+   */
   readonly maxBytes?: number;
   /** Limit on the elements kept in the tree (list records past `list.max` are not kept). */
   readonly maxElements?: number;
@@ -75,7 +79,10 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   let root: XmlNode | undefined;
   let textSize = 0;
   let elements = 0;
-  let bytes = 0;
+  let chars = 0;
+  /** Characters of list records left out: counted, not held against maxBytes. */
+  let dropped = 0;
+  let dropStart = 0;
   let streamedChars = 0;
   let streaming: XmlNode | undefined;
   let streamParent: XmlNode | undefined;
@@ -100,6 +107,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
       if (kept >= options.list.max) {
         parent.omitted = (parent.omitted ?? 0) + 1;
         dropDepth = stack.length + 1;
+        dropStart = parser.position;
       }
     }
     if (!dropDepth) {
@@ -133,7 +141,10 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
     else if (node && !dropDepth) node.text += text;
   });
   parser.on('closetag', () => {
-    if (stack.length === dropDepth) dropDepth = 0;
+    if (stack.length === dropDepth) {
+      dropDepth = 0;
+      dropped += parser.position - dropStart;
+    }
     const node = stack.pop();
     if (node === streaming) streaming = undefined;
   });
@@ -149,7 +160,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   const decoder = new TextDecoder('utf-8');
   for await (const chunk of source) {
     const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    chars += text.length;
     if (
       streaming &&
       internals.state === SAXES_IN_TEXT &&
@@ -165,7 +176,8 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
     parser.write(text);
     if (failure) throw failure;
     // Everything but the streamed content counts against the byte limit (content has its own cap).
-    if (bytes - streamedChars - internals.text.length * (streaming ? 1 : 0) > maxBytes) throw new SoapLimitError('maxBytes', maxBytes);
+    const held = chars - streamedChars - (streaming ? internals.text.length : 0) - dropped - (dropDepth ? parser.position - dropStart : 0);
+    if (held > maxBytes) throw new SoapLimitError('maxBytes', maxBytes);
     // Guard against a server that sends endless text where none is streamed.
     if (!streaming && internals.text.length > maxText) throw new SoapXmlError(`more than ${maxText} characters of text`, '(xml)');
     await flush();

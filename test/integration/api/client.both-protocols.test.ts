@@ -325,7 +325,7 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
       );
     });
     const rssBefore = process.memoryUsage().rss;
-    const pending = await client(s.url, { limits: { maxListEntries: 100 } }).pendingInbox(1001);
+    const pending = await client(s.url, { limits: { maxListEntries: 100, maxBodyBytes: 4 * MiB } }).pendingInbox(1001);
     expect(pending.parcels).toHaveLength(100);
     expect(pending.omitted).toBe(total - 100);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * MiB);
