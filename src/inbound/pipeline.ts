@@ -42,6 +42,7 @@ import { InboundJournal, type InboundRow } from '../journal/index.js';
 import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import { PartnerNames } from './partner-names.js';
+import { holdsContent } from './placed-file.js';
 
 export interface InboxConfig {
   readonly dir: string;
@@ -384,6 +385,18 @@ export class InboundPipeline {
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
     const row = this.journal.get(this.mailboxId, parcelId);
+    if (err instanceof StagingLostError && row) {
+      // Not the parcel's fault and not an attempt: it is simply fetched again, under a new name choice.
+      if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
+      await this.journal.markStagingLost(this.mailboxId, parcelId, reason);
+      this.lastDeferReason = reason;
+      this.tally(result, 'deferred', 1, { reason });
+      this.logger.warn(
+        { code: err.code, parcelId, stagingPath: err.stagingPath, finalPath: err.finalPath },
+        'the staged file is gone and the inbox does not hold its content; the parcel is downloaded again, not confirmed',
+      );
+      return;
+    }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
@@ -534,14 +547,16 @@ export class InboundPipeline {
         await this.calls.rename(part, to);
         crashPoint('in.renamed');
         await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
-      } else {
-        // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
-        // in place — but that crash may have come before the directory's fsync.
+      } else if (await holdsContent(dir.at(name), { bytes: row.bytes, sha256: row.sha256 })) {
+        // No .part, and the final file holds the staged content: renamed before a crash that may
+        // have come before the directory's fsync.
         await dir.sync();
+      } else {
+        throw new StagingLostError(part, final);
       }
       if (this.inbox.doneMarker) await this.writeMarker(dir, name + this.inbox.doneSuffix);
     } catch (err) {
-      if (err instanceof GridNameCollisionError) throw err;
+      if (err instanceof GridNameCollisionError || err instanceof StagingLostError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
     } finally {
       await own?.close();
@@ -612,6 +627,20 @@ export class GridNameCollisionError extends GridsyncError {
   readonly code = 'INBOUND_NAME_COLLISION';
   constructor(readonly path: string) {
     super(`${path} already exists (collision policy: fail)`);
+  }
+}
+
+/**
+ * A staged parcel whose staging file is gone while its final file is not in the inbox with the
+ * staged content (a tmp cleaner or an operator removed it): never confirmed, downloaded again.
+ */
+export class StagingLostError extends GridsyncError {
+  readonly code = 'INBOUND_STAGING_LOST';
+  constructor(
+    readonly stagingPath: string,
+    readonly finalPath: string,
+  ) {
+    super(`the staged file ${stagingPath} is gone and ${finalPath} does not hold the staged content`);
   }
 }
 
