@@ -409,6 +409,10 @@ export class GridClient implements MailboxTransport {
   }
 
   /** Ends a bearer session (logout) and closes the connections. Safe to call twice. */
+  serviceClockOffsetMs(): number | undefined {
+    return this.http.clock.offsetMs();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -8,6 +8,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { gridsyncVersion } from '../version.js';
 import { GridConfigError, GridError, GridTransportError } from './errors.js';
 import { provablyNotSent } from './retry.js';
+import { ServiceClock } from './service-clock.js';
 
 export interface RawResponse {
   readonly statusCode: number;
@@ -31,6 +32,8 @@ export class HttpChannel {
   private readonly pool: Pool;
   private readonly prefix: string;
   private readonly userAgent = `gridsync/${gridsyncVersion()}`;
+  /** The service's clock, from the `Date` of every answer. */
+  readonly clock = new ServiceClock();
 
   constructor(baseUrl: string, options: { connections?: number; timeouts?: HttpTimeouts; allowInsecureHttp?: boolean }) {
     const url = new URL(baseUrl);
@@ -65,13 +68,15 @@ export class HttpChannel {
     const h: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...headers };
     if (body !== undefined) h['content-type'] = 'application/json';
     try {
-      return await this.pool.request({
+      const res = await this.pool.request({
         path: this.prefix + path,
         method: method as Dispatcher.HttpMethod,
         headers: h,
         body: typeof body === 'function' ? Readable.from(body(), { objectMode: false }) : body,
         signal,
       });
+      this.clock.note(res.headers.date);
+      return res;
     } catch (err) {
       throw toTransportError(endpointName, err);
     }

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
+import { ServiceClock } from '../service-clock.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import { gridsyncVersion } from '../../version.js';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from '../base64.js';
@@ -147,6 +148,8 @@ const list = (collection: unknown): Rec[] =>
 export class SoapClient implements MailboxTransport {
   readonly url: URL;
   private readonly pool: Pool;
+  /** The service's clock, from the `Date` of every answer. */
+  private readonly clock = new ServiceClock();
   private readonly maxAttempts: number;
   private readonly backoff: BackoffPolicy;
   private readonly now: () => number;
@@ -446,6 +449,10 @@ export class SoapClient implements MailboxTransport {
     });
   }
 
+  serviceClockOffsetMs(): number | undefined {
+    return this.clock.offsetMs();
+  }
+
   /** Logs out a Login session (never an API key) and closes the connections. Safe to call twice. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -537,13 +544,15 @@ export class SoapClient implements MailboxTransport {
       ...(length !== undefined ? { 'content-length': String(length) } : {}),
     };
     try {
-      return await this.pool.request({
+      const res = await this.pool.request({
         path: this.url.pathname,
         method: 'POST',
         headers,
         body: typeof body === 'function' ? Readable.from(body(), { objectMode: false }) : body,
         signal,
       });
+      this.clock.note(res.headers.date);
+      return res;
     } catch (err) {
       throw toTransportError(def.name, err);
     }
