@@ -43,6 +43,7 @@ import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import { PartnerNames } from './partner-names.js';
 import { holdsContent } from './placed-file.js';
+import { oldestWaitingSeconds } from './waiting.js';
 
 export interface InboxConfig {
   readonly dir: string;
@@ -238,8 +239,11 @@ export class InboundPipeline {
     this.tally(result, 'unreadable', pending.unreadable.length);
     this.seeLeft(pending, this.unverified);
     const listings: Promise<boolean>[] = [];
+    // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
+    const waiting: (string | undefined)[] = [];
     for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
+      if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
         listings.push(
           this.journal.recordListed(this.mailboxId, {
@@ -256,6 +260,11 @@ export class InboundPipeline {
       }
     }
     this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
+    this.events.emit('inbound:waiting', {
+      mailbox: this.options.mailbox.name,
+      count: waiting.length,
+      oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
+    });
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     this.confirmedNow.clear();

@@ -3,14 +3,11 @@
 // again, took it for a reset on the service and placed it again — 12 copies in 25 s. A parcel whose
 // placement is recorded is never placed again: its confirm is repeated instead. A reset seen after
 // the confirm was seen to take is still a redelivery. Against a scripted service (not our emulator).
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GridClient } from '../../../src/api/index.js';
 import { InboundPipeline } from '../../../src/inbound/index.js';
-import { Journal } from '../../../src/journal/index.js';
 import { startScriptedService, wireJson, type ScriptedService } from '../../helpers/scripted-service.js';
+import { scriptedWorld } from '../../helpers/scripted-world.js';
 import { inboxConfig, listFiles } from '../../helpers/world.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -20,15 +17,7 @@ afterEach(async () => {
 
 async function setup(): Promise<{ svc: ScriptedService; inbox: string; pipeline: InboundPipeline }> {
   const svc = await startScriptedService();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-confirm-'));
-  const client = new GridClient({ baseUrl: svc.url, auth: { apiKey: svc.apiKey }, maxAttempts: 1, sleep: async () => undefined });
-  const journal = Journal.open(path.join(dir, 'journal.sqlite'));
-  cleanups.push(
-    () => svc.close(),
-    () => client.close(),
-    () => journal.close(),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
+  const { dir, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
   const inbox = path.join(dir, 'inbox');
   const pipeline = new InboundPipeline({
     client,

@@ -4,13 +4,11 @@
 // service's clock, fell before the window and the file was uploaded a second time. The window is
 // now in the service's time (its answers' Date header). Against a scripted service, not our emulator.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GridClient } from '../../../src/api/index.js';
-import { Journal } from '../../../src/journal/index.js';
 import { x12 } from '../../helpers/edi.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
+import { scriptedWorld } from '../../helpers/scripted-world.js';
 import { listFiles, outboundPipeline } from '../../helpers/world.js';
 
 const MINUTE = 60_000;
@@ -48,20 +46,12 @@ describe('reconciling an unknown upload against a service whose clock differs fr
       const svc = await startScriptedService();
       svc.variants.clockOffsetMs = offsetMin * MINUTE;
       takeFirstUploadSilently(svc);
-      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-clock-'));
+      const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
       const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
         'inbox' | 'outbox' | 'sent' | 'error' | 'state',
         string
       >;
       for (const d of Object.values(dirs)) fs.mkdirSync(d);
-      const client = new GridClient({ baseUrl: svc.url, auth: { apiKey: svc.apiKey }, maxAttempts: 1, sleep: async () => undefined });
-      const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
-      cleanups.push(
-        () => svc.close(),
-        () => client.close(),
-        () => journal.close(),
-        () => fs.rmSync(root, { recursive: true, force: true }),
-      );
       fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(7));
       const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
       await p.checkPrerequisites();
