@@ -281,6 +281,10 @@ export class GridClient implements MailboxTransport {
     });
   }
 
+  serviceClockOffsetMs(): number | undefined {
+    return this.core.http.clock.offsetMs();
+  }
+
   /** Ends a bearer session (logout) and closes the connections. Safe to call twice. */
   async close(): Promise<void> {
     if (!this.core.markClosed()) return;

@@ -9,6 +9,7 @@ import { gridsyncVersion } from '../version.js';
 import { GridConfigError, GridError, GridTransportError } from './errors.js';
 import { provablyNotSent } from './retry.js';
 import { serviceUrlProblem } from './url-policy.js';
+import { ServiceClock } from './service-clock.js';
 
 export interface RawResponse {
   readonly statusCode: number;
@@ -30,6 +31,8 @@ export class HttpChannel {
   private readonly pool: Pool;
   private readonly prefix: string;
   private readonly userAgent = `gridsync/${gridsyncVersion()}`;
+  /** The service's clock, from the `Date` of every answer. */
+  readonly clock = new ServiceClock();
 
   constructor(baseUrl: string | URL, options: { connections?: number; timeouts?: HttpTimeouts; allowInsecureHttp?: boolean }) {
     const url = typeof baseUrl === 'string' ? new URL(baseUrl) : baseUrl;
@@ -63,13 +66,15 @@ export class HttpChannel {
       ...headers,
     };
     try {
-      return await this.pool.request({
+      const res = await this.pool.request({
         path: this.prefix + path,
         method: method as Dispatcher.HttpMethod,
         headers: h,
         body: typeof body === 'function' ? Readable.from(body(), { objectMode: false }) : body,
         signal,
       });
+      this.clock.note(res.headers.date);
+      return res;
     } catch (err) {
       throw toTransportError(endpointName, err);
     }

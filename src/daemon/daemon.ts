@@ -145,6 +145,7 @@ export class Daemon {
       events.on(`${prefix}:deferred`, ({ mailbox, count }) => metrics.deferred.inc({ direction, mailbox }, count));
     }
     events.on('outbound:rejected', ({ mailbox, count }) => metrics.failures.inc({ direction: 'out', mailbox, kind: 'rejected' }, count));
+    events.on('inbound:waiting', ({ mailbox, oldestAgeSeconds }) => metrics.oldestWaiting.set({ mailbox }, oldestAgeSeconds));
     const since = (mailbox: string): OutboundCycleResult | undefined => this.mailboxes.find((m) => m.name === mailbox)?.outboundSinceCycle;
     const count = (key: Exclude<keyof OutboundCycleResult, 'bytes'>) => (e: { mailbox: string; count: number }) => {
       const r = since(e.mailbox);

@@ -68,6 +68,12 @@ export class DaemonMetrics {
     labelNames: ['mailbox', 'folder'] as const,
     registers: [this.registry],
   });
+  readonly oldestWaiting = new Gauge({
+    name: 'gridsync_inbox_oldest_waiting_seconds',
+    help: 'Age of the oldest parcel waiting in the service inbox, from the last pending list (0: none); the service drops parcels after InBoxTimeout',
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
   readonly up = new Gauge({
     name: 'gridsync_service_reachable',
     help: '1 when the last call to the service succeeded',

@@ -34,6 +34,12 @@ export interface ProblemEvent extends ItemsEvent {
   readonly reason?: string;
 }
 
+/** What a mailbox's pending list showed: the service keeps a parcel there only so long (`InBoxTimeout`). */
+export interface WaitingEvent extends ItemsEvent {
+  /** Age on the service's clock of the oldest parcel listed with a creation time; 0 when none waits. */
+  readonly oldestAgeSeconds: number;
+}
+
 export interface PipelineEvents {
   /** New parcels seen in the pending list and journalled. */
   'inbound:listed': ItemsEvent;
@@ -47,6 +53,8 @@ export interface PipelineEvents {
   'inbound:failed': ProblemEvent;
   /** Parcels left for a later cycle (disk full, inbox unwritable, service errors). */
   'inbound:deferred': ProblemEvent;
+  /** After each listing: how many parcels wait on the service and how old the oldest is. */
+  'inbound:waiting': WaitingEvent;
   /** Files claimed from an outbox. */
   'outbound:claimed': ItemsEvent;
   /** Files whose upload the service accepted (archiving follows). */

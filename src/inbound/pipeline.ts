@@ -42,6 +42,8 @@ import { InboundJournal, type InboundRow } from '../journal/index.js';
 import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import { PartnerNames } from './partner-names.js';
+import { holdsContent } from './placed-file.js';
+import { oldestWaitingSeconds } from './waiting.js';
 
 export interface InboxConfig {
   readonly dir: string;
@@ -144,6 +146,16 @@ export class InboundPipeline {
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
    */
   readonly unreadable = new Map<string, { fileName?: string; reason: string; code: string }>();
+  /**
+   * Parcels confirmed by this process whose leaving `InBoxReady` nobody has seen yet (a listing
+   * without them, a lookup showing another status). Listed ready again, such a parcel is one
+   * whose confirm never took — an answer about another parcel, an "ok" that changed nothing —
+   * and is confirmed again, never placed again. Only a parcel seen to leave and come back is a
+   * redelivery. Rows confirmed by an earlier process count as seen (`gridsync redeliver` between two runs).
+   */
+  private readonly unverified = new Set<number>();
+  /** Parcels confirmed in the cycle under way (verifyConfirms). */
+  private readonly confirmedNow = new Set<number>();
   /** Parcels held back in the last cycle by a local condition (disk full, inbox not writable), with the reason. */
   readonly heldLocally = new Map<number, string>();
 
@@ -225,9 +237,13 @@ export class InboundPipeline {
       );
     }
     this.tally(result, 'unreadable', pending.unreadable.length);
+    this.seeLeft(pending, this.unverified);
     const listings: Promise<boolean>[] = [];
+    // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
+    const waiting: (string | undefined)[] = [];
     for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
+      if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
         listings.push(
           this.journal.recordListed(this.mailboxId, {
@@ -244,10 +260,38 @@ export class InboundPipeline {
       }
     }
     this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
+    this.events.emit('inbound:waiting', {
+      mailbox: this.options.mailbox.name,
+      count: waiting.length,
+      oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
+    });
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
+    this.confirmedNow.clear();
     await this.processRows(rows, result, opts.signal);
+    if (this.confirmedNow.size > 0) await this.verifyConfirms(opts.signal);
     return result;
+  }
+
+  /** Parcels of `ids` that a complete listing no longer shows left `InBoxReady`: their confirm took. */
+  private seeLeft(pending: { parcels: readonly { parcelId: number }[]; omitted: number }, ids: ReadonlySet<number>): void {
+    // A cut list proves nothing by what it leaves out.
+    if (pending.omitted > 0) return;
+    const listed = new Set(pending.parcels.map((p) => p.parcelId));
+    for (const id of ids) if (!listed.has(id)) this.unverified.delete(id);
+  }
+
+  /**
+   * One listing after a cycle that confirmed parcels: those it no longer shows are seen to have
+   * left (one call per cycle, not one lookup per parcel). This keeps the moment when a reset cannot
+   * be told from a confirm that never took down to the cycle itself.
+   */
+  private async verifyConfirms(signal?: AbortSignal): Promise<void> {
+    try {
+      this.seeLeft(await this.options.client.pendingInbox(this.mailboxId, { signal }), this.confirmedNow);
+    } catch (err) {
+      this.logger.debug({ ...errorFields(err) }, 'could not list the inbox again to see the confirms take; the next cycle does');
+    }
   }
 
   private noteUnreadable(records: readonly UnreadableParcel[]): void {
@@ -269,10 +313,20 @@ export class InboundPipeline {
     });
   }
 
-  /** A confirmed parcel listed again: list lag (ignore), or reset on the service (deliver again). */
+  /**
+   * A confirmed parcel listed again: list lag (ignore), a confirm that never took (confirm again),
+   * or reset on the service after its confirm was seen to take (deliver again).
+   */
   private async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
     const info = await this.options.client.parcel(row.parcel_id, { signal });
-    if (info.status !== 'InBoxReady') return false;
+    if (info.status !== 'InBoxReady') {
+      this.unverified.delete(row.parcel_id);
+      return false;
+    }
+    if (this.unverified.has(row.parcel_id)) {
+      await this.confirmAgain(row, signal);
+      return false;
+    }
     if (this.inbox.redelivery === 'ignore') {
       this.logger.warn({ parcelId: row.parcel_id }, 'parcel was reset on the service after we confirmed it; ignored (redelivery: ignore)');
       return false;
@@ -283,6 +337,19 @@ export class InboundPipeline {
       'parcel was reset on the service after we confirmed it; delivering it again under a new name',
     );
     return true;
+  }
+
+  /** The placement is recorded: the parcel is never placed again, only its confirm is repeated (the service calls it safe to repeat). */
+  private async confirmAgain(row: InboundRow, signal?: AbortSignal): Promise<void> {
+    this.logger.warn(
+      { parcelId: row.parcel_id, file: row.final_path },
+      'the service still shows a parcel we confirmed as ready: its confirm did not take; confirming it again (it is not placed again)',
+    );
+    try {
+      await this.options.client.confirmParcel(row.parcel_id, { signal });
+    } catch (err) {
+      this.logger.warn({ ...errorFields(err), parcelId: row.parcel_id }, 'confirming again failed; tried again next cycle');
+    }
   }
 
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
@@ -384,6 +451,18 @@ export class InboundPipeline {
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
     const row = this.journal.get(this.mailboxId, parcelId);
+    if (err instanceof StagingLostError && row) {
+      // Not the parcel's fault and not an attempt: it is simply fetched again, under a new name choice.
+      if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
+      await this.journal.markStagingLost(this.mailboxId, parcelId, reason);
+      this.lastDeferReason = reason;
+      this.tally(result, 'deferred', 1, { reason });
+      this.logger.warn(
+        { code: err.code, parcelId, stagingPath: err.stagingPath, finalPath: err.finalPath },
+        'the staged file is gone and the inbox does not hold its content; the parcel is downloaded again, not confirmed',
+      );
+      return;
+    }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
@@ -534,14 +613,16 @@ export class InboundPipeline {
         await this.calls.rename(part, to);
         crashPoint('in.renamed');
         await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
-      } else {
-        // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
-        // in place — but that crash may have come before the directory's fsync.
+      } else if (await holdsContent(dir.at(name), { bytes: row.bytes, sha256: row.sha256 })) {
+        // No .part, and the final file holds the staged content: renamed before a crash that may
+        // have come before the directory's fsync.
         await dir.sync();
+      } else {
+        throw new StagingLostError(part, final);
       }
       if (this.inbox.doneMarker) await this.writeMarker(dir, name + this.inbox.doneSuffix);
     } catch (err) {
-      if (err instanceof GridNameCollisionError) throw err;
+      if (err instanceof GridNameCollisionError || err instanceof StagingLostError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
     } finally {
       await own?.close();
@@ -603,6 +684,10 @@ export class InboundPipeline {
       how = 'already-transferred';
     }
     crashPoint('in.confirm-answered');
+    if (how === 'confirmed') {
+      this.unverified.add(row.parcel_id);
+      this.confirmedNow.add(row.parcel_id);
+    }
     return { committed: this.journal.markConfirmed(this.mailboxId, row.parcel_id, how).then(() => crashPoint('in.confirmed')) };
   }
 }
@@ -612,6 +697,20 @@ export class GridNameCollisionError extends GridsyncError {
   readonly code = 'INBOUND_NAME_COLLISION';
   constructor(readonly path: string) {
     super(`${path} already exists (collision policy: fail)`);
+  }
+}
+
+/**
+ * A staged parcel whose staging file is gone while its final file is not in the inbox with the
+ * staged content (a tmp cleaner or an operator removed it): never confirmed, downloaded again.
+ */
+export class StagingLostError extends GridsyncError {
+  readonly code = 'INBOUND_STAGING_LOST';
+  constructor(
+    readonly stagingPath: string,
+    readonly finalPath: string,
+  ) {
+    super(`the staged file ${stagingPath} is gone and ${finalPath} does not hold the staged content`);
   }
 }
 

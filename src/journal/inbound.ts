@@ -188,6 +188,20 @@ export class InboundJournal {
       .run(reason, this.journal.now(), mailboxId, parcelId);
   }
 
+  /**
+   * staged → listed without counting an attempt: the staging file vanished before it was placed
+   * (removed by someone else), so the content must be downloaded again and its name chosen again.
+   */
+  markStagingLost(mailboxId: number, parcelId: number, reason: string): Promise<void> {
+    return this.transition(
+      mailboxId,
+      parcelId,
+      'listed',
+      { last_error: reason, final_path: null, staging_path: null, bytes: null, sha256: null },
+      { stagingLost: reason },
+    );
+  }
+
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
   markRedelivery(mailboxId: number, parcelId: number): Promise<number> {
     return this.journal.commit(() => {

@@ -285,6 +285,10 @@ export class SoapClient implements MailboxTransport {
     });
   }
 
+  serviceClockOffsetMs(): number | undefined {
+    return this.core.http.clock.offsetMs();
+  }
+
   /** Logs out a Login session (never an API key) and closes the connections. Safe to call twice. */
   async close(): Promise<void> {
     if (!this.core.markClosed()) return;

@@ -72,7 +72,7 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
       cwd: path.join(deploy, 'prometheus'),
       encoding: 'utf8',
     });
-    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 6 rules found/);
+    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 8 rules found/);
     expect(check.status).toBe(0);
     const test = spawnSync(promtool as string, ['test', 'rules', 'alerts.test.yml'], {
       cwd: path.join(deploy, 'prometheus'),
@@ -97,5 +97,6 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
     expect([...dashboard].filter((m) => !have.has(m))).toEqual([]);
     expect(scrape).toMatch(/gridsync_failures_total\{direction="out",mailbox="mb1001",kind="rejected"\} 1/);
     expect(scrape).toMatch(/gridsync_folder_free_bytes\{mailbox="mb1001",folder="inbox"\} \d+/);
+    expect(scrape).toMatch(/gridsync_inbox_oldest_waiting_seconds\{mailbox="mb1001"\} \d+/);
   });
 });
