@@ -226,7 +226,13 @@ export class SoapClient implements MailboxTransport {
       const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), signal);
       if (res.statusCode !== 200) return readAnswer(def, res, this.core.limits, this.core.now()) as never;
       written = 0;
-      const writable = resettable ? await target.openAttempt() : target;
+      let writable: Writable;
+      try {
+        writable = resettable ? await target.openAttempt() : target;
+      } catch (err) {
+        res.body.destroy();
+        throw err;
+      }
       try {
         return await receiveParcel(def, res, writable, {
           parcelId,

@@ -98,6 +98,11 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   parser.on('error', (err) => {
     failure ??= new SoapXmlError(err.message, '(xml)');
   });
+  // Where the tag being opened starts: a record left out counts from its `<`.
+  let tagStart = 0;
+  parser.on('opentagstart', (tag) => {
+    tagStart = parser.position - tag.name.length - 2; // saxes has read `<`, the name and the character after it
+  });
   parser.on('opentag', (tag: SaxesTagNS) => {
     const nil = Object.values(tag.attributes).some((a) => a.uri === XSI && a.local === 'nil' && (a.value === 'true' || a.value === '1'));
     const node: XmlNode = { name: tag.local, ns: tag.uri, text: '', children: [], nil, streamed: false };
@@ -107,7 +112,7 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
       if (kept >= options.list.max) {
         parent.omitted = (parent.omitted ?? 0) + 1;
         dropDepth = stack.length + 1;
-        dropStart = parser.position;
+        dropStart = tagStart;
       }
     }
     if (!dropDepth) {

@@ -106,6 +106,8 @@ interface Wire {
   tooMany: { status: number; type: string; body: string };
   /** A confirm answered as a success about another parcel / a SOAP `false`. */
   confirmOther: string;
+  /** A confirm answered about this parcel / a SOAP `false` (then decided on the parcel's status). */
+  confirmThis: string;
   /** The parcel-info answer for parcel 7 with `status`. */
   info(status: string): string;
   /** A login answer issuing `token`. */
@@ -164,6 +166,7 @@ const REST: Wire = {
     body: JSON.stringify({ success: false, data: null, errorCode: 'TooManyRequests', message: 'slow down' }),
   },
   confirmOther: rest({ parcelId: 999, status: 'InBoxTransferred' }),
+  confirmThis: rest({ parcelId: 7, status: 'InBoxArchived' }),
   info: (status) => rest({ parcelId: 7, mailboxId: 1001, fileName: 'a.x12', bytes: 5, status, created: '2026-05-07T08:00:00Z' }),
   login: (token) => rest({ token, expiresAt: new Date(Date.now() + 3600_000).toISOString() }),
 };
@@ -216,6 +219,7 @@ const SOAP: Wire = {
   }),
   tooMany: { status: 429, type: 'text/plain', body: 'slow down' },
   confirmOther: soap('ParcelDownloadConfirm', 'false'),
+  confirmThis: soap('ParcelDownloadConfirm', 'false'),
   info: (status) =>
     soap('ParcelInfo', `<ParcelBytes>5</ParcelBytes><FileName>a.x12</FileName><StatusCode>${status}</StatusCode><ParcelID>7</ParcelID>`),
   login: (token) => soap('Login', token),
@@ -325,7 +329,7 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
       );
     });
     const rssBefore = process.memoryUsage().rss;
-    const pending = await client(s.url, { limits: { maxListEntries: 100, maxBodyBytes: 4 * MiB } }).pendingInbox(1001);
+    const pending = await client(s.url, { limits: { maxListEntries: 100, maxBodyBytes: MiB } }).pendingInbox(1001);
     expect(pending.parcels).toHaveLength(100);
     expect(pending.omitted).toBe(total - 100);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * MiB);
@@ -424,6 +428,14 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
       .confirmParcel(7)
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'GRID_CONFIRM_NOT_TAKEN', parcelId: 7 });
+  });
+
+  it('a confirm answered about this parcel (or SOAP false with the parcel InBoxArchived) is a confirm', async () => {
+    const s = await start((kind, res) => {
+      if (kind === 'confirm') return answer(res, 200, typeOf(wire), wire.confirmThis);
+      answer(res, 200, typeOf(wire), wire.info('InBoxArchived'));
+    });
+    await expect(client(s.url).confirmParcel(7)).resolves.toBeUndefined();
   });
 });
 
