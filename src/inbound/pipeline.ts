@@ -126,13 +126,6 @@ export class InboundPipeline {
    * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
    */
   private spaceLeft: number | undefined;
-  private current: { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined;
-
-  /** The cycle in progress or last run: parcels it took on and how far it got (the CLI's progress line). */
-  get progress(): { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined {
-    return this.current;
-  }
-
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
@@ -184,6 +177,9 @@ export class InboundPipeline {
       case 'deferred':
         this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
         return;
+      case 'listed':
+        this.events.emit('inbound:listed', { mailbox, count: n, bytes: detail.bytes ?? 0 });
+        return;
       case 'unreadable':
         // Reported by noteUnreadable (log) and in `once`'s summary; no event of its own yet.
         return;
@@ -226,6 +222,7 @@ export class InboundPipeline {
     }
     this.tally(result, 'unreadable', pending.unreadable.length);
     const listings: Promise<boolean>[] = [];
+    const listingBytes: number[] = [];
     for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (!row) {
@@ -239,13 +236,16 @@ export class InboundPipeline {
             ...(p.created !== undefined ? { created: p.created } : {}),
           }),
         );
+        listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
         if (await this.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
       }
     }
-    this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
+    const listed = await Promise.all(listings);
+    this.tally(result, 'listed', listed.filter(Boolean).length, {
+      bytes: listed.reduce((n, isNew, i) => n + (isNew ? (listingBytes[i] ?? 0) : 0), 0),
+    });
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
-    this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     await this.processRows(rows, result, opts.signal);
     return result;
   }
