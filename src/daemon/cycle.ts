@@ -54,6 +54,7 @@ export class RunCycle {
     const totals = emptyTotals();
     const failuresBefore = this.d.failures();
     this.d.progress.newRound();
+    const finished = new Set<string>();
     try {
       for (const m of rt.mailboxes) {
         if (this.d.stopping()) return true;
@@ -78,16 +79,18 @@ export class RunCycle {
           addCounts(totals.outbound, r);
           observeCycle(watch, metrics, rt.logger, m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
         }
+        finished.add(m.name);
+        // Stopped deliveries are no success: the alerts must fire for them as for an outage.
+        const ok = !watch.stuck().some((s) => s.mailbox === m.name);
+        metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
+        if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
       }
       recordInJournal(rt, 'lastCycle', totals);
       if (failuresBefore > 0) rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
       const stuck = watch.stuck();
       // A cycle that delivered nothing because of a local condition is not a success: the
       // "no successful cycle" alert must fire for it as for an outage.
-      if (stuck.length === 0) {
-        health.lastSuccessAt = rt.now();
-        metrics.lastSuccess.set(health.lastSuccessAt / 1000);
-      }
+      if (stuck.length === 0) health.lastSuccessAt = rt.now();
       health.lastError = stuck[0] ? describeStuck(stuck[0]) : undefined;
       metrics.up.set(1);
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
@@ -98,6 +101,7 @@ export class RunCycle {
       if (this.d.stopping()) return true;
       health.lastError = (err as Error).message;
       metrics.up.set(0);
+      for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
       const expired = err instanceof GridApiError && err.httpStatus === 401;
       const retryInMs = backoffDelay(failuresBefore + 1, rt.config.schedule.poll);
       rt.logger.error(

@@ -17,6 +17,7 @@ import { configuredPartners, InboundPipeline, PartnerNames } from '../inbound/in
 import { Journal } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { OutboundPipeline } from '../outbound/index.js';
+import { gridsyncVersion } from '../version.js';
 import { startHealthServer, type HealthServer } from './http.js';
 import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
@@ -47,6 +48,9 @@ export interface DaemonOptions {
   /** Aborts the wait for an unreachable service during open() (the first SIGTERM). */
   readonly signal?: AbortSignal;
 }
+
+/** The journal's storage, as gridsync_build_info names it. */
+const JOURNAL_BACKEND = 'sqlite';
 
 const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
 
@@ -239,6 +243,11 @@ export class Daemon {
         ...(outbound && m.outbox ? { outbound, outboxDir: m.outbox.dir } : {}),
       });
     }
+    this.metrics.declare(
+      this.mailboxes.map((m) => ({ name: m.name, inbound: m.inbound !== undefined, outbound: m.outbound !== undefined })),
+      { version: gridsyncVersion(), protocol: cfg.api.protocol, journal: JOURNAL_BACKEND },
+      Boolean(cfg.schedule.cron?.length),
+    );
   }
 
   /**
@@ -265,7 +274,7 @@ export class Daemon {
     this.http = await startHealthServer(cfg.http.host, cfg.http.port, {
       ready: () => this.readiness(),
       metrics: async () => {
-        await sampleFreeSpace(cfg, this.metrics);
+        await sampleFreeSpace(this.runtime, this.metrics);
         return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
       },
     });

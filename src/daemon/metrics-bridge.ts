@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import type { DaemonMetrics } from './metrics.js';
-import type { DaemonConfig } from './runtime.js';
+import type { DaemonRuntime } from './runtime.js';
 
 export function feedMetrics(events: EventBus<PipelineEvents>, metrics: DaemonMetrics): void {
   for (const direction of ['in', 'out'] as const) {
@@ -20,18 +20,24 @@ export function feedMetrics(events: EventBus<PipelineEvents>, metrics: DaemonMet
   events.on('outbound:rejected', ({ mailbox, count }) => metrics.failures.inc({ direction: 'out', mailbox, kind: 'rejected' }, count));
 }
 
-/** Free space of every folder gridsync writes to (the disk-headroom alert). */
-export async function sampleFreeSpace(config: DaemonConfig, metrics: DaemonMetrics): Promise<void> {
-  const folders: [string, string, string | undefined][] = [['', 'stateDir', config.stateDir]];
-  for (const m of config.mailboxes) {
-    const name = m.name ?? '';
-    folders.push([name, 'inbox', m.inbox?.dir], [name, 'sentDir', m.outbox?.sentDir], [name, 'errorDir', m.outbox?.errorDir]);
-  }
-  for (const [mailbox, folder, dir] of folders) {
+/** Free space of every folder gridsync writes to (the disk-headroom alert), labelled by the mailbox's name. */
+export async function sampleFreeSpace(rt: DaemonRuntime, metrics: DaemonMetrics): Promise<void> {
+  const folders: [Record<string, string>, string | undefined][] = [[{ folder: 'stateDir' }, rt.config.stateDir]];
+  rt.config.mailboxes.forEach((m, i) => {
+    // Before the daemon knows a mailbox (the service not reached yet) its folders wait for the next scrape.
+    const mailbox = rt.mailboxes[i]?.name;
+    if (mailbox === undefined) return;
+    folders.push(
+      [{ mailbox, folder: 'inbox' }, m.inbox?.dir],
+      [{ mailbox, folder: 'sentDir' }, m.outbox?.sentDir],
+      [{ mailbox, folder: 'errorDir' }, m.outbox?.errorDir],
+    );
+  });
+  for (const [labels, dir] of folders) {
     if (!dir) continue;
     try {
       const st = await fs.promises.statfs(dir);
-      metrics.freeBytes.set({ mailbox, folder }, st.bavail * st.bsize);
+      metrics.freeBytes.set(labels, st.bavail * st.bsize);
     } catch {
       // A folder that is not there yet is reported by readiness and doctor, not here.
     }
