@@ -295,9 +295,13 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const names = new Set<string>();
   const gids: (number | undefined)[] = [];
   config.mailboxes.forEach((m, i) => {
-    m.name ??= m.mailboxId ? `mb${m.mailboxId}` : `mailbox${i}`;
-    if (names.has(m.name)) throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`, `mailboxes[${i}].name`);
-    names.add(m.name);
+    // Without a mailboxId the daemon names the mailbox `mb<id>` once the service tells the id.
+    if (m.mailboxId) m.name ??= `mb${m.mailboxId}`;
+    if (m.name !== undefined) {
+      if (names.has(m.name))
+        throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`, `mailboxes[${i}].name`);
+      names.add(m.name);
+    }
     if (m.inbox) {
       m.inbox.dir = abs(m.inbox.dir);
       if (m.inbox.stagingDir) m.inbox.stagingDir = abs(m.inbox.stagingDir);

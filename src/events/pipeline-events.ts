@@ -29,6 +29,11 @@ export interface DeliveredItem {
   readonly partnerName?: string;
 }
 
+export interface ListedEvent extends ItemsEvent {
+  /** Declared size of the parcels listed (0 for a parcel whose size the service does not give). */
+  readonly bytes: number;
+}
+
 export interface ProblemEvent extends ItemsEvent {
   /** Why, in an operator's words, when known. */
   readonly reason?: string;
@@ -42,7 +47,7 @@ export interface WaitingEvent extends ItemsEvent {
 
 export interface PipelineEvents {
   /** New parcels seen in the pending list and journalled. */
-  'inbound:listed': ItemsEvent;
+  'inbound:listed': ListedEvent;
   /** Parcels placed in the inbox (confirmation follows). */
   'inbound:placed': ItemsEvent;
   /** Parcels placed and confirmed: delivered. */

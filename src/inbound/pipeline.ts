@@ -128,13 +128,6 @@ export class InboundPipeline {
    * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
    */
   private spaceLeft: number | undefined;
-  private current: { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined;
-
-  /** The cycle in progress or last run: parcels it took on and how far it got (the CLI's progress line). */
-  get progress(): { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined {
-    return this.current;
-  }
-
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
@@ -196,6 +189,9 @@ export class InboundPipeline {
       case 'deferred':
         this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
         return;
+      case 'listed':
+        this.events.emit('inbound:listed', { mailbox, count: n, bytes: detail.bytes ?? 0 });
+        return;
       case 'unreadable':
         // Reported by noteUnreadable (log) and in `once`'s summary; no event of its own yet.
         return;
@@ -241,6 +237,7 @@ export class InboundPipeline {
     const listings: Promise<boolean>[] = [];
     // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
     const waiting: (string | undefined)[] = [];
+    const listingBytes: number[] = [];
     for (const p of pending.parcels) {
       const row = this.journal.get(this.mailboxId, p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
@@ -255,18 +252,21 @@ export class InboundPipeline {
             ...(p.created !== undefined ? { created: p.created } : {}),
           }),
         );
+        listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
         if (await this.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
       }
     }
-    this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
+    const listed = await Promise.all(listings);
+    this.tally(result, 'listed', listed.filter(Boolean).length, {
+      bytes: listed.reduce((n, isNew, i) => n + (isNew ? (listingBytes[i] ?? 0) : 0), 0),
+    });
     this.events.emit('inbound:waiting', {
       mailbox: this.options.mailbox.name,
       count: waiting.length,
       oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
     });
     const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
-    this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     this.confirmedNow.clear();
     await this.processRows(rows, result, opts.signal);
     if (this.confirmedNow.size > 0) await this.verifyConfirms(opts.signal);

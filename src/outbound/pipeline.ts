@@ -36,7 +36,8 @@ export interface OutboundPipelineOptions {
   readonly events?: EventBus<PipelineEvents>;
 }
 
-const EVENT_OF = {
+/** The event each outbound counter is told by (the daemon's per-cycle record follows the same map). */
+export const EVENT_OF = {
   claimed: 'outbound:claimed',
   uploaded: 'outbound:uploaded',
   archived: 'outbound:sent',

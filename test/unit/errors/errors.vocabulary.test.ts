@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GridApiError, GridTransportError } from '../../../src/api/errors.js';
 import { describeForOperator, exitCodeFor } from '../../../src/cli/exit-codes.js';
-import { StartupError } from '../../../src/daemon/daemon.js';
+import { StartupError } from '../../../src/daemon/index.js';
 import { errorFields } from '../../../src/errors/index.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -46,7 +46,7 @@ describe('error vocabulary', () => {
   });
 
   it('every StartupCode is in docs/errors.md', () => {
-    const daemon = sources.find((s) => s.file === path.join('src', 'daemon', 'daemon.ts'))?.text ?? '';
+    const daemon = sources.find((s) => s.file === path.join('src', 'daemon', 'startup-error.ts'))?.text ?? '';
     const union = /export type StartupCode =([^;]+);/.exec(daemon)?.[1] ?? '';
     const codes = [...union.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1] as string);
     expect(codes.length).toBeGreaterThan(3);
