@@ -6,11 +6,13 @@
  * a timeout or a missing program is one log line with its exit code and the first KiB of stderr.
  * The daemon's own GRIDSYNC_* variables (which may carry the API key) are not passed on.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import type { DeliveredEvent, EventBus, PipelineEvents } from '../events/index.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../errors/index.js';
+import { sanitizeFileName } from '../files/index.js';
 
 export interface HookConfig {
   readonly afterReceive?: readonly string[];
@@ -21,20 +23,28 @@ export interface HookConfig {
 
 export type HookKind = 'received' | 'sent';
 
+/**
+ * A value as an environment variable can carry it: the service chooses file names and partner
+ * descriptions, and a NUL in one would make the hook impossible to start (the kernel's
+ * environment is NUL-terminated).
+ */
+const envSafe = (value: string): string => value.replaceAll('\0', '\uFFFD');
+
 /** The environment a hook sees: the daemon's, less its own GRIDSYNC_* settings, plus the item. */
 export function hookEnvironment(base: NodeJS.ProcessEnv, kind: HookKind, e: DeliveredEvent): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(base)) if (!k.startsWith('GRIDSYNC_') && !k.startsWith('CREDENTIALS_DIRECTORY')) env[k] = v;
   const item = e.item;
   env.GRIDSYNC_HOOK_EVENT = kind;
-  env.GRIDSYNC_HOOK_MAILBOX = e.mailbox;
+  env.GRIDSYNC_HOOK_MAILBOX = envSafe(e.mailbox);
   env.GRIDSYNC_HOOK_BYTES = String(e.bytes);
   if (item) {
     env.GRIDSYNC_HOOK_PARCEL_ID = String(item.parcelId);
-    env.GRIDSYNC_HOOK_FILE_NAME = item.fileName ?? '';
-    env.GRIDSYNC_HOOK_PATH = item.path ?? '';
+    env.GRIDSYNC_HOOK_FILE_NAME = envSafe(item.fileName ?? '');
+    env.GRIDSYNC_HOOK_SAFE_FILE_NAME = sanitizeFileName(item.fileName, `parcel-${item.parcelId}`);
+    env.GRIDSYNC_HOOK_PATH = envSafe(item.path ?? '');
     env.GRIDSYNC_HOOK_PARTNER = item.partner === null ? '' : String(item.partner);
-    env.GRIDSYNC_HOOK_PARTNER_NAME = item.partnerName ?? '';
+    env.GRIDSYNC_HOOK_PARTNER_NAME = envSafe(item.partnerName ?? '');
   }
   return env;
 }
@@ -74,7 +84,15 @@ export class HookRunner {
     return new Promise((resolve) => {
       let stderr = '';
       let timedOut = false;
-      const child = spawn(command, args, { env: hookEnvironment(this.env, kind, e), stdio: ['ignore', 'ignore', 'pipe'] });
+      let child: ChildProcessByStdio<null, null, Readable>;
+      try {
+        child = spawn(command, args, { env: hookEnvironment(this.env, kind, e), stdio: ['ignore', 'ignore', 'pipe'] });
+      } catch (err) {
+        // spawn refuses some arguments synchronously: one log line, as for a missing program.
+        this.logger.warn({ ...context, ...errorFields(err) }, 'post-delivery hook could not start; the file is delivered');
+        resolve();
+        return;
+      }
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk: string) => {
         if (stderr.length < 1024) stderr += chunk.slice(0, 1024 - stderr.length);
