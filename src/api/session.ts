@@ -5,7 +5,7 @@
 import { auth as authEndpoints } from './catalog/index.js';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { LoginResult } from './wire.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, holdSecrets } from '../errors/index.js';
 
 export type GridAuth = { readonly apiKey: string } | { readonly login: string; readonly password: string };
 
@@ -94,6 +94,8 @@ export class Session {
   private async token(endpoint: TokenEndpoint, body: Record<string, unknown>): Promise<BearerSession> {
     const issuedAt = this.now();
     const result = await this.tokenCall(endpoint, body);
+    // Every sink masks the new tokens from now on, should the service ever echo them.
+    holdSecrets([result.token, result.refreshToken]);
     const expiresAt = Date.parse(result.expiresAt);
     return {
       token: result.token,

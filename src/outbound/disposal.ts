@@ -19,7 +19,7 @@ import {
 import { crashPoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, scrubHeld } from '../errors/index.js';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
 
@@ -142,7 +142,8 @@ export class Disposal {
         DEFAULTS.fileMode,
       );
       try {
-        await fh.writeFile(`${JSON.stringify(report, null, 2)}\n`);
+        // The ERP group reads errorDir: a reason quoting a secret the service echoed is masked.
+        await fh.writeFile(scrubHeld(`${JSON.stringify(report, null, 2)}\n`));
         await fh.sync();
       } finally {
         await fh.close();

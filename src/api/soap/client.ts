@@ -64,7 +64,7 @@ import {
   writeRequest,
   type XmlNode,
 } from './xml.js';
-import { errorFields } from '../../errors/index.js';
+import { errorFields, holdSecrets } from '../../errors/index.js';
 
 export interface SoapClientLogger {
   warn(obj: object, msg: string): void;
@@ -516,6 +516,7 @@ export class SoapClient implements MailboxTransport {
         const id = await this.call('Login', { LoginName: a.login, Password: a.password });
         if (typeof id !== 'string' || id.trim() === '') throw new GridResponseError('Login', 200, 'LoginResult', 'no session id');
         this.sessionId = id.trim();
+        holdSecrets([this.sessionId]);
         return this.sessionId;
       } finally {
         this.loggingIn = undefined;
