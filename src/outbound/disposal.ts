@@ -10,8 +10,10 @@ import {
   ensureDirDurable,
   exists,
   freeName,
+  freeNameIn,
   fsyncDir,
   moveDurable,
+  openDirInside,
   openRegularNoFollow,
   pathFromText,
   renderTemplate,
@@ -111,8 +113,19 @@ export class Disposal {
             },
             `file-${row.id}`,
           );
-          finalPath = await freeName(cfg.sentDir, rel, String(row.parcel_id), calls);
-          await moveDurable(processing, finalPath, calls);
+          // sentDir is shared: its sub-folders are walked without following a link (one swapped
+          // for a link would carry the file elsewhere, even into the private stateDir).
+          const sub = path.dirname(rel) === '.' ? '' : path.dirname(rel);
+          // Folders it creates get the umask's mode, as mkdir -p gave them before.
+          await ensureDirDurable(cfg.sentDir, calls);
+          const dir = await openDirInside(cfg.sentDir, sub, { create: true, mode: 0o777 });
+          try {
+            const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
+            finalPath = path.join(cfg.sentDir, sub, name);
+            await moveDurable(processing, dir.at(name), calls, dir);
+          } finally {
+            await dir.close();
+          }
         }
         crashPoint('out.archive-renamed');
         await fsyncDir(path.dirname(processing));
@@ -126,7 +139,7 @@ export class Disposal {
     } catch (err) {
       journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
-      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
     }
   }
