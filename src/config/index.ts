@@ -12,3 +12,4 @@ export { ConfigSchema, Duration } from './schema.js';
 export type { Config, MailboxConfig } from './schema.js';
 export { folderRoles } from './folders.js';
 export { redactUrl } from './redact.js';
+export { secretsOf } from './secrets.js';

@@ -8,9 +8,10 @@ import path from 'node:path';
 import { validate as validCron } from 'node-cron';
 import YAML from 'yaml';
 import { serviceUrlProblem } from '../api/index.js';
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, holdSecrets } from '../errors/index.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
+import { secretsOf } from './secrets.js';
 import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
 
 export class ConfigError extends GridsyncError {
@@ -336,6 +337,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       );
     }
   }
+  // From here on, every sink of this process masks these values.
+  holdSecrets(secretsOf(config));
   return { config, file: source, envKeys, gids, warnings };
 }
 

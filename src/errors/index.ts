@@ -1,3 +1,3 @@
 export { GridsyncError, isGridsyncError } from './gridsync-error.js';
 export { errorFields } from './log-fields.js';
-export { scrubSecrets, SECRET_MASK } from './secrets.js';
+export { holdSecrets, scrubHeld, scrubSecrets, SECRET_MASK } from './secrets.js';

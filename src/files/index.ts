@@ -6,6 +6,7 @@ export {
   FileOperationError,
   freeBytes,
   freeName,
+  freeNameIn,
   fsyncDir,
   fsyncFile,
   moveDurable,

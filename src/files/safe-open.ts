@@ -37,7 +37,8 @@ export class UnsafeFileError extends GridsyncError {
     readonly filePath: string,
     /** What was found instead: `a symbolic link`, `a FIFO`, … */
     readonly found: string,
-    readonly expected: 'a regular file' | 'a directory',
+    /** `a regular file`, `a directory`, or a regular file with a bound (`a regular file of at most 65536 bytes`). */
+    readonly expected: string,
   ) {
     super(`${filePath} is ${found}, not ${expected}: not followed, not opened`);
   }

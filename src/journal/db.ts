@@ -20,7 +20,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -299,7 +299,8 @@ export class Journal {
       event.item === undefined || event.item === null ? null : String(event.item),
       event.from ?? null,
       event.to ?? null,
-      event.detail ? JSON.stringify(event.detail) : null,
+      // Reasons may quote what the service said, secrets included.
+      event.detail ? scrubHeld(JSON.stringify(event.detail)) : null,
     );
   }
 
@@ -309,7 +310,10 @@ export class Journal {
   }
 
   setMeta(key: string, value: string): void {
-    this.statement('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.statement('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
+      key,
+      scrubHeld(value),
+    );
   }
 
   /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */

@@ -13,7 +13,7 @@
  * commit was a quarter of the journal's writes per parcel. Journals written by older versions may
  * still hold rows in that state; they are recovered like `listed`.
  */
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 import type { Journal } from './db.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
@@ -185,7 +185,7 @@ export class InboundJournal {
   noteError(mailboxId: number, parcelId: number, reason: string): void {
     this.journal
       .statement('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?')
-      .run(reason, this.journal.now(), mailboxId, parcelId);
+      .run(scrubHeld(reason), this.journal.now(), mailboxId, parcelId);
   }
 
   /**
@@ -263,7 +263,13 @@ export class InboundJournal {
       .statement(
         `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
       )
-      .run(to, now, ...cols.map((c) => set[c]), row.mailbox_id, row.parcel_id);
+      .run(
+        to,
+        now,
+        ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+        row.mailbox_id,
+        row.parcel_id,
+      );
     this.journal.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
   }
 }

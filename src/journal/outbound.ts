@@ -9,7 +9,7 @@
  *   in_error → requeued (the file went back to the outbox; a new claim makes a new row)
  */
 import path from 'node:path';
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { processingName } from '../files/index.js';
 import type { Journal } from './db.js';
 
@@ -163,7 +163,9 @@ export class OutboundJournal {
   }
 
   noteError(id: number, reason: string): void {
-    this.journal.statement('UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?').run(reason, this.journal.now(), id);
+    this.journal
+      .statement('UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?')
+      .run(scrubHeld(reason), this.journal.now(), id);
   }
 
   /** The in_error rows whose file sits at `finalPath` (for requeue). */
@@ -207,7 +209,12 @@ export class OutboundJournal {
     const cols = Object.keys(set);
     this.journal
       .statement(`UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`)
-      .run(to, this.journal.now(), ...cols.map((c) => set[c]), row.id);
+      .run(
+        to,
+        this.journal.now(),
+        ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+        row.id,
+      );
     this.journal.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });
   }
 }
