@@ -9,15 +9,11 @@
 import { spawn } from 'node:child_process';
 import PQueue from 'p-queue';
 import type { DeliveredEvent, EventBus, PipelineEvents } from '../events/index.js';
+import type { HookSettings } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../errors/index.js';
 
-export interface HookConfig {
-  readonly afterReceive?: readonly string[];
-  readonly afterSend?: readonly string[];
-  readonly timeout: number;
-  readonly concurrency: number;
-}
+export type HookConfig = Readonly<HookSettings>;
 
 export type HookKind = 'received' | 'sent';
 

@@ -36,6 +36,7 @@ import {
 import type { Journal } from '../journal/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
+import type { InboxSettings } from '../config/index.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
@@ -43,24 +44,11 @@ import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
 import { PartnerNames } from './partner-names.js';
 
-export interface InboxConfig {
-  readonly dir: string;
-  /** Default `{fileName}`; may contain sub-folders such as `{gridIdFrom}/{fileName}`. */
-  readonly nameTemplate: string;
-  readonly collision: 'unique' | 'overwrite' | 'fail';
-  readonly doneMarker: boolean;
-  readonly doneSuffix: string;
-  readonly fileMode?: number;
+/** The inbox's config section as the schema gives it (the schema is the one source of its keys). */
+export type InboxConfig = Readonly<Omit<InboxSettings, 'group'>> & {
   /** Numeric gid (config resolves group names). */
   readonly gid?: number;
-  readonly concurrency: number;
-  readonly maxAttempts: number;
-  readonly redelivery: 'deliver' | 'ignore';
-  /** Free space to keep on the inbox filesystem beyond the parcel itself. Default 64 MiB. */
-  readonly minFreeBytes?: number;
-  /** Where downloads are staged; must be on the inbox's filesystem. Default `<stateDir>/staging`. */
-  readonly stagingDir?: string;
-}
+};
 
 export interface InboundMailbox {
   readonly mailboxId: number;
