@@ -6,11 +6,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { validate as validCron } from 'node-cron';
-import YAML from 'yaml';
+import YAML, { YAMLError } from 'yaml';
+import type { z } from 'zod';
 import { GridsyncError } from '../errors/index.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
-import { readEnvOverrides } from './env.js';
+import { readEnvOverrides, type EnvOverride } from './env.js';
+import { describeIssue } from './issues.js';
 import { formatKeyPath } from './keys.js';
 import { ConfigSchema, type Config } from './schema.js';
 
@@ -115,11 +117,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     (typeof (obj.api as Record<string, unknown> | undefined)?.apiKey === 'string' && !envKeys.includes('api.apiKey')) ||
     (typeof (obj.api as Record<string, unknown> | undefined)?.password === 'string' && !envKeys.includes('api.password'));
   const parsed = ConfigSchema.safeParse(obj);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatKeyPath(i.path)}: ${i.message}`);
-    const first = parsed.error.issues[0];
-    throw new ConfigError(`config ${source} is invalid:\n${lines.join('\n')}`, first ? formatKeyPath(first.path) : undefined);
-  }
+  if (!parsed.success) throw invalidConfig(parsed.error.issues, obj, source, overrides);
   const config = parsed.data;
   const api = config.api;
   const abs = (p: string): string => path.resolve(baseDir, p);
@@ -211,15 +209,53 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   return { config, file: source, envKeys, gids, warnings };
 }
 
+/**
+ * The error for a config the schema refuses: each problem in plain words under its key, blamed on
+ * the environment variable that set the key when one did (the file is not at fault then).
+ */
+function invalidConfig(issues: readonly z.core.$ZodIssue[], raw: unknown, source: string, overrides: readonly EnvOverride[]): ConfigError {
+  const fromEnv = (p: readonly PropertyKey[]): EnvOverride | undefined =>
+    overrides.find((o) => o.keyPath.length <= p.length && o.keyPath.every((seg, i) => seg === p[i]));
+  const lines = issues.slice(0, 5).map((i) => {
+    const env = fromEnv(i.path);
+    const where = env ? `${env.name} (environment, sets ${formatKeyPath(i.path)})` : formatKeyPath(i.path);
+    return `  ${where}: ${describeIssue(i, raw)}`;
+  });
+  const onlyEnv = issues.every((i) => fromEnv(i.path));
+  const first = issues[0];
+  return new ConfigError(
+    `${onlyEnv ? 'the environment sets an invalid value' : `config ${source} is invalid`}:\n${lines.join('\n')}`,
+    first ? formatKeyPath(first.path) : undefined,
+  );
+}
+
+/** `config FILE:LINE:COL: not valid YAML: reason`, with the offending line and a caret under the column. */
+function yamlError(file: string, text: string, err: unknown): ConfigError {
+  const pos = err instanceof YAMLError ? err.linePos?.[0] : undefined;
+  const reason = ((err as Error).message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+  if (!pos) return new ConfigError(`config ${file}: not valid YAML: ${reason}`);
+  const line = text.split(/\r?\n/)[pos.line - 1] ?? '';
+  const gutter = String(pos.line).length;
+  return new ConfigError(
+    `config ${file}:${pos.line}:${pos.col}: not valid YAML (line ${pos.line}, column ${pos.col}): ${reason}\n  ${pos.line} | ${line}\n  ${' '.repeat(gutter)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`,
+  );
+}
+
 /** Finds, reads and validates the config file. */
 export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
   const skipped: string[] = [];
   const file = findConfigFile(explicit, cwd, skipped);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config ${file}: cannot be read: ${(err as Error).message}`);
+  }
   let raw: unknown;
   try {
-    raw = YAML.parse(fs.readFileSync(file, 'utf8'));
+    raw = YAML.parse(text);
   } catch (err) {
-    throw new ConfigError(`config ${file}: not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`);
+    throw yamlError(file, text, err);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(`config ${file}: expected a YAML mapping with api, stateDir and mailboxes at the top level`);
