@@ -32,6 +32,7 @@ import {
   sanitizeFileName,
   uniqueVariant,
   type DirHandle,
+  CrossFilesystemError,
 } from '../files/index.js';
 import type { Journal } from '../journal/index.js';
 import { crashPoint } from '../journal/index.js';
@@ -185,7 +186,7 @@ export class InboundPipeline {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
-      throw new Error(
+      throw new CrossFilesystemError(
         `staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`,
       );
     }

@@ -48,6 +48,8 @@ describe('config errors name the key and the fix', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('Unrecognized key baseURL — did you mean baseUrl?');
     expect(r.stderr).toContain('api.baseUrl: missing');
+    // The code survives to stderr (the CLI does not rewrap a ConfigError into a code-less usage error).
+    expect(r.stderr).toContain('[CONFIG_INVALID]');
     expect(r.stderr).not.toMatch(NOT_PLAIN);
   });
 
