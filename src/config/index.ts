@@ -3,5 +3,6 @@ export type { LoadedConfig } from './load.js';
 export { applyEnvOverrides } from './env.js';
 export { ConfigSchema, Duration } from './schema.js';
 export type { Config, MailboxConfig, InboxSettings, OutboxSettings, HookSettings } from './schema.js';
+export { accountName } from './accounts.js';
 export { folderRoles } from './folders.js';
 export { redactUrl } from './redact.js';

@@ -5,10 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { validate as validCron } from 'node-cron';
+import { Cron } from 'croner';
 import YAML, { YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { GridsyncError } from '../errors/index.js';
+import { groupId } from './accounts.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
 import { readEnvOverrides, type EnvOverride } from './env.js';
@@ -72,18 +73,13 @@ function readSecretFile(file: string, key: string): string {
   }
 }
 
-/** Resolves the group of inbox files to a numeric gid (names via /etc/group). */
+/** Resolves the group of inbox files to a numeric gid (names through the system: LDAP and sssd groups too). */
 function resolveGid(group: string | number, key: string): number {
   if (typeof group === 'number' || /^\d+$/.test(group)) return Number(group);
-  const line = fs.existsSync('/etc/group')
-    ? fs
-        .readFileSync('/etc/group', 'utf8')
-        .split('\n')
-        .find((l) => l.split(':')[0] === group)
-    : undefined;
-  const gid = line?.split(':')[2];
-  if (gid === undefined) throw new ConfigError(`${key}: no group named ${group} in /etc/group`);
-  return Number(gid);
+  const gid = groupId(group);
+  if (gid === undefined)
+    throw new ConfigError(`${key}: the system knows no group named ${group} (getent group ${group}); give its name or numeric gid`);
+  return gid;
 }
 
 export interface LoadedConfig {
@@ -207,6 +203,17 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   return { config, file: source, envKeys, gids, warnings };
+}
+
+/** Whether croner (the scheduler's library) accepts `expr`: 5 fields, or 6 with seconds first. */
+function validCron(expr: string): boolean {
+  try {
+    const probe = new Cron(expr, { paused: true });
+    probe.stop();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
