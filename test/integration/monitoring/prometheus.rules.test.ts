@@ -12,6 +12,7 @@ import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
 import { silentLogger } from '../../../src/log.js';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const deploy = path.join(repoRoot, 'deploy');
 
@@ -29,9 +30,13 @@ function findPromtool(): string | undefined {
   return undefined;
 }
 
-const promtool = findPromtool();
-if (!promtool)
-  console.log("[notice] skipped: promtool not found and Debian's prometheus package could not be installed (needs root and apt-get)");
+const promtool = prerequisite(
+  "promtool (Debian's prometheus package)",
+  findPromtool() !== undefined,
+  'the alert rules and the scraped metrics are not checked',
+)
+  ? 'promtool'
+  : undefined;
 
 const metricNames = (text: string): Set<string> =>
   new Set([...text.matchAll(/\b(gridsync_[a-z_]+)\b/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')));
