@@ -147,6 +147,17 @@ export class ConfirmNotTakenError extends GridError {
   }
 }
 
+/** A file changed size while it was uploaded: what was sent is not the file that was claimed. */
+export class UploadSourceChangedError extends GridsyncError {
+  readonly code = 'GRID_UPLOAD_SOURCE_CHANGED';
+  constructor(
+    readonly filePath: string,
+    detail: string,
+  ) {
+    super(`${filePath} ${detail}`);
+  }
+}
+
 /** The client was configured in a way it refuses (plain http to a remote host, no credentials). */
 export class GridConfigError extends GridError {
   readonly code = 'GRID_CONFIG_ERROR';

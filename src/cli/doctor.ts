@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { catalog, GridApiError, GridClient, SoapClient, type GridClientOptions } from '../api/index.js';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
@@ -43,24 +43,9 @@ function nearestExisting(p: string): string {
   return cur;
 }
 
-const names = (file: string): Map<number, string> => {
-  const m = new Map<number, string>();
-  try {
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-      const [name, , id] = line.split(':');
-      if (name && id !== undefined) m.set(Number(id), name);
-    }
-  } catch {
-    // No /etc/passwd (a minimal container): numeric ids.
-  }
-  return m;
-};
-const users = names('/etc/passwd');
-const groups = names('/etc/group');
-
 /** `gridsync:edi 2770` — who owns a folder and its mode, as an operator would check with ls -ld. */
 export function ownerAndMode(st: fs.Stats): string {
-  return `${users.get(st.uid) ?? st.uid}:${groups.get(st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
+  return `${accountName('passwd', st.uid) ?? st.uid}:${accountName('group', st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
 }
 
 /** A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates it). */

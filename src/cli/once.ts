@@ -2,7 +2,7 @@
 import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
 import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
-import { output, UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { output, parseCommand, runCommand, untilSignal } from './args.js';
 import { dryRun, formatDryRun } from './dry-run.js';
 import { ProgressView } from './progress.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
       logger.error(errorFields(err), err.message);
       logger.flush();
       if (exitCodeFor(err) === EXIT_INCOMPLETE) return EXIT_INCOMPLETE;
-      throw new UsageError(err.message);
+      throw err;
     }
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
     const view = new ProgressView({

@@ -5,7 +5,7 @@
  * deliver) — the ERP's first copy is never overwritten.
  */
 import path from 'node:path';
-import { catalog, GridApiError } from '../api/index.js';
+import { catalog, GridApiError, GridResponseError } from '../api/index.js';
 import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
@@ -33,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     const reset = async (parcelId: number): Promise<void> => {
       if (service.rest) return void (await service.rest.call(catalog.parcels.resetToInbox, { parcelId }));
       if ((await service.soap?.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true)
-        throw new Error('the service answered false');
+        throw new GridResponseError('ParcelDownloadReset', 200, 'ParcelDownloadResetResult', 'the service answered false');
     };
     // No single-daemon lock: like requeue, this works beside a running daemon.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });

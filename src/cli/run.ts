@@ -1,7 +1,7 @@
 /** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
 import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
-import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 import { ProgressView } from './progress.js';
 
@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<number> {
         logger.error({ config: loaded.file, ...errorFields(err) }, err.message);
         logger.flush();
         if (stopWaiting.signal.aborted) return 0;
-        throw new UsageError(err.message);
+        throw err;
       }
       throw err;
     }

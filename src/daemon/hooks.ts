@@ -10,18 +10,16 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import type { DeliveredEvent, EventBus, PipelineEvents } from '../events/index.js';
+import type { HookSettings } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../errors/index.js';
 import { sanitizeFileName } from '../files/index.js';
 
-export interface HookConfig {
-  readonly afterReceive?: readonly string[];
-  readonly afterSend?: readonly string[];
-  readonly timeout: number;
-  readonly concurrency: number;
+/** The hooks section of the config, plus the bound of the queue of runs waiting for a slot. */
+export type HookConfig = Readonly<HookSettings> & {
   /** Hook runs waiting for a slot beyond which new ones are dropped (default {@link MAX_QUEUED_HOOKS}). */
   readonly maxQueued?: number;
-}
+};
 
 /** Hook runs that may wait for a slot: a hook slower than the deliveries must not queue without bound. */
 export const MAX_QUEUED_HOOKS = 1000;

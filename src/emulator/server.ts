@@ -20,6 +20,7 @@ import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
 import type { ParcelRow, UserRow } from './store.js';
+import { InternalError } from '../errors/index.js';
 
 const MAX_JSON_BODY = 1024 * 1024;
 const REQUEST_LOG_SIZE = 2000;
@@ -192,7 +193,7 @@ export class EmulatorServer {
     // Validate first: a bad request to an endpoint the emulator does not implement still names its field.
     const input = endpoint.name === 'parcels.upload' ? {} : await this.input(req, url, endpoint, params);
     const handler = HANDLERS[endpoint.name];
-    if (!handler) throw new Error(`no handler for ${endpoint.name}`);
+    if (!handler) throw new InternalError(`no handler for ${endpoint.name}`);
     const result: HandlerResult = await handler({ world: this.world, endpoint, input, caller, req, plan });
     if (plan.resetAfter) {
       this.record(req, 0, endpoint.name);

@@ -32,10 +32,12 @@ import {
   sanitizeFileName,
   uniqueVariant,
   type DirHandle,
+  CrossFilesystemError,
 } from '../files/index.js';
 import type { Journal } from '../journal/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
+import type { InboxSettings } from '../config/index.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
@@ -45,24 +47,11 @@ import { PartnerNames } from './partner-names.js';
 import { holdsContent } from './placed-file.js';
 import { oldestWaitingSeconds } from './waiting.js';
 
-export interface InboxConfig {
-  readonly dir: string;
-  /** Default `{fileName}`; may contain sub-folders such as `{gridIdFrom}/{fileName}`. */
-  readonly nameTemplate: string;
-  readonly collision: 'unique' | 'overwrite' | 'fail';
-  readonly doneMarker: boolean;
-  readonly doneSuffix: string;
-  readonly fileMode?: number;
+/** The inbox's config section as the schema gives it (the schema is the one source of its keys). */
+export type InboxConfig = Readonly<Omit<InboxSettings, 'group'>> & {
   /** Numeric gid (config resolves group names). */
   readonly gid?: number;
-  readonly concurrency: number;
-  readonly maxAttempts: number;
-  readonly redelivery: 'deliver' | 'ignore';
-  /** Free space to keep on the inbox filesystem beyond the parcel itself. Default 64 MiB. */
-  readonly minFreeBytes?: number;
-  /** Where downloads are staged; must be on the inbox's filesystem. Default `<stateDir>/staging`. */
-  readonly stagingDir?: string;
-}
+};
 
 export interface InboundMailbox {
   readonly mailboxId: number;
@@ -205,7 +194,7 @@ export class InboundPipeline {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
-      throw new Error(
+      throw new CrossFilesystemError(
         `staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`,
       );
     }

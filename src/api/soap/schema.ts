@@ -12,6 +12,7 @@
  * record is kept small; the emulator and our WSDL agree on it, and the client reads records by
  * element name, so a richer real record is still read.
  */
+import { InternalError } from '../../errors/index.js';
 
 /** Target namespace of every element of the interface (a reserved `.example` name). */
 export const SOAP_NS = 'https://os.grid.example/';
@@ -384,7 +385,7 @@ export function operationByName(name: string): OperationDef | undefined {
 
 export function typeDef(name: string): TypeDef {
   const t = TYPES.get(name);
-  if (!t) throw new Error(`SOAP schema: unknown type ${name}`);
+  if (!t) throw new InternalError(`SOAP schema: unknown type ${name}`);
   return t;
 }
 

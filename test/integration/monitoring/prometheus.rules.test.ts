@@ -13,6 +13,7 @@ import YAML from 'yaml';
 import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const deploy = path.join(repoRoot, 'deploy');
 const alertsFile = path.join(deploy, 'prometheus', 'alerts.yml');
@@ -31,9 +32,13 @@ function findPromtool(): string | undefined {
   return undefined;
 }
 
-const promtool = findPromtool();
-if (!promtool)
-  console.log("[notice] skipped: promtool not found and Debian's prometheus package could not be installed (needs root and apt-get)");
+const promtool = prerequisite(
+  "promtool (Debian's prometheus package)",
+  findPromtool() !== undefined,
+  'the alert rules and the scraped metrics are not checked',
+)
+  ? 'promtool'
+  : undefined;
 
 const metricNames = (text: string): Set<string> =>
   new Set(

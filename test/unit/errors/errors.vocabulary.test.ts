@@ -89,7 +89,9 @@ describe('exit codes come from codes, not message text', () => {
     expect(exitCodeFor(new StartupError('STARTUP_STOPPED', 'not reachable'))).toBe(1);
     // The old rule matched /not reachable/ in the message: a reworded message must not change the exit.
     expect(exitCodeFor(new StartupError('STARTUP_CREDENTIALS_REJECTED', 'the service is not reachable'))).toBe(2);
-    expect(exitCodeFor(new Error('not reachable'))).toBe(2);
+    // An error without a code of ours is a bug, not "fix your config".
+    expect(exitCodeFor(new Error('not reachable'))).toBe(3);
+    expect(exitCodeFor(new TypeError('x is undefined'))).toBe(3);
   });
 
   it('describes an error in one line with its code and no stack', () => {
