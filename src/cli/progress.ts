@@ -38,6 +38,25 @@ export function rates(r: ProgressRow, now: number): { itemsPerSec: number; bytes
   return { itemsPerSec, bytesPerSec, etaMs };
 }
 
+/** One progress log line's rows (journald, a cron mail): counts, rate and, while work is left, ETA. */
+export function progressLogFields(rows: readonly ProgressRow[], now: number): Record<string, string | number>[] {
+  return rows.map((r) => {
+    const { itemsPerSec, bytesPerSec, etaMs } = rates(r, now);
+    return {
+      mailbox: r.mailbox,
+      direction: r.direction,
+      done: r.done,
+      total: r.total,
+      bytes: r.bytes,
+      failed: r.failed,
+      deferred: r.deferred,
+      itemsPerSec: Number(itemsPerSec.toFixed(2)),
+      bytesPerSec: Math.round(bytesPerSec),
+      ...(etaMs !== undefined ? { eta: formatDuration(etaMs), etaSeconds: Math.round(etaMs / 1000) } : {}),
+    };
+  });
+}
+
 /** `mb1001 out   12/40 items  1.2 MiB  3.4 items/s 280 KiB/s  ETA 8s  (1 failed)` */
 export function formatProgressLine(r: ProgressRow, now: number, width = 12): string {
   const { itemsPerSec, bytesPerSec, etaMs } = rates(r, now);

@@ -28,9 +28,10 @@ export interface ConnectDeps {
  * Checks the credentials and learns the session's mailbox from the session context. 401/403 is
  * fatal. Any other failure, when every mailbox names its mailboxId, is only a warning: syncing
  * starts and each cycle meets the service on its own. Otherwise a network error waits (run) or
- * fails (once); a 404 means the service has no such endpoint.
+ * fails (once); a 404 means the service has no such endpoint. `unreachable` says why, when the
+ * service did not answer at all.
  */
-export async function connect(d: ConnectDeps, waitForService: boolean): Promise<number | undefined> {
+export async function connect(d: ConnectDeps, waitForService: boolean): Promise<{ mailboxId: number | undefined; unreachable?: string }> {
   const configured = d.config.mailboxes.every((m) => m.mailboxId !== undefined);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -41,7 +42,7 @@ export async function connect(d: ConnectDeps, waitForService: boolean): Promise<
       if (ctx.mailboxId === undefined && !configured) {
         throw new StartupError('STARTUP_NO_MAILBOX', "the service did not name the session's mailbox: set mailboxes[].mailboxId");
       }
-      return ctx.mailboxId;
+      return { mailboxId: ctx.mailboxId };
     } catch (err) {
       if (err instanceof StartupError) throw err;
       if (err instanceof GridApiError && (err.httpStatus === 401 || err.httpStatus === 403)) {
@@ -54,7 +55,7 @@ export async function connect(d: ConnectDeps, waitForService: boolean): Promise<
       const why = describeConnectFailure(err);
       if (configured) {
         d.logger.warn({ ...errorFields(err), err: why }, 'cannot read the session context; syncing the configured mailboxes anyway');
-        return undefined;
+        return { mailboxId: undefined, ...(err instanceof GridTransportError ? { unreachable: why } : {}) };
       }
       if (err instanceof GridApiError && err.noSuchEndpoint) {
         throw new StartupError('STARTUP_NO_MAILBOX', `${why}: set mailboxes[].mailboxId, or check api.baseUrl`, { cause: err });

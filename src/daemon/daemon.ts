@@ -73,6 +73,8 @@ export class Daemon {
   private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
   private readonly progress: ProgressTracker;
   private http: HealthServer | undefined;
+  /** Why the service did not answer the session check at open, when it did not. */
+  private unreachableAtStart: string | undefined;
   private closed: Promise<void> | undefined;
 
   private constructor(private readonly options: DaemonOptions) {
@@ -194,7 +196,8 @@ export class Daemon {
       reachable: (up) => this.metrics.up.set(up),
       extendStart: (ms) => this.notifier.extendStart(ms),
     };
-    const me = await connect(connection, waitForService);
+    const { mailboxId: me, unreachable } = await connect(connection, waitForService);
+    if (unreachable !== undefined) this.unreachableAtStart = unreachable;
     await checkMailboxes(connection, me);
     // One cache of partner names for the process: every mailbox's parcels come from the same partners.
     const partnerNames = new PartnerNames({
@@ -260,7 +263,7 @@ export class Daemon {
 
   /** `gridsync once`: recovery, then cycles of every mailbox until nothing deliverable is left. */
   runOnce(): Promise<DrainResult> {
-    return drain(this.runtime, this.progress);
+    return drain(this.runtime, this.progress, this.unreachableAtStart !== undefined ? { unreachable: this.unreachableAtStart } : {});
   }
 
   /** Where each mailbox and direction stands (progress lines, summary table); started ones only. */

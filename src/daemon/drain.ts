@@ -3,6 +3,7 @@
  * only final failures are, or `once.drainTimeout` runs out while transient ones remain. The result
  * names every item left undelivered and why: a scheduler running `once` must see each of them.
  */
+import { GridTransportError } from '../api/index.js';
 import { InboundJournal, OutboundJournal } from '../journal/index.js';
 import { describeConnectFailure } from './connect.js';
 import type { ProgressTracker } from './progress.js';
@@ -29,6 +30,20 @@ export interface DrainResult {
   readonly rounds: number;
   /** The drain time ran out with transient failures left. */
   readonly timedOut: boolean;
+  /** The service could not be reached at all in the first round: the drain ended without waiting. */
+  readonly unreachable: boolean;
+}
+
+/** How many mailboxes `once` drains at the same time. */
+export const ONCE_MAILBOX_CONCURRENCY = 8;
+
+/** Runs `fn` on every item, at most `limit` at a time. */
+async function eachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 const INBOUND_UNFINISHED = ['listed', 'downloading', 'staged', 'placed'] as const;
@@ -44,7 +59,11 @@ export function unfinished(rt: DaemonRuntime, m: MailboxRuntime, direction: 'in'
   return { items: new OutboundJournal(rt.journal).inStates(m.mailboxId, m.outboxDir, OUTBOUND_UNFINISHED).length, bytes: 0 };
 }
 
-export async function drain(rt: DaemonRuntime, progress: ProgressTracker): Promise<DrainResult> {
+/**
+ * Drains every mailbox. `start.unreachable`: why the session check at open did not reach the
+ * service, when it did not.
+ */
+export async function drain(rt: DaemonRuntime, progress: ProgressTracker, start: { unreachable?: string }): Promise<DrainResult> {
   const started = rt.now();
   const deadline = started + rt.config.once.drainTimeout;
   const totals = emptyTotals();
@@ -55,14 +74,24 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker): Promi
   for (let round = 1; ; round++) {
     progress.newRound();
     const cycleErrors: LeftItem[] = [];
-    for (const m of rt.mailboxes) {
-      if (rt.signal.aborted) break;
+    let inboundUnreachable = 0;
+    let otherErrors = 0;
+    const fail = (m: MailboxRuntime, direction: 'in' | 'out', err: unknown): void => {
+      if (rt.signal.aborted) return;
+      cycleErrors.push(cycleError(m.name, direction, err));
+      if (direction === 'in' && err instanceof GridTransportError) inboundUnreachable++;
+      else otherErrors++;
+    };
+    // Mailboxes drain side by side (a nightly job lasts about as long as its slowest mailbox);
+    // within one, inbound goes before outbound as in `run`.
+    await eachBounded(rt.mailboxes, ONCE_MAILBOX_CONCURRENCY, async (m) => {
+      if (rt.signal.aborted) return;
       if (m.inbound) {
         try {
           if (round === 1) addCounts(totals.inbound, await m.inbound.recover());
           addCounts(totals.inbound, await m.inbound.runCycle({ signal: rt.signal }));
         } catch (err) {
-          if (!rt.signal.aborted) cycleErrors.push(cycleError(m.name, 'in', err));
+          fail(m, 'in', err);
         }
       }
       if (m.outbound) {
@@ -70,22 +99,35 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker): Promi
           if (round === 1) addCounts(totals.outbound, await m.outbound.recover());
           addCounts(totals.outbound, await m.outbound.runCycle({ signal: rt.signal }));
         } catch (err) {
-          if (!rt.signal.aborted) cycleErrors.push(cycleError(m.name, 'out', err));
+          fail(m, 'out', err);
         }
       }
-    }
+    });
+    // Not reachable from the start: the session check at open did not get through, and neither did
+    // any call of the first round (every inbound list failed, nothing uploaded). Waiting out
+    // drainTimeout would only delay the cron job's error mail.
+    const inbound = rt.mailboxes.filter((m) => m.inbound).length;
+    const reached = totals.inbound.listed + totals.inbound.confirmed + totals.outbound.uploaded + totals.outbound.archived;
+    const unreachableFromStart =
+      round === 1 && start.unreachable !== undefined && inboundUnreachable === inbound && otherErrors === 0 && reached === 0;
     const left = [...cycleErrors, ...leftItems(rt, started)];
     const retryable = left.filter((l) => l.kind === 'pending' || l.kind === 'service');
     const wait = Math.min(backoffDelay(round, 1000), deadline - rt.now());
-    if (retryable.length === 0 || rt.signal.aborted || wait <= 0) {
+    if (retryable.length === 0 || rt.signal.aborted || wait <= 0 || unreachableFromStart) {
       const result: DrainResult = {
         totals,
         left,
         rounds: round,
-        timedOut: retryable.length > 0 && wait <= 0 && !rt.signal.aborted,
+        timedOut: retryable.length > 0 && wait <= 0 && !rt.signal.aborted && !unreachableFromStart,
+        unreachable: unreachableFromStart,
       };
       recordInJournal(rt, 'lastCycle', totals);
-      recordInJournal(rt, 'lastOnce', { rounds: result.rounds, timedOut: result.timedOut, left: result.left });
+      recordInJournal(rt, 'lastOnce', {
+        rounds: result.rounds,
+        timedOut: result.timedOut,
+        unreachable: result.unreachable,
+        left: result.left,
+      });
       return result;
     }
     rt.logger.info(

@@ -1,6 +1,6 @@
 export { Daemon, type DaemonOptions } from './daemon.js';
 export { StartupError, type StartupCode } from './startup-error.js';
-export type { DrainResult, LeftItem } from './drain.js';
+export { ONCE_MAILBOX_CONCURRENCY, type DrainResult, type LeftItem } from './drain.js';
 export type { CycleTotals } from './runtime.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';
 export type { ProgressRow } from './progress-row.js';
