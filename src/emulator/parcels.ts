@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/index.js';
 import { JsonStreamError, readJsonStreaming } from '../api/index.js';
+import { boundedBody, maxUploadRequestBytes } from './request-body.js';
 import { fireParcelEvent } from './callbacks.js';
 import { acknowledgment, parseInterchanges, startsLikeEdi, type Interchange, type Party } from './edi.js';
 import { EmulatorError, invalidParameter, iso, type World } from './context.js';
@@ -99,7 +100,7 @@ export async function receiveContentBody(
     }
   };
   try {
-    const parsed = await readJsonStreaming(req, {
+    const parsed = await readJsonStreaming(boundedBody(req, { maxBytes: maxUploadRequestBytes(maxBytes) }), {
       streamField: ['content'],
       onChunk: (text) => write(decoder.push(/\s/.test(text) ? text.replace(/\s+/g, '') : text)),
     });

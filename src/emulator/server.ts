@@ -19,9 +19,9 @@ import { FaultInjector, type FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
+import { MAX_JSON_BYTES, readBoundedText } from './request-body.js';
 import type { ParcelRow, UserRow } from './store.js';
 
-const MAX_JSON_BODY = 1024 * 1024;
 const REQUEST_LOG_SIZE = 2000;
 const NUMERIC_PARAM = /Id$/;
 
@@ -227,7 +227,7 @@ export class EmulatorServer {
         fields[k] = /^-?\d+$/.test(v) && v.length < 16 ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
       req.resume();
     } else {
-      const text = await readBody(req, MAX_JSON_BODY);
+      const text = await readBoundedText(req, MAX_JSON_BYTES);
       if (text.trim() !== '') {
         let parsed: unknown;
         try {
@@ -385,7 +385,7 @@ export class EmulatorServer {
       case 'POST /_emulator/faults': {
         let cfg: unknown;
         try {
-          cfg = JSON.parse((await readBody(req, MAX_JSON_BODY)) || '{}');
+          cfg = JSON.parse((await readBoundedText(req, MAX_JSON_BYTES)) || '{}');
           this.faults.set(cfg);
         } catch (err) {
           throw invalidParameter(`faults: ${(err as Error).message}`);
@@ -425,15 +425,4 @@ export class EmulatorServer {
     // A partner outside the emulated world: no sender mailbox, so no route check; the grid IDs are recorded as given.
     return deliver(this.world, { fromMailbox: null, fileName, content, gridIdFrom, gridIdTo, toMailbox: mailboxId }).inParcelId;
   }
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw invalidParameter(`body: larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -185,6 +185,12 @@ export interface ReadOptions {
   readonly onStream?: (text: string, element: string) => void | Promise<void>;
   /** Limit on all other text together. Default 16 MiB. */
   readonly maxText?: number;
+  /**
+   * Called as each element closes (the root has depth 1), with its text and children complete; what
+   * it throws ends the read with that error — so a receiver can refuse a document (e.g. check a
+   * credential) before the rest of it arrives.
+   */
+  readonly onClose?: (node: XmlNode, depth: number) => void;
 }
 
 const MAX_DEPTH = 64;
@@ -246,8 +252,15 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
     else if (node) node.text += text;
   });
   parser.on('closetag', () => {
+    const depth = stack.length;
     const node = stack.pop();
     if (node === streaming) streaming = undefined;
+    if (!node || !options.onClose || failure) return;
+    try {
+      options.onClose(node, depth);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
   });
 
   const flush = async (): Promise<void> => {
