@@ -6,7 +6,7 @@ import { GridsyncError } from '../errors/index.js';
 import { EmulatorStore } from './store.js';
 import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
-import type { FaultConfigInput } from './faults.js';
+import { FaultInjector, type FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
 import { storeBuffer } from './parcels.js';
 
@@ -104,6 +104,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store,
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
     now,
+    faults: new FaultInjector(now),
     later(fn, delayMs) {
       const t = setTimeout(() => {
         timers.delete(t);

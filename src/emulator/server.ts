@@ -15,7 +15,7 @@ import type { z } from 'zod';
 import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
-import { FaultInjector, type FaultPlan } from './faults.js';
+import type { FaultInjector, FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
@@ -95,7 +95,7 @@ export class EmulatorServer {
     private readonly world: World,
     private readonly options: ServerOptions,
   ) {
-    this.faults = new FaultInjector(world.now);
+    this.faults = world.faults;
     this.soap = new SoapEndpoint(world, this.faults, { admin: options.admin });
     for (const r of allRoutes()) {
       const path = r.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
