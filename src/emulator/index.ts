@@ -8,7 +8,7 @@ import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixtur
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
 import { FaultInjector, type FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
-import { storeBuffer } from './parcels.js';
+import { resumeAcknowledgments, storeBuffer } from './parcels.js';
 
 export type { SeedFixture } from './seed.js';
 export type { FaultConfigInput, FaultRule } from './faults.js';
@@ -131,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store.close();
     throw err;
   }
+  resumeAcknowledgments(world);
   const server = new EmulatorServer(world, {
     admin: options.admin ?? true,
     remoteAdmin: options.remoteAdmin ?? false,
