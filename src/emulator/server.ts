@@ -1,6 +1,6 @@
 /**
- * The emulator's HTTP server: node:http + find-my-way, routes registered from the shared catalog
- * (every path and alias), the envelope and statuses of docs/wire.md, auth, AuthLevel checks, fault
+ * The emulator's HTTP server: node:http, requests resolved by the shared catalog's matcher (every
+ * path and alias), the envelope and statuses of docs/wire.md, auth, AuthLevel checks, fault
  * injection, and the admin routes outside /v2 that tests and the soak harness use.
  *
  * node:http rather than a framework: fault injection needs the raw socket (reset before or after
@@ -10,9 +10,8 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import FindMyWay from 'find-my-way';
 import type { z } from 'zod';
-import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
+import { matchEndpoint, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
 import type { FaultInjector, FaultPlan } from './faults.js';
@@ -37,10 +36,6 @@ export interface RateLimit {
   /** Sustained requests per second per credential. */
   readonly perSecond: number;
   readonly burst: number;
-}
-
-interface RouteStore {
-  readonly endpoint: EndpointDef;
 }
 
 export interface ServerOptions {
@@ -87,7 +82,6 @@ export class EmulatorServer {
   readonly faults: FaultInjector;
   private readonly soap: SoapEndpoint;
   private readonly server: http.Server;
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true });
   private readonly log: RequestRecord[] = [];
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -97,13 +91,6 @@ export class EmulatorServer {
   ) {
     this.faults = world.faults;
     this.soap = new SoapEndpoint(world, this.faults, { admin: options.admin });
-    for (const r of allRoutes()) {
-      const path = r.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-        name === 'showInactive' ? ':showInactive(^(true|false)$)' : NUMERIC_PARAM.test(name) ? `:${name}(^-?\\d+$)` : `:${name}`,
-      );
-      const store: RouteStore = { endpoint: r.endpoint };
-      this.router.on(r.method, path, () => undefined, store);
-    }
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         this.options.onError(err, `${req.method ?? ''} ${req.url ?? ''}`);
@@ -147,10 +134,10 @@ export class EmulatorServer {
         await this.admin(req, res, url);
         return;
       }
-      const found = this.router.find(req.method as FindMyWay.HTTPMethod, url.pathname);
+      // The catalog's own matcher: the client and the emulator resolve a path the same way.
+      const found = matchEndpoint(req.method ?? '', url.pathname);
       if (!found) throw new EmulatorError(404, 'ObjectNotFound', `no endpoint ${req.method ?? ''} ${url.pathname}`);
-      const endpoint = (found.store as RouteStore).endpoint;
-      await this.endpoint(req, res, url, endpoint, found.params as Record<string, string | undefined>);
+      await this.endpoint(req, res, url, found.endpoint, found.params);
     } catch (err) {
       this.fail(req, res, err);
     }
