@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { catalog, GridApiError, GridClient, SoapClient, type GridClientOptions } from '../api/index.js';
+import { catalog, GridApiError, type GridClient } from '../api/index.js';
+import { connectService, type ServiceOptions } from '../service/index.js';
 import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl } from '../config/index.js';
@@ -139,7 +140,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
       .split(cfg.api.baseUrl)
       .join(shown)
       .replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
-  let client: ServiceProbe | undefined;
+  let client: Promise<ServiceProbe> | undefined;
   let budgetEnd = 0;
   let me: { mailboxId: number } | undefined;
   let gaveUp: string | undefined;
@@ -152,8 +153,6 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
     if (!client) {
       budgetEnd = Date.now() + DOCTOR_SERVICE_BUDGET_MS;
       client = serviceProbe(cfg, {
-        auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
-        allowInsecureHttp: cfg.api.allowInsecureHttp,
         timeouts: {
           connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS),
           headersMs: DOCTOR_CALL_TIMEOUT_MS,
@@ -162,7 +161,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
         maxAttempts: 1,
       });
     }
-    const c = client;
+    const c = await client;
     return bounded(Math.min(DOCTOR_CALL_TIMEOUT_MS, remaining()), `${shown} (${what})`, (signal) => fn(c, signal));
   };
   const guarded = (name: string, waitsFor: string, body: () => Promise<CheckResult>): Check => ({
@@ -210,7 +209,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
       }),
     );
   });
-  return { checks, close: async () => client?.close() };
+  return { checks, close: async () => (await client)?.close() };
 }
 
 export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
@@ -320,25 +319,26 @@ interface ServiceProbe {
   close(): Promise<void>;
 }
 
-function serviceProbe(cfg: Config, options: Omit<GridClientOptions, 'baseUrl'>): ServiceProbe {
-  if (cfg.api.protocol === 'soap') {
-    const c = new SoapClient({ url: cfg.api.baseUrl, ...options });
+async function serviceProbe(cfg: Config, options: ServiceOptions): Promise<ServiceProbe> {
+  const service = await connectService(cfg, options);
+  const soap = service.soap;
+  if (soap) {
     return {
-      version: async (signal) => String(await c.call('Version', {}, { signal })),
+      version: async (signal) => String(await soap.call('Version', {}, { signal })),
       me: async (signal) => {
-        const s = (await c.call('WhoAmI', {}, { signal })) as { LoginName?: string; MailboxID: number; AuthLevel: string };
+        const s = (await soap.call('WhoAmI', {}, { signal })) as { LoginName?: string; MailboxID: number; AuthLevel: string };
         return { login: s.LoginName ?? '', mailboxId: s.MailboxID, authLevel: s.AuthLevel };
       },
       // Listing the mailbox's inbox is the access check the SOAP interface offers (as the daemon does).
-      mailbox: async (mailboxId, signal) => void (await c.pendingInbox(mailboxId, { signal })),
-      close: () => c.close(),
+      mailbox: async (mailboxId, signal) => void (await soap.pendingInbox(mailboxId, { signal })),
+      close: () => service.close(),
     };
   }
-  const c = new GridClient({ baseUrl: cfg.api.baseUrl, ...options });
+  const c = service.rest as GridClient;
   return {
     version: async (signal) => (await c.call(catalog.auth.version, {}, { signal })).version,
     me: async (signal) => c.call(catalog.users.me, {}, { signal }),
     mailbox: async (mailboxId, signal) => void (await c.call(catalog.mailboxes.get, { mailboxId }, { signal })),
-    close: () => c.close(),
+    close: () => service.close(),
   };
 }

@@ -9,7 +9,7 @@ import { catalog, GridApiError, GridResponseError } from '../api/index.js';
 import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
-import { connectService } from './service.js';
+import { connectService } from '../service/index.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 

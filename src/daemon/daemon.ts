@@ -8,11 +8,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GridClient, GridConfigError, SoapClient, type MailboxTransport } from '../api/index.js';
+import { GridConfigError, type MailboxTransport } from '../api/index.js';
+import { connectService } from '../service/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { errorFields } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
-import { startEmulator } from '../emulator/index.js';
 import { configuredPartners, InboundPipeline, PartnerNames } from '../inbound/index.js';
 import { Journal } from '../journal/index.js';
 import type { Logger } from '../log.js';
@@ -155,37 +155,21 @@ export class Daemon {
       hooks.subscribe(this.events);
       this.cleanups.push({ name: 'hooks', fn: () => hooks.close() });
     }
-    let baseUrl = cfg.api.baseUrl;
-    if (baseUrl === 'embedded') {
-      const emu = await startEmulator({
-        port: cfg.emulator.port,
-        ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}),
-        ...(cfg.emulator.rootKey ? { rootKey: cfg.emulator.rootKey } : {}),
-        // An emulator fault is logged and answered with a 500; it never ends the daemon.
-        onError: (err, context) => this.logger.error({ context, ...errorFields(err) }, 'embedded emulator error'),
-      });
-      this.cleanups.push({ name: 'emulator', fn: () => emu.close() });
-      baseUrl = emu.url;
-      this.logger.info({ url: emu.url, dataFile: cfg.emulator.dataFile ?? '(memory)' }, 'embedded emulator started');
-    }
     try {
-      const transport = {
-        auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
-        maxAttempts: cfg.api.maxAttempts,
-        connections: cfg.api.connections,
-        timeouts: cfg.api.timeouts,
-        limits: cfg.api.limits,
-        allowInsecureHttp: cfg.api.allowInsecureHttp,
+      const service = await connectService(cfg, {
+        emulatorPort: cfg.emulator.port,
         logger: this.logger.child({ component: 'client' }),
         onRateLimitPause: () => this.metrics.rateLimitPauses.inc(),
-      };
-      this.client =
-        cfg.api.protocol === 'soap' ? new SoapClient({ url: baseUrl, ...transport }) : new GridClient({ baseUrl, ...transport });
+        // An emulator fault is logged and answered with a 500; it never ends the daemon.
+        onEmulatorError: (err, context) => this.logger.error({ context, ...errorFields(err) }, 'embedded emulator error'),
+      });
+      this.client = service.client;
+      this.cleanups.push({ name: 'service', fn: () => service.close() });
+      if (service.emulator) this.logger.info(service.emulator, 'embedded emulator started');
     } catch (err) {
       if (err instanceof GridConfigError) throw new StartupError('STARTUP_CONFIG', `api.baseUrl: ${err.message}`);
       throw err;
     }
-    this.cleanups.push({ name: 'client', fn: () => this.client.close() });
     const connection: ConnectDeps = {
       config: cfg,
       client: this.client,

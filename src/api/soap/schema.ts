@@ -332,6 +332,12 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
   ],
   ['InterconnectCancel', 'InterconnectID:int Note EMailTo:eMailTo OtherEMailAddress', 'boolean', 'Cancels an interconnect.'],
   [
+    'InterconnectCount',
+    'GridID:int Status',
+    'int',
+    'Number of interconnects of a trading-partner id (of one status when Status is given).',
+  ],
+  [
     'InterchangeInBox',
     'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID',
     'ArrayOfInterchangeIDInfo',

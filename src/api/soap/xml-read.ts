@@ -40,6 +40,12 @@ export interface ReadOptions {
   readonly maxElements?: number;
   /** List records: past `max` children of this name per parent, the rest are counted, not kept. */
   readonly list?: { readonly item: string; readonly max: number };
+  /**
+   * Called as each kept element closes (the root has depth 1), with its text and children complete;
+   * what it throws ends the read with that error — so a receiver can refuse a document (e.g. check a
+   * credential) before the rest of it arrives.
+   */
+  readonly onClose?: (node: XmlNode, depth: number) => void;
 }
 
 /** The answer went past one of the ReadOptions limits (bytes, elements). */
@@ -146,12 +152,20 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
     else if (node && !dropDepth) node.text += text;
   });
   parser.on('closetag', () => {
-    if (stack.length === dropDepth) {
+    const depth = stack.length;
+    const kept = !dropDepth || depth < dropDepth;
+    if (depth === dropDepth) {
       dropDepth = 0;
       dropped += parser.position - dropStart;
     }
     const node = stack.pop();
     if (node === streaming) streaming = undefined;
+    if (!node || !kept || !options.onClose || failure) return;
+    try {
+      options.onClose(node, depth);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
   });
 
   const flush = async (): Promise<void> => {
