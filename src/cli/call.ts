@@ -7,6 +7,7 @@ import { ConfigSchema } from '../config/index.js';
 import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key-file FILE]
        gridsync call --soap OPERATION [JSON] [-c FILE | --base-url URL --api-key-file FILE]
@@ -41,7 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     if (args.values.list && args.values.soap) {
       for (const o of ALL_OPERATIONS)
-        process.stdout.write(
+        print(
           `${o.name.padEnd(28)} ${o.params
             .map((p) => `${p.name}:${p.type}`)
             .join(', ')
@@ -50,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (args.values.list) {
-      for (const e of ALL_ENDPOINTS) process.stdout.write(`${e.method.padEnd(6)} ${e.path.padEnd(48)} ${e.name.padEnd(32)} ${e.summary}\n`);
+      for (const e of ALL_ENDPOINTS) print(`${e.method.padEnd(6)} ${e.path.padEnd(48)} ${e.name.padEnd(32)} ${e.summary}\n`);
       return 0;
     }
     const soap = args.values.soap === true;
@@ -72,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     let baseUrl = args.values['base-url'] ?? process.env.GRIDSYNC_API_BASE_URL;
     if (args.values['api-key'] !== undefined)
-      process.stderr.write(
+      printError(
         'gridsync: warning: --api-key is visible to every user of this machine (ps, /proc); use --api-key-file FILE or GRIDSYNC_API_KEY instead\n',
       );
     const keyFile = args.values['api-key-file'] ?? process.env.GRIDSYNC_API_KEY_FILE;
@@ -125,15 +126,13 @@ export async function main(argv: string[]): Promise<number> {
         body = undefined;
       }
       const data = await client.callRaw(method as string, target, body, {
-        onShapeMismatch: (field, detail) =>
-          process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
+        onShapeMismatch: (field, detail) => printError(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
       });
-      process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      print(`${JSON.stringify(data, null, 2)}\n`);
       return 0;
     } catch (err) {
-      if (err instanceof GridApiError)
-        process.stderr.write(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
-      else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
+      if (err instanceof GridApiError) printError(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
+      else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
       else throw err;
       return 1;
     } finally {
@@ -151,17 +150,15 @@ async function callSoap(service: ServiceConnection, operation: string, params: u
   try {
     const result = await client.call(operation, (params ?? {}) as Record<string, unknown>);
     // WhoAmI and the session logs echo the session id, which may be the API key itself.
-    process.stdout.write(
+    print(
       `${JSON.stringify(result, (key, value: unknown) => (key === 'SessionID' && typeof value === 'string' ? '(redacted)' : value), 2)}\n`,
     );
     return 0;
   } catch (err) {
     if (err instanceof SoapFaultError)
-      process.stderr.write(
-        `soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`,
-      );
-    else if (err instanceof GridApiError) process.stderr.write(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
-    else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
+      printError(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);
+    else if (err instanceof GridApiError) printError(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
+    else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
     else throw err;
     return 1;
   } finally {

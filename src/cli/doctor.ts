@@ -17,6 +17,7 @@ import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync doctor [-c FILE]
 
@@ -281,11 +282,11 @@ export async function main(argv: string[]): Promise<number> {
       loaded = loadConfig(args.values.config);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      process.stdout.write(`✗ config: ${err.message}\n`);
+      print(`✗ config: ${err.message}\n`);
       return 2;
     }
-    if (!output.quiet) process.stdout.write(`✓ config ${loaded.file}\n`);
-    for (const w of loaded.warnings) process.stdout.write(`! ${w}\n`);
+    if (!output.quiet) print(`✓ config ${loaded.file}\n`);
+    for (const w of loaded.warnings) print(`! ${w}\n`);
     const tty = process.stderr.isTTY === true;
     let failed = 0;
     const { checks, close } = doctorChecks(loaded.config);
@@ -293,7 +294,7 @@ export async function main(argv: string[]): Promise<number> {
       // Say what we wait for before any network wait: on a terminal as a line that the result
       // replaces, otherwise as its own line on stderr.
       const waitsFor = c.waitsFor?.();
-      if (waitsFor) process.stderr.write(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
+      if (waitsFor) printError(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
       let r: CheckResult;
       try {
         r = await c.run();
@@ -304,7 +305,7 @@ export async function main(argv: string[]): Promise<number> {
       if (r.level === 'fail') failed++;
       if (output.quiet && r.level === 'ok') continue;
       const mark = { ok: '✓', note: '!', fail: '✗' }[r.level];
-      process.stdout.write(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
+      print(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
     }
     await close();
     return failed === 0 ? 0 : 2;

@@ -8,6 +8,7 @@ import { dryRun, formatDryRun } from './dry-run.js';
 import { progressLogFields, ProgressView } from './progress.js';
 import { gridsyncVersion } from '../version.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
 
@@ -36,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = loadConfigOrThrow(args.values.config);
     if (args.values['dry-run']) {
       const report = await dryRun(loaded.config);
-      process.stdout.write(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
+      print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
       return 0;
     }
     const tty = process.stderr.isTTY === true && !output.quiet;
@@ -101,7 +102,7 @@ export async function main(argv: string[]): Promise<number> {
           : timedOut
             ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):`
             : 'gridsync once: items left undelivered:';
-        process.stderr.write(`${head}\n${lines.join('\n')}\n`);
+        printError(`${head}\n${lines.join('\n')}\n`);
       }
       return left.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {

@@ -5,6 +5,7 @@
  * PROGRESS_LOG_INTERVAL_MS. Formatting is pure; the view only decides when and where to write.
  */
 import type { ProgressRow } from '../daemon/index.js';
+import { printable } from './print.js';
 
 export type { ProgressRow };
 
@@ -133,7 +134,8 @@ export class ProgressView {
       const width = Math.max(6, ...rows.map((r) => r.mailbox.length));
       const lines = rows.map((r) => formatProgressLine(r, now, width));
       const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}A` : '';
-      this.opts.out.write(`${up}${lines.map((l) => `\r\x1b[K${l}\n`).join('')}`);
+      // Only the cursor moves are ours: the lines (mailbox names) are printed escaped.
+      this.opts.out.write(`${up}${lines.map((l) => `\r\x1b[K${printable(l)}\n`).join('')}`);
       this.drawnLines = lines.length;
       return;
     }
@@ -148,7 +150,7 @@ export class ProgressView {
   finish(rows: ProgressRow[]): void {
     if (!this.opts.tty) return;
     const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}A\r\x1b[J` : '';
-    this.opts.out.write(`${up}${summaryTable(rows, this.now)}\n`);
+    this.opts.out.write(`${up}${printable(summaryTable(rows, this.now))}\n`);
     this.drawnLines = 0;
   }
 }

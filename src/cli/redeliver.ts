@@ -10,6 +10,7 @@ import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { connectService } from '../service/index.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
@@ -43,15 +44,14 @@ export async function main(argv: string[]): Promise<number> {
         try {
           await reset(id);
           journal.recordEvent({ direction: 'in', item: id, to: 'redelivery-requested', detail: { by: 'gridsync redeliver' } });
-          if (!output.quiet)
-            process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
+          if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {
           failed++;
           const why =
             err instanceof GridApiError
               ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
               : (err as Error).message;
-          process.stderr.write(`parcel ${id}: not reset — ${why}\n`);
+          printError(`parcel ${id}: not reset — ${why}\n`);
         }
       }
     } finally {

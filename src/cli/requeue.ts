@@ -6,6 +6,7 @@ import { Journal, OutboundJournal } from '../journal/index.js';
 import { requeueFromError } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] (FILE… | --all)
 
@@ -30,7 +31,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
-    if (missing.length) process.stderr.write(`not found in any errorDir: ${missing.join(', ')}\n`);
+    if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
     // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
     const rows = new OutboundJournal(journal);
@@ -43,12 +44,12 @@ export async function main(argv: string[]): Promise<number> {
         } catch (err) {
           // A report someone replaced with a link, FIFO or device (requeue often runs as root).
           if (!(err instanceof UnsafeFileError)) throw err;
-          process.stderr.write(`skipped ${t.file}: ${err.message}\n`);
+          printError(`skipped ${t.file}: ${err.message}\n`);
           skipped++;
           continue;
         }
         for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
-        if (!output.quiet) process.stdout.write(`requeued ${t.file} → ${dest}\n`);
+        if (!output.quiet) print(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {
       journal.close();

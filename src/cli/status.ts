@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { InboundJournal, Journal, JournalLockedError, OutboundJournal } from '../journal/index.js';
-import { scrubHeld } from '../errors/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print } from './print.js';
 
 const USAGE = `usage: gridsync status [-c FILE] [--json]
 
@@ -117,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       };
       if (args.values.json) {
-        process.stdout.write(scrubHeld(`${JSON.stringify(report, null, 2)}\n`));
+        print(`${JSON.stringify(report, null, 2)}\n`);
         return 0;
       }
       const table = (title: string, counts: Record<string, number>): string =>
@@ -159,8 +159,8 @@ export async function main(argv: string[]): Promise<number> {
         for (const f of report.outbound.recentFailures)
           lines.push(`  out  ${f.file}: ${f.reason ?? ''}${f.errorFile ? ` → ${f.errorFile}` : ''} (${f.at})`);
       }
-      // Reasons come from the journal (a journal written before scrubbing may still hold secrets).
-      process.stdout.write(scrubHeld(`${lines.join('\n')}\n`));
+      // Reasons come from the journal (one written before scrubbing may still hold secrets): print masks them.
+      print(`${lines.join('\n')}\n`);
       return 0;
     } finally {
       journal.close();
