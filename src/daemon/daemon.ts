@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { catalog, GridApiError, GridClient, GridConfigError, GridTransportError, SoapClient, type MailboxTransport } from '../api/index.js';
+import { GridApiError, GridClient, GridConfigError, GridTransportError, SoapClient, type MailboxTransport } from '../api/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { errorFields, GridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';

@@ -14,7 +14,7 @@ import FindMyWay from 'find-my-way';
 import type { z } from 'zod';
 import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
-import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
+import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type HandlerResult, type World } from './context.js';
 import { FaultInjector, type FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';

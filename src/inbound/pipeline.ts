@@ -14,7 +14,6 @@ import {
   GridApiError,
   GridError,
   GridResponseError,
-  type DownloadTarget,
   type MailboxTransport,
   type UnreadableParcel,
 } from '../api/index.js';

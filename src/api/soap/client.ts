@@ -16,13 +16,12 @@
  *   journal and refuses an id beyond 2^53 rather than rounding it.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { DEFAULTS } from '../../config/defaults.js';
 import { gridsyncVersion } from '../../version.js';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from '../base64.js';
+import { Base64Decoder, InvalidBase64Error, base64Length, maxDecodedLength } from '../base64.js';
 import {
   ContentIntegrityError,
   GridApiError,
