@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
-import { ClientCore, contentCap, type ClientLimits, type ClientLogger, type CoreOptions } from './core.js';
+import { ClientCore, contentCap, type CoreOptions } from './core.js';
 import { GridApiError, GridConfigError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError } from './http.js';
 import type { RetryOptions } from './retry-loop.js';

@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { matchEndpoint, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
-import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
+import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type HandlerResult, type World } from './context.js';
 import type { FaultInjector, FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';

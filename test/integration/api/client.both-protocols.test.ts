@@ -312,7 +312,7 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
 
   it('a list of 300,000 records keeps api.limits.maxListEntries of them and counts the rest', async () => {
     const total = 300_000;
-    const s = await start((kind, res, count) => {
+    const s = await start((_kind, res, count) => {
       res.writeHead(200, { 'content-type': typeOf(wire) });
       let i = 0;
       pump(
