@@ -1,11 +1,11 @@
 # gridsync — multi-stage image: build with compilers (better-sqlite3 is a native add-on), run on a
-# slim Node 22 LTS image as a non-root user. Volumes: /data (state + folders), /etc/gridsync (config).
+# slim Node 24 LTS image as a non-root user. Volumes: /data (state + folders), /etc/gridsync (config).
 # No tini: the daemon handles SIGTERM/SIGINT itself and spawns no children in a container; `--init`
 # (docker run) adds a zombie reaper should you exec other tools into it.
 #   docker build -t gridsync .
 #   docker run -d --init -v gridsync-data:/data -v ./gridsync.yaml:/etc/gridsync/gridsync.yaml:ro \
 #     -e GRIDSYNC_API_KEY_FILE=/run/secrets/api-key -p 127.0.0.1:9464:9464 gridsync
-FROM node:22-bookworm AS build
+FROM node:24-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
@@ -14,7 +14,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim AS run
+FROM node:24-bookworm-slim AS run
 ENV NODE_ENV=production
 WORKDIR /app
 # A fixed uid/gid, so files on mounted shares belong to a known owner; match your share with

@@ -805,7 +805,11 @@ async function main() {
       const measure = (name, p, distDir) =>
         runChild(name, { url: emu.url, n: size.burst, warm: size.warm, size: 5 * 1024, emulatorPid: emu.proc.pid, ...p }, distDir);
       const res = { naive: [], floor: [] };
-      for (const c of concurrencies) ((res[`ideal${c}`] = []), (res[`gridsync${c}`] = []), (res[`against${c}`] = []));
+      for (const c of concurrencies) {
+        res[`ideal${c}`] = [];
+        res[`gridsync${c}`] = [];
+        res[`against${c}`] = [];
+      }
       for (let i = 0; i < runs; i++) {
         res.naive.push(await measure(d.naive, {}));
         if (d.dir === 'inbound') res.floor.push(await measure('files-floor', { concurrency: Math.max(...concurrencies) }));

@@ -4,17 +4,14 @@
  * transfer (transfer.ts); implements the pipelines' MailboxTransport and typed catalog calls.
  */
 import type { Writable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
-import { DEFAULTS } from '../config/defaults.js';
-import { GridApiError, GridConfigError, GridLimitError, GridResponseError, GridTransportError } from './errors.js';
-import { HttpChannel, toTransportError, withCallDeadline, type HttpTimeouts } from './http.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
-import { RateGate } from './rate-gate.js';
-import { RetryLoop, type RetryOptions } from './retry-loop.js';
+import { ClientCore, contentCap, type CoreOptions } from './core.js';
+import { GridApiError, GridConfigError, GridLimitError, GridResponseError } from './errors.js';
+import { toTransportError } from './http.js';
+import type { RetryOptions } from './retry-loop.js';
 import { Session, type GridAuth } from './session.js';
 import { receiveParcel, uploadBody, type DownloadResultInfo, type UploadOptions } from './transfer.js';
 import {
@@ -43,33 +40,12 @@ import { errorFields } from '../errors/index.js';
 
 export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';
+export type { ClientLimits, ClientLogger } from './core.js';
 
-export interface ClientLogger {
-  warn(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
-
-export interface GridClientOptions {
+export interface GridClientOptions extends CoreOptions {
   /** Service root without `/v2`, e.g. `https://api.example.com`. */
   readonly baseUrl: string;
   readonly auth: GridAuth;
-  /** Attempts per call, the first included. Default 3. */
-  readonly maxAttempts?: number;
-  readonly timeouts?: HttpTimeouts;
-  /** Keep-alive connections to the service. Default 8. */
-  readonly connections?: number;
-  readonly backoff?: Partial<BackoffPolicy>;
-  readonly now?: () => number;
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Jitter source in [0, 1). */
-  readonly random?: () => number;
-  readonly logger?: ClientLogger;
-  /** Plain http:// to a host that is not loopback is refused unless true. */
-  readonly allowInsecureHttp?: boolean;
-  /** Protective limits on what the service may send (defaults: src/config/defaults.ts). */
-  readonly limits?: Partial<ClientLimits>;
-  /** Called when a 429 starts a pause of every request of this client (for a metric). */
-  readonly onRateLimitPause?: (ms: number) => void;
 }
 
 /** One record of a list endpoint: the array's element, or the element of the object page's list. */
@@ -79,60 +55,29 @@ type RowOf<O> = O extends readonly (infer R)[]
   : ArrayElements<{ [K in keyof O as string extends K ? never : number extends K ? never : K]: O[K] }>;
 type ArrayElements<O> = { [K in keyof O]: O[K] extends readonly (infer R)[] ? R : never }[keyof O];
 
-export interface ClientLimits {
-  readonly maxBodyBytes: number;
-  readonly maxListEntries: number;
-  readonly minBytesPerSecond: number;
-  readonly rateWindowMs: number;
-  readonly maxParcelBytes: number;
-}
-
-const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
+const CALL = { call: true } as const;
+const UPLOAD = { upload: true } as const;
 
 export class GridClient implements MailboxTransport {
   readonly baseUrl: string;
-  private readonly http: HttpChannel;
+  private readonly core: ClientCore<Record<string, string>>;
   private readonly session: Session;
-  private readonly retry: RetryLoop;
-  private readonly now: () => number;
-  private readonly logger: ClientLogger | undefined;
   private readonly shapes: ShapeWarnings;
-  private readonly gate: RateGate;
-  private readonly limits: ClientLimits;
-  private readonly callMs: number;
-  private closed = false;
 
   constructor(options: GridClientOptions) {
     this.baseUrl = options.baseUrl;
-    this.http = new HttpChannel(options.baseUrl, {
-      ...(options.connections !== undefined ? { connections: options.connections } : {}),
-      ...(options.timeouts ? { timeouts: options.timeouts } : {}),
-      ...(options.allowInsecureHttp !== undefined ? { allowInsecureHttp: options.allowInsecureHttp } : {}),
+    let session: Session | undefined;
+    this.core = new ClientCore(new URL(options.baseUrl), options, (core) => {
+      session = new Session(options.auth, (endpoint, body) => this.tokenCall(endpoint, body), core.now, core.logger);
+      return session;
     });
-    this.now = options.now ?? Date.now;
-    this.logger = options.logger;
+    this.session = session as unknown as Session;
     this.shapes = new ShapeWarnings(options.logger);
-    this.limits = { ...DEFAULTS.api.limits, ...options.limits };
-    this.callMs = options.timeouts?.callMs ?? DEFAULTS.api.timeouts.callMs;
-    this.session = new Session(options.auth, (endpoint, body) => this.tokenCall(endpoint, body), this.now, this.logger);
-    const sleep = options.sleep ?? realSleep;
-    this.gate = new RateGate(this.now, sleep, options.onRateLimitPause);
-    this.retry = new RetryLoop({
-      session: this.session,
-      gate: this.gate,
-      maxAttempts: Math.max(1, options.maxAttempts ?? 3),
-      backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
-      now: this.now,
-      sleep,
-      random: options.random ?? Math.random,
-      logger: this.logger,
-      isClosed: () => this.closed,
-    });
   }
 
   /** Pauses of every request after a 429, so far. */
   get rateLimitPauses(): number {
-    return this.gate.pauses;
+    return this.core.rateLimitPauses;
   }
 
   /** Calls one catalog endpoint; returns its validated `data`. */
@@ -142,12 +87,10 @@ export class GridClient implements MailboxTransport {
     options: CallOptions = {},
   ): Promise<z.output<E['response']>> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
-    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
-      this.withDeadline(endpoint.name, options.signal, async (signal) => {
-        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
-        return readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name));
-      }),
-    ) as Promise<z.output<E['response']>>;
+    return this.core.run(this.retryOptions(endpoint, options), CALL, async (headers, { signal }) => {
+      const res = await this.core.http.send(endpoint.name, endpoint.method, path, headers ?? {}, body, signal);
+      return readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name));
+    }) as Promise<z.output<E['response']>>;
   }
 
   /**
@@ -165,13 +108,13 @@ export class GridClient implements MailboxTransport {
     const name = match?.endpoint.name ?? `${method.toUpperCase()} ${path}`;
     const idempotent = match?.endpoint.idempotent ?? method.toUpperCase() === 'GET';
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const data = await this.retry.run(
+    const data = await this.core.run(
       { endpoint: name, idempotent, auth: match?.endpoint.auth ?? true, signal: options.signal },
-      (headers) =>
-        this.withDeadline(name, options.signal, async (signal) => {
-          const res = await this.http.send(name, method.toUpperCase(), path, headers, payload, signal);
-          return readEnvelope(undefined, res, this.envelopeOptions(name));
-        }),
+      CALL,
+      async (headers, { signal }) => {
+        const res = await this.core.http.send(name, method.toUpperCase(), path, headers ?? {}, payload, signal);
+        return readEnvelope(undefined, res, this.envelopeOptions(name));
+      },
     );
     const check = match?.endpoint.response.safeParse(data ?? null);
     if (check && !check.success) {
@@ -217,7 +160,7 @@ export class GridClient implements MailboxTransport {
       return decodeSession(catalog.auth.session.name, await this.callData(catalog.auth.session, {}, options), this.shapes);
     } catch (err) {
       if (!(err instanceof GridApiError && err.noSuchEndpoint)) throw err;
-      this.logger?.warn(
+      this.core.logger?.warn(
         { endpoint: catalog.auth.session.name, httpStatus: 404 },
         'the service has no session endpoint; asking users/me for the default mailbox',
       );
@@ -242,7 +185,7 @@ export class GridClient implements MailboxTransport {
 
   async confirmParcel(parcelId: number, options: CallOptions = {}): Promise<void> {
     const endpoint = catalog.parcels.confirm;
-    decodeConfirmResult(endpoint.name, await this.callData(endpoint, { parcelId }, options), this.shapes);
+    decodeConfirmResult(endpoint.name, parcelId, await this.callData(endpoint, { parcelId }, options), this.shapes);
   }
 
   /** The description of a grid ID's record (`GET /v2/ids/{gridId}`); another tenant's answers 403/404 and throws. */
@@ -263,7 +206,7 @@ export class GridClient implements MailboxTransport {
       const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
       if (unreadable[0]) throw unreadable[0].error;
       if (total > parcels.length)
-        throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.limits.maxListEntries, `a page of ${total} records`);
+        throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.core.limits.maxListEntries, `a page of ${total} records`);
       yield* parcels;
       if (total < perPage) return;
     }
@@ -279,85 +222,35 @@ export class GridClient implements MailboxTransport {
     const resettable = isDownloadTarget(target);
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
-    return this.retry.run(retry, (headers) =>
-      this.withMinimumRate(
-        endpoint.name,
-        options.signal,
-        () => written,
-        async (signal) => {
-          const res = await this.http.send(endpoint.name, 'POST', endpoint.path, headers, body, signal);
-          if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
-          let writable: Writable;
-          try {
-            writable = resettable ? await target.openAttempt() : target;
-          } catch (err) {
-            res.body.destroy();
-            throw err;
-          }
-          written = 0;
-          try {
-            return await receiveParcel(res, writable, {
-              endpoint: endpoint.name,
-              parcelId,
-              expectedBytes: options.expectedBytes,
-              maxBytes: options.expectedBytes ?? this.limits.maxParcelBytes,
-              signal,
-              now: this.now(),
-              shapes: this.shapes,
-              onWritten: (n) => {
-                written = n;
-              },
-            });
-          } catch (err) {
-            if (resettable) await target.discardAttempt();
-            throw err;
-          }
-        },
-      ),
-    );
-  }
-
-  /**
-   * Runs one streamed attempt under the minimum transfer rate: over each window of
-   * `limits.rateWindowMs` at least `minBytesPerSecond` must arrive, or the attempt is broken off
-   * (a parcel trickled a byte a second would otherwise hold a cycle for ever).
-   */
-  private async withMinimumRate<T>(
-    endpoint: string,
-    outer: AbortSignal | undefined,
-    progress: () => number,
-    fn: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const { minBytesPerSecond, rateWindowMs } = this.limits;
-    const ctl = new AbortController();
-    const onAbort = (): void => ctl.abort();
-    outer?.addEventListener('abort', onAbort, { once: true });
-    let mark = progress();
-    const timer =
-      minBytesPerSecond > 0
-        ? setInterval(() => {
-            const now = progress();
-            if (now - mark < (minBytesPerSecond * rateWindowMs) / 1000) ctl.abort();
-            mark = now;
-          }, rateWindowMs)
-        : undefined;
-    try {
-      return await fn(ctl.signal);
-    } catch (err) {
-      if (ctl.signal.aborted && !outer?.aborted) {
-        throw new GridTransportError(
-          endpoint,
-          'GRIDSYNC_TOO_SLOW',
-          `less than ${minBytesPerSecond} bytes/s over ${rateWindowMs} ms (api.limits.minBytesPerSecond)`,
-          false,
-          { cause: err },
-        );
+    return this.core.run(retry, { transfer: () => written }, async (headers, { signal }) => {
+      const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, headers ?? {}, body, signal);
+      if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
+      let writable: Writable;
+      try {
+        writable = resettable ? await target.openAttempt() : target;
+      } catch (err) {
+        res.body.destroy();
+        throw err;
       }
-      throw err;
-    } finally {
-      clearInterval(timer);
-      outer?.removeEventListener('abort', onAbort);
-    }
+      written = 0;
+      try {
+        return await receiveParcel(res, writable, {
+          endpoint: endpoint.name,
+          parcelId,
+          expectedBytes: options.expectedBytes,
+          maxBytes: contentCap(this.core.limits.maxParcelBytes, options.expectedBytes),
+          signal,
+          now: this.core.now(),
+          shapes: this.shapes,
+          onWritten: (n) => {
+            written = n;
+          },
+        });
+      } catch (err) {
+        if (resettable) await target.discardAttempt();
+        throw err;
+      }
+    });
   }
 
   /**
@@ -367,55 +260,38 @@ export class GridClient implements MailboxTransport {
    */
   async uploadParcel(filePath: string, upload: UploadOptions, options: UploadCallOptions = {}): Promise<{ parcelId: number }> {
     const endpoint = parcelEndpoints.upload;
-    return this.retry.run(this.retryOptions(endpoint, options), async (headers) => {
-      // Sending takes as long as the file needs; the answer, once the body is out, gets
-      // timeouts.callMs (a trickled answer would otherwise hold the outbound cycle for ever).
-      const ctl = new AbortController();
-      const onAbort = (): void => ctl.abort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      let timer: NodeJS.Timeout | undefined;
+    // Sending takes as long as the file needs; the answer, once the body is out, gets
+    // timeouts.callMs (a trickled answer would otherwise hold the outbound cycle for ever).
+    return this.core.run(this.retryOptions(endpoint, options), UPLOAD, async (headers, { signal, armDeadline }) => {
       const bodySent = (): void => {
-        timer = setTimeout(() => ctl.abort(), this.callMs);
+        armDeadline();
         options.onBodySent?.();
       };
-      try {
-        const { length, body } = await uploadBody(filePath, upload, bodySent, options.calls);
-        const res = await this.http.send(
-          endpoint.name,
-          'POST',
-          endpoint.path,
-          { ...headers, 'content-length': String(length) },
-          body,
-          ctl.signal,
-        );
-        const data = await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
-        return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
-      } catch (err) {
-        if (ctl.signal.aborted && !options.signal?.aborted) {
-          throw new GridTransportError(
-            endpoint.name,
-            'GRIDSYNC_CALL_DEADLINE',
-            `no complete answer within ${this.callMs} ms after the body was sent (api.timeouts.callMs)`,
-            false,
-            { cause: err },
-          );
-        }
-        throw err;
-      } finally {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-      }
+      const { length, body } = await uploadBody(filePath, upload, bodySent, options.calls);
+      const res = await this.core.http.send(
+        endpoint.name,
+        'POST',
+        endpoint.path,
+        { ...headers, 'content-length': String(length) },
+        body,
+        signal,
+      );
+      const data = await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
+      return { parcelId: decodeUploadResult(endpoint.name, data, this.shapes) };
     });
+  }
+
+  serviceClockOffsetMs(): number | undefined {
+    return this.core.http.clock.offsetMs();
   }
 
   /** Ends a bearer session (logout) and closes the connections. Safe to call twice. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (!this.core.markClosed()) return;
     const token = this.session.takeForLogout();
     if (token) {
       try {
-        const res = await this.http.send(
+        const res = await this.core.http.send(
           authEndpoints.logout.name,
           'POST',
           authEndpoints.logout.path,
@@ -424,10 +300,10 @@ export class GridClient implements MailboxTransport {
         );
         await res.body.dump();
       } catch (err) {
-        this.logger?.debug({ endpoint: authEndpoints.logout.name, ...errorFields(err) }, 'logout failed while closing');
+        this.core.logger?.debug({ endpoint: authEndpoints.logout.name, ...errorFields(err) }, 'logout failed while closing');
       }
     }
-    await this.http.close();
+    await this.core.close();
   }
 
   // ------------------------------------------------------------------ internals
@@ -435,12 +311,10 @@ export class GridClient implements MailboxTransport {
   /** A catalog call whose `data` is returned unvalidated: the MailboxTransport methods decode it tolerantly. */
   private callData<E extends EndpointDef>(endpoint: E, request: z.input<E['request']>, options: CallOptions): Promise<unknown> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
-    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
-      this.withDeadline(endpoint.name, options.signal, async (signal) => {
-        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
-        return readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
-      }),
-    );
+    return this.core.run(this.retryOptions(endpoint, options), CALL, async (headers, { signal }) => {
+      const res = await this.core.http.send(endpoint.name, endpoint.method, path, headers ?? {}, body, signal);
+      return readEnvelope(undefined, res, this.envelopeOptions(endpoint.name));
+    });
   }
 
   /**
@@ -453,34 +327,28 @@ export class GridClient implements MailboxTransport {
     options: CallOptions,
   ): Promise<{ data: unknown; total: number }> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
-    return this.retry.run(this.retryOptions(endpoint, options), (headers) =>
-      this.withDeadline(endpoint.name, options.signal, async (signal) => {
-        const res = await this.http.send(endpoint.name, endpoint.method, path, headers, body, signal);
-        if (res.statusCode >= 300) return (await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name))) as never;
-        let scanned;
-        try {
-          scanned = await scanList(res.body, {
-            endpoint: endpoint.name,
-            maxItems: this.limits.maxListEntries,
-            maxValueBytes: this.limits.maxBodyBytes,
-          });
-        } catch (err) {
-          res.body.destroy();
-          throw toTransportError(endpoint.name, err);
-        }
-        const { members } = scanned;
-        if (members.success !== true) throw apiErrorFrom(endpoint.name, res, members, this.now());
-        return { data: scanned.items ?? members.data, total: scanned.total };
-      }),
-    );
+    return this.core.run(this.retryOptions(endpoint, options), CALL, async (headers, { signal }) => {
+      const res = await this.core.http.send(endpoint.name, endpoint.method, path, headers ?? {}, body, signal);
+      if (res.statusCode >= 300) return (await readEnvelope(undefined, res, this.envelopeOptions(endpoint.name))) as never;
+      let scanned;
+      try {
+        scanned = await scanList(res.body, {
+          endpoint: endpoint.name,
+          maxItems: this.core.limits.maxListEntries,
+          maxValueBytes: this.core.limits.maxBodyBytes,
+        });
+      } catch (err) {
+        res.body.destroy();
+        throw toTransportError(endpoint.name, err);
+      }
+      const { members } = scanned;
+      if (members.success !== true) throw apiErrorFrom(endpoint.name, res, members, this.core.now());
+      return { data: scanned.items ?? members.data, total: scanned.total };
+    });
   }
 
   private envelopeOptions(name: string): ReadEnvelopeOptions {
-    return { name, now: this.now(), maxBodyBytes: this.limits.maxBodyBytes };
-  }
-
-  private withDeadline<T>(endpoint: string, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return withCallDeadline(endpoint, this.callMs, outer, fn);
+    return { name, now: this.core.now(), maxBodyBytes: this.core.limits.maxBodyBytes };
   }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {
@@ -491,9 +359,9 @@ export class GridClient implements MailboxTransport {
     endpoint: typeof authEndpoints.login | typeof authEndpoints.refresh,
     body: Record<string, unknown>,
   ): Promise<LoginResult> {
-    return this.retry.run({ endpoint: endpoint.name, idempotent: true, auth: false }, async () => {
-      const res = await this.http.send(endpoint.name, 'POST', endpoint.path, {}, JSON.stringify(body));
-      return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.now() })) as LoginResult;
+    return this.core.run({ endpoint: endpoint.name, idempotent: true, auth: false }, CALL, async (_none, { signal }) => {
+      const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, {}, JSON.stringify(body), signal);
+      return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.core.now() })) as LoginResult;
     });
   }
 }

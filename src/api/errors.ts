@@ -131,6 +131,33 @@ export class GridLimitError extends GridError {
   }
 }
 
+/**
+ * The service answered a confirm, but not with a confirm of this parcel: a success answer naming
+ * another parcel, a status that is not "confirmed", a SOAP `false` whose read-back does not show
+ * the parcel archived. The parcel is not confirmed; the confirm is safe to repeat (transient).
+ */
+export class ConfirmNotTakenError extends GridError {
+  readonly code = 'GRID_CONFIRM_NOT_TAKEN';
+  constructor(
+    endpoint: string,
+    readonly parcelId: number,
+    detail: string,
+  ) {
+    super(`${endpoint}: parcel ${parcelId} is not confirmed: ${detail}`, endpoint);
+  }
+}
+
+/** A file changed size while it was uploaded: what was sent is not the file that was claimed. */
+export class UploadSourceChangedError extends GridsyncError {
+  readonly code = 'GRID_UPLOAD_SOURCE_CHANGED';
+  constructor(
+    readonly filePath: string,
+    detail: string,
+  ) {
+    super(`${filePath} ${detail}`);
+  }
+}
+
 /** The client was configured in a way it refuses (plain http to a remote host, no credentials). */
 export class GridConfigError extends GridError {
   readonly code = 'GRID_CONFIG_ERROR';

@@ -1,6 +1,8 @@
-/** The client of the REST v2 interface: everything other folders may import from `src/api`. */
+/** The clients of the service (REST v2 and SOAP 4.1 over one core): everything other folders may import from `src/api`. */
 export { GridClient, gridsyncVersion } from './client.js';
-export type { GridAuth, GridClientOptions, ClientLogger, ListRow } from './client.js';
+export type { GridAuth, GridClientOptions, ClientLimits, ClientLogger, ListRow } from './client.js';
+export type { CoreOptions } from './core.js';
+export { isLoopbackHost, serviceUrlProblem } from './url-policy.js';
 export type {
   CallOptions,
   DownloadOptions,

@@ -1,12 +1,29 @@
 /**
- * The attempt loop every request goes through: auth headers, one attempt, then the decision of
- * src/api/retry.ts — wait and repeat, fail, or report an unknown outcome.
+ * The attempt loop every request of both protocols goes through: the rate gate, the credential,
+ * one attempt, then the decision of src/api/retry.ts — wait and repeat, fail, or report an unknown
+ * outcome. Every failure is scrubbed of the secrets the client holds before anything logs or
+ * throws it: text the service sent (an error message, a fault) may quote them.
  */
 import { GridApiError, GridConfigError, GridResponseError, UploadOutcomeUnknownError } from './errors.js';
 import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
 import type { RateGate } from './rate-gate.js';
-import type { Session } from './session.js';
+import { scrubError } from './redact.js';
 import { errorFields } from '../errors/index.js';
+
+/**
+ * How a protocol authenticates an attempt: REST sends headers, SOAP a SessionID in the envelope.
+ * `C` is what one attempt carries.
+ */
+export interface Credentials<C> {
+  /** The credential for one authenticated attempt (logs in first when needed). */
+  current(): Promise<C>;
+  /** True when `err` says the credential `used` expired and one fresh login may cure it. */
+  isExpired(err: unknown): boolean;
+  /** Forgets `used`: the next attempt logs in again. */
+  invalidate(used: C | undefined): void;
+  /** Every secret value held: API key, password, tokens and session ids issued so far. */
+  secrets(): readonly string[];
+}
 
 export interface RetryLogger {
   warn(obj: object, msg: string): void;
@@ -24,8 +41,8 @@ export interface RetryOptions {
   readonly mayRetry?: () => boolean;
 }
 
-export interface RetryLoopDeps {
-  readonly session: Session;
+export interface RetryLoopDeps<C> {
+  readonly credentials: Credentials<C>;
   /** Shared by every request of the client: a 429 holds them all. */
   readonly gate: RateGate;
   /** Attempts per call, the first included. */
@@ -40,10 +57,11 @@ export interface RetryLoopDeps {
   readonly isClosed: () => boolean;
 }
 
-export class RetryLoop {
-  constructor(private readonly deps: RetryLoopDeps) {}
+export class RetryLoop<C> {
+  constructor(private readonly deps: RetryLoopDeps<C>) {}
 
-  async run<T>(options: RetryOptions, attempt: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  /** `attempt` receives the credential, or undefined for a call without auth. */
+  async run<T>(options: RetryOptions, attempt: (credential: C | undefined) => Promise<T>): Promise<T> {
     const { endpoint, idempotent, signal } = options;
     const d = this.deps;
     if (d.isClosed()) throw new GridConfigError('the client is closed', endpoint);
@@ -51,15 +69,18 @@ export class RetryLoop {
     for (let n = 1; ; n++) {
       await d.gate.pass(signal);
       const attemptStart = d.now();
+      let credential: C | undefined;
       try {
-        const headers = options.auth ? await d.session.headers() : {};
-        return await attempt(headers);
-      } catch (err) {
+        credential = options.auth ? await d.credentials.current() : undefined;
+        return await attempt(credential);
+      } catch (thrown) {
+        const err = scrubError(thrown, d.credentials.secrets());
         if (signal?.aborted || (err as Error).name === 'AbortError') throw err;
-        if (d.session.isExpired(err) && !reloggedIn) {
-          // One re-login on InvalidSession, then fail. Does not count as an attempt.
+        if (options.auth && d.credentials.isExpired(err) && !reloggedIn) {
+          // One re-login on an expired session, then fail. Does not count as an attempt; the
+          // service refused before acting, so it is safe even for an upload.
           reloggedIn = true;
-          d.session.invalidate();
+          d.credentials.invalidate(credential);
           n--;
           continue;
         }

@@ -1,9 +1,11 @@
 /**
- * Credentials of the client: an API key sent as `X-API-Key`, or a login that becomes a bearer
+ * Credentials of the REST client: an API key sent as `X-API-Key`, or a login that becomes a bearer
  * session — refreshed before it expires, one re-login when the service calls it invalid.
  */
 import { auth as authEndpoints } from './catalog/index.js';
 import { GridApiError, GridConfigError } from './errors.js';
+import type { Credentials } from './retry-loop.js';
+import { SecretsSeen } from './secrets-seen.js';
 import type { LoginResult } from './wire.js';
 import { errorFields } from '../errors/index.js';
 
@@ -25,9 +27,10 @@ interface BearerSession {
 /** Lifetime assumed when the service's `expiresAt` cannot be read. */
 const FALLBACK_LIFETIME_MS = 5 * 60_000;
 
-export class Session {
-  private current: BearerSession | undefined;
+export class Session implements Credentials<Record<string, string>> {
+  private bearerSession: BearerSession | undefined;
   private pending: Promise<BearerSession> | undefined;
+  private readonly seen: SecretsSeen;
 
   constructor(
     private readonly auth: GridAuth,
@@ -39,13 +42,18 @@ export class Session {
     if ('apiKey' in auth ? !auth.apiKey : !auth.login || !auth.password) {
       throw new GridConfigError('no credentials: give an API key, or login and password', 'client');
     }
+    this.seen = new SecretsSeen(auth);
   }
 
-  /** The headers that authenticate one request. */
-  async headers(): Promise<Record<string, string>> {
-    if ('apiKey' in this.auth) return { 'x-api-key': this.auth.apiKey };
+  /** The headers that authenticate one request (the header name spelled as the service documents it). */
+  async current(): Promise<Record<string, string>> {
+    if ('apiKey' in this.auth) return { 'X-API-Key': this.auth.apiKey };
     const s = await this.bearer();
     return { authorization: `Bearer ${s.token}` };
+  }
+
+  secrets(): readonly string[] {
+    return this.seen.values();
   }
 
   /** True when `err` says the bearer token is no longer valid and a fresh login may cure it. */
@@ -55,19 +63,19 @@ export class Session {
 
   /** Forgets the bearer token: the next request logs in again. */
   invalidate(): void {
-    this.current = undefined;
+    this.bearerSession = undefined;
   }
 
   /** The bearer token to end at close, if any; the session forgets it. */
   takeForLogout(): string | undefined {
-    const token = this.current?.token;
-    this.current = undefined;
+    const token = this.bearerSession?.token;
+    this.bearerSession = undefined;
     return token;
   }
 
   /** A valid bearer session: log in, or refresh when less than min(5 min, 10 % of the lifetime) remains. */
   private async bearer(): Promise<BearerSession> {
-    const s = this.current;
+    const s = this.bearerSession;
     if (s) {
       const margin = Math.min(5 * 60_000, (s.expiresAt - s.issuedAt) / 10);
       if (s.expiresAt - this.now() > margin) return s;
@@ -82,7 +90,7 @@ export class Session {
           });
         }
         next ??= await this.token(authEndpoints.login, this.auth as { login: string; password: string });
-        this.current = next;
+        this.bearerSession = next;
         return next;
       } finally {
         this.pending = undefined;
@@ -95,6 +103,7 @@ export class Session {
     const issuedAt = this.now();
     const result = await this.tokenCall(endpoint, body);
     const expiresAt = Date.parse(result.expiresAt);
+    this.seen.add(result.token, result.refreshToken);
     return {
       token: result.token,
       ...(result.refreshToken ? { refreshToken: result.refreshToken } : {}),

@@ -5,7 +5,7 @@
  * be missing, null, of another form or unknown, which is never fatal and is logged once per
  * endpoint and field.
  */
-import { GridResponseError } from './errors.js';
+import { ConfirmNotTakenError, GridResponseError } from './errors.js';
 import type { ParcelSummary, SessionContext } from './transport.js';
 import { ParcelStatus } from './wire.js';
 
@@ -208,9 +208,28 @@ export function decodeUploadResult(endpoint: string, data: unknown, warn: ShapeW
   return id.value;
 }
 
-/** Confirm's answer: `true`, an object or null all mean done; `false` (a legacy answer) does not. */
-export function decodeConfirmResult(endpoint: string, data: unknown, warn: ShapeWarnings): void {
-  if (data === false) throw new GridResponseError(endpoint, 200, 'data', 'false: the service did not confirm the parcel');
-  if (data !== true)
-    warn.note(endpoint, 'data', `expected true, got ${data === null ? 'null' : typeof data}; success is taken as confirmed`);
+/**
+ * The status that proves a confirm: `InBoxArchived`. `InBoxTransferred` is what a download leaves
+ * (the service's documentation), so a parcel showing it is not confirmed yet.
+ */
+export const CONFIRMED_STATUS = 'InBoxArchived';
+
+/**
+ * Confirm's answer. `true` or null (tolerated, noted) mean done; an object counts only when it is
+ * about this parcel and does not show it still waiting; `false` (a legacy answer) does not count.
+ */
+export function decodeConfirmResult(endpoint: string, parcelId: number, data: unknown, warn: ShapeWarnings): void {
+  if (data === false) throw new ConfirmNotTakenError(endpoint, parcelId, 'the service answered false');
+  if (data === true) return;
+  if (data && typeof data === 'object' && !Array.isArray(data)) {
+    const r = data as Record<string, unknown>;
+    if (r.parcelId !== undefined && r.parcelId !== null) {
+      const id = readId(r.parcelId);
+      if (!id.ok || id.value !== parcelId)
+        throw new ConfirmNotTakenError(endpoint, parcelId, `the answer is about parcel ${String(r.parcelId).slice(0, 40)}`);
+    }
+    if (r.status === 'InBoxReady') throw new ConfirmNotTakenError(endpoint, parcelId, 'the answer shows it still InBoxReady');
+    return;
+  }
+  warn.note(endpoint, 'data', `expected true, got ${data === null ? 'null' : typeof data}; success is taken as confirmed`);
 }

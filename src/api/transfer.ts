@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from './base64.js';
 import { apiErrorFrom } from './envelope.js';
-import { ContentIntegrityError, GridResponseError, GridTransportError } from './errors.js';
+import { ContentIntegrityError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { JsonStreamError, readJsonStreaming } from './json-stream.js';
 import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
@@ -179,7 +179,7 @@ export async function* encodedContent(
     read += chunk.length;
     yield encoder.push(chunk);
   }
-  if (read !== source.size) throw new Error(`${filePath} changed size during the upload (${source.size} → ${read} bytes)`);
+  if (read !== source.size) throw new UploadSourceChangedError(filePath, `changed size during the upload (${source.size} → ${read} bytes)`);
   yield encoder.end();
 }
 

@@ -113,5 +113,10 @@ export interface MailboxTransport {
    * without such a call leaves `{partner}` to the configured names and the grid id.
    */
   partnerName?(gridId: number, options?: CallOptions): Promise<string | undefined>;
+  /**
+   * The service's clock minus ours, from the `Date` header of its last answer (ServiceClock);
+   * undefined before one. Optional: without it, times are compared on our clock alone.
+   */
+  serviceClockOffsetMs?(): number | undefined;
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { GridsyncError } from '../errors/index.js';
 import { gridsyncVersion } from '../version.js';
+import { print, printError } from './print.js';
 
 export class UsageError extends GridsyncError {
   readonly code = 'CLI_USAGE';
@@ -56,11 +57,11 @@ export function parseCommand<O extends Options>(
   output.quiet = parsed.values.quiet === true;
   output.logLevel = level as LogLevel | undefined;
   if (parsed.values.help) {
-    process.stdout.write(`${usage}\n${OUTPUT_USAGE}\n`);
+    print(`${usage}\n${OUTPUT_USAGE}\n`);
     return undefined;
   }
   if (parsed.values.version) {
-    process.stdout.write(`gridsync ${gridsyncVersion()}\n`);
+    print(`gridsync ${gridsyncVersion()}\n`);
     return undefined;
   }
   return parsed as unknown as ParsedCommand<O>;
@@ -72,7 +73,7 @@ export async function runCommand(body: () => Promise<number>): Promise<number> {
     return await body();
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`gridsync: ${err.message}\n`);
+      printError(`gridsync: ${err.message}\n`);
       return 2;
     }
     throw err;

@@ -1,10 +1,13 @@
 /** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. `--soap OPERATION [JSON]`: one SOAP 4.1 call. */
 import fs from 'node:fs';
+import { ZodError } from 'zod';
 import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
 import { ALL_OPERATIONS, operationByName } from '../api/soap/index.js';
-import { startEmulator, type Emulator } from '../emulator/index.js';
+import { ConfigSchema } from '../config/index.js';
+import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key-file FILE]
        gridsync call --soap OPERATION [JSON] [-c FILE | --base-url URL --api-key-file FILE]
@@ -39,7 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     if (args.values.list && args.values.soap) {
       for (const o of ALL_OPERATIONS)
-        process.stdout.write(
+        print(
           `${o.name.padEnd(28)} ${o.params
             .map((p) => `${p.name}:${p.type}`)
             .join(', ')
@@ -48,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (args.values.list) {
-      for (const e of ALL_ENDPOINTS) process.stdout.write(`${e.method.padEnd(6)} ${e.path.padEnd(48)} ${e.name.padEnd(32)} ${e.summary}\n`);
+      for (const e of ALL_ENDPOINTS) print(`${e.method.padEnd(6)} ${e.path.padEnd(48)} ${e.name.padEnd(32)} ${e.summary}\n`);
       return 0;
     }
     const soap = args.values.soap === true;
@@ -70,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     let baseUrl = args.values['base-url'] ?? process.env.GRIDSYNC_API_BASE_URL;
     if (args.values['api-key'] !== undefined)
-      process.stderr.write(
+      printError(
         'gridsync: warning: --api-key is visible to every user of this machine (ps, /proc); use --api-key-file FILE or GRIDSYNC_API_KEY instead\n',
       );
     const keyFile = args.values['api-key-file'] ?? process.env.GRIDSYNC_API_KEY_FILE;
@@ -86,29 +89,33 @@ export async function main(argv: string[]): Promise<number> {
     let apiKey = args.values['api-key'] ?? fileKey ?? process.env.GRIDSYNC_API_KEY;
     let login: { login: string; password: string } | undefined;
     let allowInsecureHttp = args.values['allow-insecure-http'] ?? false;
-    let emulator: Emulator | undefined;
+    let cfg: ServiceConfig | undefined;
     if (args.values.config) {
-      const cfg = loadConfigOrThrow(args.values.config).config;
+      cfg = loadConfigOrThrow(args.values.config).config;
       baseUrl ??= cfg.api.baseUrl;
       apiKey ??= cfg.api.apiKey;
       if (cfg.api.login && cfg.api.password) login = { login: cfg.api.login, password: cfg.api.password };
       allowInsecureHttp ||= cfg.api.allowInsecureHttp;
-      if (baseUrl === 'embedded') {
-        emulator = await startEmulator({ ...(cfg.emulator.dataFile ? { dataFile: cfg.emulator.dataFile } : {}) });
-        baseUrl = emulator.url;
-      }
     }
     if (!baseUrl) throw new UsageError('no service: give -c FILE, --base-url, or GRIDSYNC_API_BASE_URL');
     if (!apiKey && !login) throw new UsageError('no credentials: give -c FILE, --api-key-file FILE, or GRIDSYNC_API_KEY');
-    const auth = apiKey ? { apiKey } : (login as { login: string; password: string });
-    if (soap) return callSoap(baseUrl, auth, allowInsecureHttp, p, body, emulator);
-    let client: GridClient;
+    if (baseUrl === 'embedded' && !cfg)
+      throw new UsageError('baseUrl embedded needs -c FILE (the emulator keeps its state in the stateDir)');
+    const credentials = apiKey ? { apiKey } : { login: login?.login, password: login?.password };
+    let service: ServiceConnection;
     try {
-      client = new GridClient({ baseUrl, auth, allowInsecureHttp });
+      const api = ConfigSchema.shape.api.parse({ ...cfg?.api, baseUrl, ...credentials, allowInsecureHttp });
+      service = await connectService(
+        { api, emulator: cfg?.emulator ?? ConfigSchema.shape.emulator.parse({}), stateDir: cfg?.stateDir ?? '.' },
+        { protocol: soap ? 'soap' : 'rest' },
+      );
     } catch (err) {
-      await emulator?.close();
-      throw new UsageError((err as Error).message);
+      if (err instanceof ZodError) throw new UsageError(err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      if (err instanceof GridError) throw new UsageError(err.message);
+      throw err;
     }
+    if (service.soap) return callSoap(service, p, body);
+    const client = service.rest as GridClient;
     try {
       let target = p;
       if ((method as string).toUpperCase() === 'GET' && body && typeof body === 'object') {
@@ -119,61 +126,42 @@ export async function main(argv: string[]): Promise<number> {
         body = undefined;
       }
       const data = await client.callRaw(method as string, target, body, {
-        onShapeMismatch: (field, detail) =>
-          process.stderr.write(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
+        onShapeMismatch: (field, detail) => printError(`warning: the answer does not match the documented shape at ${field}: ${detail}\n`),
       });
-      process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      print(`${JSON.stringify(data, null, 2)}\n`);
       return 0;
     } catch (err) {
-      if (err instanceof GridApiError)
-        process.stderr.write(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
-      else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
+      if (err instanceof GridApiError) printError(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
+      else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
       else throw err;
       return 1;
     } finally {
-      await client.close();
-      await emulator?.close();
+      await service.close();
     }
   });
 }
 
-async function callSoap(
-  url: string,
-  auth: { apiKey: string } | { login: string; password: string },
-  allowInsecureHttp: boolean,
-  operation: string,
-  params: unknown,
-  emulator: Emulator | undefined,
-): Promise<number> {
+async function callSoap(service: ServiceConnection, operation: string, params: unknown): Promise<number> {
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
-    await emulator?.close();
+    await service.close();
     throw new UsageError('the JSON argument of --soap must be an object of parameters by element name');
   }
-  let client: SoapClient;
-  try {
-    client = new SoapClient({ url, auth, allowInsecureHttp });
-  } catch (err) {
-    await emulator?.close();
-    throw new UsageError((err as Error).message);
-  }
+  const client = service.soap as SoapClient;
   try {
     const result = await client.call(operation, (params ?? {}) as Record<string, unknown>);
     // WhoAmI and the session logs echo the session id, which may be the API key itself.
-    process.stdout.write(
+    print(
       `${JSON.stringify(result, (key, value: unknown) => (key === 'SessionID' && typeof value === 'string' ? '(redacted)' : value), 2)}\n`,
     );
     return 0;
   } catch (err) {
     if (err instanceof SoapFaultError)
-      process.stderr.write(
-        `soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`,
-      );
-    else if (err instanceof GridApiError) process.stderr.write(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
-    else if (err instanceof GridError) process.stderr.write(`${err.code}: ${err.message}\n`);
+      printError(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);
+    else if (err instanceof GridApiError) printError(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
+    else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
     else throw err;
     return 1;
   } finally {
-    await client.close();
-    await emulator?.close();
+    await service.close();
   }
 }

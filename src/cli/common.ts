@@ -1,20 +1,16 @@
 /** What the daemon commands share: config loading with exit code 2 on errors, and the logger. */
-import { ConfigError, loadConfig, type LoadedConfig } from '../config/index.js';
+import { loadConfig, type LoadedConfig } from '../config/index.js';
 import { createLogger, wantsPretty } from '../daemon/index.js';
 import type { Logger } from '../log.js';
-import { output, UsageError, type LogLevel } from './args.js';
+import { output, type LogLevel } from './args.js';
 
 const LEVEL_ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 export const CONFIG_OPTION = { config: { type: 'string', short: 'c' } } as const;
 
+/** The config, or a ConfigError that reaches stderr with its code (exit 2 from the error table). */
 export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
-  try {
-    return loadConfig(file);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(err.message);
-    throw err;
-  }
+  return loadConfig(file);
 }
 
 /**

@@ -8,14 +8,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { catalog, GridApiError, GridClient, SoapClient, type GridClientOptions } from '../api/index.js';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { catalog, GridApiError, type GridClient } from '../api/index.js';
+import { connectService, type ServiceOptions } from '../service/index.js';
+import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync doctor [-c FILE]
 
@@ -43,24 +45,9 @@ function nearestExisting(p: string): string {
   return cur;
 }
 
-const names = (file: string): Map<number, string> => {
-  const m = new Map<number, string>();
-  try {
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-      const [name, , id] = line.split(':');
-      if (name && id !== undefined) m.set(Number(id), name);
-    }
-  } catch {
-    // No /etc/passwd (a minimal container): numeric ids.
-  }
-  return m;
-};
-const users = names('/etc/passwd');
-const groups = names('/etc/group');
-
 /** `gridsync:edi 2770` — who owns a folder and its mode, as an operator would check with ls -ld. */
 export function ownerAndMode(st: fs.Stats): string {
-  return `${users.get(st.uid) ?? st.uid}:${groups.get(st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
+  return `${accountName('passwd', st.uid) ?? st.uid}:${accountName('group', st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
 }
 
 /** A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates it). */
@@ -154,7 +141,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
       .split(cfg.api.baseUrl)
       .join(shown)
       .replace(/\/\/([^/@\s:]*):(?!\*\*\*@)[^/@\s]*@/g, '//$1:***@');
-  let client: ServiceProbe | undefined;
+  let client: Promise<ServiceProbe> | undefined;
   let budgetEnd = 0;
   let me: { mailboxId: number } | undefined;
   let gaveUp: string | undefined;
@@ -167,8 +154,6 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
     if (!client) {
       budgetEnd = Date.now() + DOCTOR_SERVICE_BUDGET_MS;
       client = serviceProbe(cfg, {
-        auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login ?? '', password: cfg.api.password ?? '' },
-        allowInsecureHttp: cfg.api.allowInsecureHttp,
         timeouts: {
           connectMs: Math.min(cfg.api.timeouts.connectMs, DOCTOR_CALL_TIMEOUT_MS),
           headersMs: DOCTOR_CALL_TIMEOUT_MS,
@@ -177,7 +162,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
         maxAttempts: 1,
       });
     }
-    const c = client;
+    const c = await client;
     return bounded(Math.min(DOCTOR_CALL_TIMEOUT_MS, remaining()), `${shown} (${what})`, (signal) => fn(c, signal));
   };
   const guarded = (name: string, waitsFor: string, body: () => Promise<CheckResult>): Check => ({
@@ -225,7 +210,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
       }),
     );
   });
-  return { checks, close: async () => client?.close() };
+  return { checks, close: async () => (await client)?.close() };
 }
 
 export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
@@ -297,11 +282,11 @@ export async function main(argv: string[]): Promise<number> {
       loaded = loadConfig(args.values.config);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      process.stdout.write(`✗ config: ${err.message}\n`);
+      print(`✗ config: ${err.message}\n`);
       return 2;
     }
-    if (!output.quiet) process.stdout.write(`✓ config ${loaded.file}\n`);
-    for (const w of loaded.warnings) process.stdout.write(`! ${w}\n`);
+    if (!output.quiet) print(`✓ config ${loaded.file}\n`);
+    for (const w of loaded.warnings) print(`! ${w}\n`);
     const tty = process.stderr.isTTY === true;
     let failed = 0;
     const { checks, close } = doctorChecks(loaded.config);
@@ -309,7 +294,7 @@ export async function main(argv: string[]): Promise<number> {
       // Say what we wait for before any network wait: on a terminal as a line that the result
       // replaces, otherwise as its own line on stderr.
       const waitsFor = c.waitsFor?.();
-      if (waitsFor) process.stderr.write(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
+      if (waitsFor) printError(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
       let r: CheckResult;
       try {
         r = await c.run();
@@ -320,7 +305,7 @@ export async function main(argv: string[]): Promise<number> {
       if (r.level === 'fail') failed++;
       if (output.quiet && r.level === 'ok') continue;
       const mark = { ok: '✓', note: '!', fail: '✗' }[r.level];
-      process.stdout.write(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
+      print(`${mark} ${c.name}${r.detail ? `: ${r.detail}` : ''}\n`);
     }
     await close();
     return failed === 0 ? 0 : 2;
@@ -335,25 +320,26 @@ interface ServiceProbe {
   close(): Promise<void>;
 }
 
-function serviceProbe(cfg: Config, options: Omit<GridClientOptions, 'baseUrl'>): ServiceProbe {
-  if (cfg.api.protocol === 'soap') {
-    const c = new SoapClient({ url: cfg.api.baseUrl, ...options });
+async function serviceProbe(cfg: Config, options: ServiceOptions): Promise<ServiceProbe> {
+  const service = await connectService(cfg, options);
+  const soap = service.soap;
+  if (soap) {
     return {
-      version: async (signal) => String(await c.call('Version', {}, { signal })),
+      version: async (signal) => String(await soap.call('Version', {}, { signal })),
       me: async (signal) => {
-        const s = (await c.call('WhoAmI', {}, { signal })) as { LoginName?: string; MailboxID: number; AuthLevel: string };
+        const s = (await soap.call('WhoAmI', {}, { signal })) as { LoginName?: string; MailboxID: number; AuthLevel: string };
         return { login: s.LoginName ?? '', mailboxId: s.MailboxID, authLevel: s.AuthLevel };
       },
       // Listing the mailbox's inbox is the access check the SOAP interface offers (as the daemon does).
-      mailbox: async (mailboxId, signal) => void (await c.pendingInbox(mailboxId, { signal })),
-      close: () => c.close(),
+      mailbox: async (mailboxId, signal) => void (await soap.pendingInbox(mailboxId, { signal })),
+      close: () => service.close(),
     };
   }
-  const c = new GridClient({ baseUrl: cfg.api.baseUrl, ...options });
+  const c = service.rest as GridClient;
   return {
     version: async (signal) => (await c.call(catalog.auth.version, {}, { signal })).version,
     me: async (signal) => c.call(catalog.users.me, {}, { signal }),
     mailbox: async (mailboxId, signal) => void (await c.call(catalog.mailboxes.get, { mailboxId }, { signal })),
-    close: () => c.close(),
+    close: () => service.close(),
   };
 }

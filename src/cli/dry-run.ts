@@ -9,7 +9,7 @@ import type { Config } from '../config/index.js';
 import { InboundJournal, Journal } from '../journal/index.js';
 import { ignoreMatcher } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
-import { connectService } from './service.js';
+import { connectService } from '../service/index.js';
 
 export interface DryRunReport {
   readonly mailboxes: {
@@ -67,7 +67,7 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     }
     return { mailboxes };
   } finally {
-    journal?.close();
+    await journal?.close();
     await service.close();
   }
 }

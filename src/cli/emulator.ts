@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import { EmulatorConfigError, startEmulator } from '../emulator/index.js';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { print, printError } from './print.js';
 
 /** The Root key from the environment: not visible in `ps` as an argument would be. */
 export const ROOT_KEY_ENV = 'GRIDSYNC_EMULATOR_ROOT_KEY';
@@ -35,7 +36,7 @@ function rootKey(v: { 'root-key'?: string | undefined; 'root-key-file'?: string 
     return key;
   }
   if (v['root-key']) {
-    process.stderr.write(
+    printError(
       'gridsync emulator: warning: --root-key shows the key in the process list; prefer --root-key-file or ' + ROOT_KEY_ENV + '\n',
     );
     return v['root-key'];
@@ -81,11 +82,11 @@ export async function main(argv: string[]): Promise<number> {
       throw err;
     }
     if (v.expose) {
-      process.stderr.write(
+      printError(
         'gridsync emulator: warning: listening beyond loopback; the demo users of the default seed (keys demo-key-1001, demo-key-1002, demo-key-admin) are known to anyone who read the docs — use --seed with your own keys\n',
       );
     }
-    process.stdout.write(`gridsync emulator listening on ${emu.url}\n`);
+    print(`gridsync emulator listening on ${emu.url}\n`);
     await untilSignal();
     await emu.close();
     return 0;

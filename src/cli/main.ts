@@ -12,6 +12,7 @@
 import { gridsyncVersion } from '../version.js';
 import { disableCoreDumps } from './core-dumps.js';
 import { describeForOperator, exitCodeFor } from './exit-codes.js';
+import { print, printError } from './print.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
   run: { summary: 'run until SIGTERM/SIGINT', load: () => import('./run.js') },
@@ -40,16 +41,16 @@ function usage(): string {
 async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-V') {
-    process.stdout.write(`gridsync ${gridsyncVersion()}\n`);
+    print(`gridsync ${gridsyncVersion()}\n`);
     return 0;
   }
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${usage()}\n`);
+    print(`${usage()}\n`);
     return command === undefined ? 2 : 0;
   }
   const entry = COMMANDS[command];
   if (!entry) {
-    process.stderr.write(`gridsync: unknown command '${command}'\n\n${usage()}\n`);
+    printError(`gridsync: unknown command '${command}'\n\n${usage()}\n`);
     return 2;
   }
   // Before any command reads a secret.
@@ -73,7 +74,7 @@ dispatch(process.argv.slice(2)).then(
   (err: unknown) => {
     // An operator gets the message and its code; the stack only on request, for a bug report.
     const detail = process.env.GRIDSYNC_DEBUG && err instanceof Error ? `\n${err.stack ?? ''}` : '';
-    process.stderr.write(`gridsync: ${describeForOperator(err)}${detail}\n`);
+    printError(`gridsync: ${describeForOperator(err)}${detail}\n`);
     process.exitCode = exitCodeFor(err);
   },
 );

@@ -1,11 +1,14 @@
 /** `gridsync once`: one full cycle of every mailbox, then exit with a status code for schedulers. */
-import { Daemon, StartupError } from '../daemon/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { Daemon, ONCE_MAILBOX_CONCURRENCY, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
 import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
-import { output, UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { output, parseCommand, runCommand, untilSignal } from './args.js';
 import { dryRun, formatDryRun } from './dry-run.js';
-import { ProgressView } from './progress.js';
+import { progressLogFields, ProgressView } from './progress.js';
+import { gridsyncVersion } from '../version.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
 
@@ -13,9 +16,14 @@ const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level 
 changing nothing — no journal, no folder, no download, confirmation, upload or move.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
-summary table; elsewhere a progress log line at most every 10 s.
+summary table; elsewhere a "once started" log line, then a progress log line (with rate and ETA)
+at most every 10 s.
 
-Recovers what a previous run left unfinished, drains every inbox and outbox once, and exits:
+Recovers what a previous run left unfinished, drains every inbox and outbox (up to ${ONCE_MAILBOX_CONCURRENCY} mailboxes
+at a time), and exits. After a transient failure (the service wobbling, an item still pending) it
+runs further cycles, with pauses, for at most once.drainTimeout (default ${DEFAULTS.once.drainTimeoutMs / 60_000}m; env
+GRIDSYNC_ONCE_DRAIN_TIMEOUT); a service that cannot be reached at all from the start ends the run
+at once (exit 1). Exit codes:
   0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
   delivered (inbox not writable, disk full — the reasons are printed), the service was unreachable,
   or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
@@ -29,12 +37,22 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = loadConfigOrThrow(args.values.config);
     if (args.values['dry-run']) {
       const report = await dryRun(loaded.config);
-      process.stdout.write(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
+      print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
       return 0;
     }
     const tty = process.stderr.isTTY === true && !output.quiet;
     // On a terminal the progress lines replace the per-item info lines (--log-level brings them back).
     const logger = loggerFor(loaded, tty ? 'warn' : undefined);
+    // The first line of a cron job's log: which config, how many mailboxes, how long it may take.
+    logger.info(
+      {
+        version: gridsyncVersion(),
+        config: loaded.file,
+        mailboxes: loaded.config.mailboxes.length,
+        drainTimeoutMs: loaded.config.once.drainTimeout,
+      },
+      'once started',
+    );
     const interrupted = new AbortController();
     void untilSignal().then((signal) => {
       interrupted.abort();
@@ -55,48 +73,36 @@ export async function main(argv: string[]): Promise<number> {
       logger.error(errorFields(err), err.message);
       logger.flush();
       if (exitCodeFor(err) === EXIT_INCOMPLETE) return EXIT_INCOMPLETE;
-      throw new UsageError(err.message);
+      throw err;
     }
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
     const view = new ProgressView({
       tty,
       out: process.stderr,
       log: (rows) => {
-        if (!output.quiet)
-          logger.info(
-            {
-              progress: rows.map((r) => ({
-                mailbox: r.mailbox,
-                direction: r.direction,
-                done: r.done,
-                total: r.total,
-                bytes: r.bytes,
-                failed: r.failed,
-                deferred: r.deferred,
-              })),
-            },
-            'once: progress',
-          );
+        if (!output.quiet) logger.info({ progress: progressLogFields(rows, Date.now()) }, 'once: progress');
       },
     });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), tty ? 250 : 1000);
     try {
-      const { totals: t, left, rounds, timedOut } = await daemon.runOnce();
+      const { totals: t, left, rounds, timedOut, unreachable } = await daemon.runOnce();
       clearInterval(ticker);
       view.finish(daemon.progressRows());
       logger.info({ inbound: t.inbound, outbound: t.outbound, rounds, interrupted: interrupted.signal.aborted }, 'once: done');
       // Exit 0 only when nothing deliverable is left: a scheduler running `once` must see every
       // parcel or file this run could not deliver, each named with its reason.
       if (left.length) {
-        logger.error({ left, timedOut }, 'once: items left undelivered');
+        logger.error({ left, timedOut, unreachable }, unreachable ? 'once: the service is not reachable' : 'once: items left undelivered');
         const lines = left.map(
           (l) =>
             `  ${l.mailbox} ${l.direction === 'in' ? 'inbound ' : 'outbound'} ${l.item}: ${l.kind}: ${l.reason}${l.code ? ` [${l.code}]` : ''}`,
         );
-        const head = timedOut
-          ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):`
-          : 'gridsync once: items left undelivered:';
-        process.stderr.write(`${head}\n${lines.join('\n')}\n`);
+        const head = unreachable
+          ? 'gridsync once: the service is not reachable — nothing was exchanged; the next run picks everything up [STARTUP_UNREACHABLE]:'
+          : timedOut
+            ? `gridsync once: items left undelivered (once.drainTimeout reached after ${rounds} cycles):`
+            : 'gridsync once: items left undelivered:';
+        printError(`${head}\n${lines.join('\n')}\n`);
       }
       return left.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {

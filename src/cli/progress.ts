@@ -5,6 +5,7 @@
  * PROGRESS_LOG_INTERVAL_MS. Formatting is pure; the view only decides when and where to write.
  */
 import type { ProgressRow } from '../daemon/index.js';
+import { printable } from './print.js';
 
 export type { ProgressRow };
 
@@ -36,6 +37,25 @@ export function rates(r: ProgressRow, now: number): { itemsPerSec: number; bytes
   else if (r.done > 0 && r.total > r.done) etaMs = ((r.total - r.done) / itemsPerSec) * 1000;
   else if (r.total === r.done) etaMs = 0;
   return { itemsPerSec, bytesPerSec, etaMs };
+}
+
+/** One progress log line's rows (journald, a cron mail): counts, rate and, while work is left, ETA. */
+export function progressLogFields(rows: readonly ProgressRow[], now: number): Record<string, string | number>[] {
+  return rows.map((r) => {
+    const { itemsPerSec, bytesPerSec, etaMs } = rates(r, now);
+    return {
+      mailbox: r.mailbox,
+      direction: r.direction,
+      done: r.done,
+      total: r.total,
+      bytes: r.bytes,
+      failed: r.failed,
+      deferred: r.deferred,
+      itemsPerSec: Number(itemsPerSec.toFixed(2)),
+      bytesPerSec: Math.round(bytesPerSec),
+      ...(etaMs !== undefined ? { eta: formatDuration(etaMs), etaSeconds: Math.round(etaMs / 1000) } : {}),
+    };
+  });
 }
 
 /** `mb1001 out   12/40 items  1.2 MiB  3.4 items/s 280 KiB/s  ETA 8s  (1 failed)` */
@@ -114,7 +134,8 @@ export class ProgressView {
       const width = Math.max(6, ...rows.map((r) => r.mailbox.length));
       const lines = rows.map((r) => formatProgressLine(r, now, width));
       const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}A` : '';
-      this.opts.out.write(`${up}${lines.map((l) => `\r\x1b[K${l}\n`).join('')}`);
+      // Only the cursor moves are ours: the lines (mailbox names) are printed escaped.
+      this.opts.out.write(`${up}${lines.map((l) => `\r\x1b[K${printable(l)}\n`).join('')}`);
       this.drawnLines = lines.length;
       return;
     }
@@ -129,7 +150,7 @@ export class ProgressView {
   finish(rows: ProgressRow[]): void {
     if (!this.opts.tty) return;
     const up = this.drawnLines > 0 ? `\x1b[${this.drawnLines}A\r\x1b[J` : '';
-    this.opts.out.write(`${up}${summaryTable(rows, this.now)}\n`);
+    this.opts.out.write(`${up}${printable(summaryTable(rows, this.now))}\n`);
     this.drawnLines = 0;
   }
 }

@@ -5,11 +5,12 @@
  * deliver) — the ERP's first copy is never overwritten.
  */
 import path from 'node:path';
-import { catalog, GridApiError } from '../api/index.js';
+import { catalog, GridApiError, GridResponseError } from '../api/index.js';
 import { Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
-import { connectService } from './service.js';
+import { connectService } from '../service/index.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
@@ -33,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     const reset = async (parcelId: number): Promise<void> => {
       if (service.rest) return void (await service.rest.call(catalog.parcels.resetToInbox, { parcelId }));
       if ((await service.soap?.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true)
-        throw new Error('the service answered false');
+        throw new GridResponseError('ParcelDownloadReset', 200, 'ParcelDownloadResetResult', 'the service answered false');
     };
     // No single-daemon lock: like requeue, this works beside a running daemon.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
@@ -43,19 +44,18 @@ export async function main(argv: string[]): Promise<number> {
         try {
           await reset(id);
           journal.recordEvent({ direction: 'in', item: id, to: 'redelivery-requested', detail: { by: 'gridsync redeliver' } });
-          if (!output.quiet)
-            process.stdout.write(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
+          if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {
           failed++;
           const why =
             err instanceof GridApiError
               ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
               : (err as Error).message;
-          process.stderr.write(`parcel ${id}: not reset — ${why}\n`);
+          printError(`parcel ${id}: not reset — ${why}\n`);
         }
       }
     } finally {
-      journal.close();
+      await journal.close();
       await service.close();
     }
     return failed ? 1 : 0;

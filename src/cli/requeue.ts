@@ -1,10 +1,12 @@
 /** `gridsync requeue`: put files from an errorDir back into their outbox (the journal keeps the history). */
 import fs from 'node:fs';
 import path from 'node:path';
+import { UnsafeFileError } from '../files/index.js';
 import { Journal, OutboundJournal } from '../journal/index.js';
 import { requeueFromError } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] (FILE… | --all)
 
@@ -29,19 +31,29 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
-    if (missing.length) process.stderr.write(`not found in any errorDir: ${missing.join(', ')}\n`);
+    if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
     // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
     const rows = new OutboundJournal(journal);
+    let skipped = 0;
     try {
       for (const t of targets) {
-        const dest = await requeueFromError(t.file, t.outbox);
+        let dest: string;
+        try {
+          dest = await requeueFromError(t.file, t.outbox);
+        } catch (err) {
+          // A report someone replaced with a link, FIFO or device (requeue often runs as root).
+          if (!(err instanceof UnsafeFileError)) throw err;
+          printError(`skipped ${t.file}: ${err.message}\n`);
+          skipped++;
+          continue;
+        }
         for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
-        if (!output.quiet) process.stdout.write(`requeued ${t.file} → ${dest}\n`);
+        if (!output.quiet) print(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {
       await journal.close();
     }
-    return missing.length ? 1 : 0;
+    return missing.length || skipped ? 1 : 0;
   });
 }

@@ -1,9 +1,9 @@
 /** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
 import { Daemon, StartupError } from '../daemon/index.js';
 import { errorFields } from '../errors/index.js';
-import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
+import { parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
-import { ProgressView } from './progress.js';
+import { progressLogFields, ProgressView } from './progress.js';
 
 const USAGE = `usage: gridsync run [-c FILE] [--log-level L] [--quiet]
 
@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<number> {
         logger.error({ config: loaded.file, ...errorFields(err) }, err.message);
         logger.flush();
         if (stopWaiting.signal.aborted) return 0;
-        throw new UsageError(err.message);
+        throw err;
       }
       throw err;
     }
@@ -42,21 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     const view = new ProgressView({
       tty: false,
       out: process.stderr,
-      log: (rows) =>
-        logger.info(
-          {
-            progress: rows.map((r) => ({
-              mailbox: r.mailbox,
-              direction: r.direction,
-              done: r.done,
-              total: r.total,
-              bytes: r.bytes,
-              failed: r.failed,
-              deferred: r.deferred,
-            })),
-          },
-          'progress',
-        ),
+      log: (rows) => logger.info({ progress: progressLogFields(rows, Date.now()) }, 'progress'),
     });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), 1000);
     ticker.unref();

@@ -13,6 +13,7 @@ import {
 } from '../journal/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print } from './print.js';
 
 const USAGE = `usage: gridsync status [-c FILE] [--json]
 
@@ -127,7 +128,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       };
       if (args.values.json) {
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        print(`${JSON.stringify(report, null, 2)}\n`);
         return 0;
       }
       const table = (title: string, counts: Record<string, number>): string =>
@@ -169,7 +170,8 @@ export async function main(argv: string[]): Promise<number> {
         for (const f of report.outbound.recentFailures)
           lines.push(`  out  ${f.file}: ${f.reason ?? ''}${f.errorFile ? ` → ${f.errorFile}` : ''} (${f.at})`);
       }
-      process.stdout.write(`${lines.join('\n')}\n`);
+      // Reasons come from the journal (one written before scrubbing may still hold secrets): print masks them.
+      print(`${lines.join('\n')}\n`);
       return 0;
     } finally {
       await journal.close();

@@ -5,12 +5,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { validate as validCron } from 'node-cron';
-import YAML from 'yaml';
-import { GridsyncError } from '../errors/index.js';
+import { Cron } from 'croner';
+import YAML, { YAMLError } from 'yaml';
+import type { z } from 'zod';
+import { serviceUrlProblem } from '../api/index.js';
+import { GridsyncError, holdSecrets } from '../errors/index.js';
+import { groupId } from './accounts.js';
 import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
-import { ConfigSchema, InboxSchema, MailboxSchema, OutboxSchema, type Config } from './schema.js';
+import { secretsOf } from './secrets.js';
+import { readEnvOverrides, type EnvOverride } from './env.js';
+import { describeIssue } from './issues.js';
+import { formatKeyPath } from './keys.js';
+import { ConfigSchema, type Config } from './schema.js';
 
 export class ConfigError extends GridsyncError {
   readonly code = 'CONFIG_INVALID';
@@ -23,8 +30,6 @@ export class ConfigError extends GridsyncError {
     super(message);
   }
 }
-
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 export const DEFAULT_CONFIG_PATHS = ['config/gridsync.yaml', '/etc/gridsync/gridsync.yaml'];
 
@@ -57,153 +62,6 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
   );
 }
 
-const upperSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
-
-/** Top-level sections and keys that env overrides may set even when the file leaves them out. */
-const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': [
-    'api',
-    'emulator',
-    'stateDir',
-    'log',
-    'http',
-    'schedule',
-    'retention',
-    'journal',
-    'instance',
-    'shutdownTimeout',
-    'createDirs',
-    'mailboxes',
-  ],
-  api: [
-    'baseUrl',
-    'protocol',
-    'apiKey',
-    'apiKeyFile',
-    'login',
-    'password',
-    'passwordFile',
-    'allowInsecureHttp',
-    'maxAttempts',
-    'connections',
-    'timeouts',
-  ],
-  'api.timeouts': ['connectMs', 'headersMs', 'bodyMs'],
-  emulator: ['dataFile', 'port', 'rootKey'],
-  log: ['level', 'pretty'],
-  http: ['enabled', 'host', 'port'],
-  schedule: ['poll', 'timezone', 'outbound', 'cron', 'windowFollowUp'],
-  retention: ['journalDays'],
-  journal: ['url', 'urlFile', 'lease', 'renew'],
-  instance: ['name'],
-  'mailboxes[]': Object.keys(MailboxSchema.shape),
-  'mailboxes[].inbox': Object.keys(InboxSchema.shape),
-  'mailboxes[].outbox': Object.keys(OutboxSchema.shape),
-};
-
-/** The documented names (docs/operations.md), where the plain rule would double the section (API_API_KEY). */
-const ENV_ALIASES: Record<string, readonly string[]> = {
-  API_KEY: ['api', 'apiKey'],
-  API_KEY_FILE: ['api', 'apiKeyFile'],
-};
-
-/**
- * Applies `GRIDSYNC_<KEY_PATH>` variables: the key path in upper snake case, e.g.
- * GRIDSYNC_API_BASE_URL → api.baseUrl, GRIDSYNC_MAILBOXES_0_INBOX_DIR → mailboxes[0].inbox.dir.
- * Returns the keys it set (for the log), never their values.
- */
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, unknown: string[] = []): string[] {
-  const applied: string[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith('GRIDSYNC_') || value === undefined) continue;
-    const rest = name.slice('GRIDSYNC_'.length);
-    if (NOT_CONFIG_ENV.test(rest)) continue;
-    const keyPath = ENV_ALIASES[rest] ? [...(ENV_ALIASES[rest] as string[])] : resolveEnvPath(raw, rest, '');
-    if (!keyPath) {
-      const near = nearestEnvName(rest);
-      unknown.push(`${name} is not a gridsync setting and is ignored${near ? ` (did you mean ${near}?)` : ''}`);
-      continue;
-    }
-    setPath(raw, keyPath, name === 'GRIDSYNC_SCHEDULE_CRON' ? value.split(';').map((s) => s.trim()) : value);
-    applied.push(keyPath.join('.'));
-  }
-  return applied;
-}
-
-/** GRIDSYNC_ variables that are not config keys: crash tests, the pretty-log switch, debug stacks, test harness knobs. */
-const NOT_CONFIG_ENV = /^(CRASH_AT|LOG_PRETTY_FORCE|DEBUG|SOAK_\w*|MEM_TEST_\w*|TEST_\w*)$/;
-
-/** Every env name a config key has (mailbox keys with the index of the misspelt name). */
-function envNames(index: string): string[] {
-  const names = [...Object.keys(ENV_ALIASES), 'DEBUG'];
-  const walk = (section: string, prefix: string): void => {
-    for (const key of KNOWN_KEYS[section] ?? []) {
-      const sub = section ? `${section}.${key}` : key;
-      const name = `${prefix}${upperSnake(key)}`;
-      if (key === 'mailboxes') walk('mailboxes[]', `${name}_${index}_`);
-      else if (KNOWN_KEYS[sub]) walk(sub, `${name}_`);
-      else names.push(name);
-    }
-  };
-  walk('', '');
-  return names;
-}
-
-function nearestEnvName(rest: string): string | undefined {
-  const index = /^MAILBOXES_(\d+)_/.exec(rest)?.[1] ?? '0';
-  let best: { name: string; d: number } | undefined;
-  for (const name of envNames(index)) {
-    const d = editDistance(rest, name);
-    if (!best || d < best.d) best = { name, d };
-  }
-  return best && best.d <= Math.max(2, Math.floor(rest.length / 5)) ? `GRIDSYNC_${best.name}` : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
-function resolveEnvPath(node: unknown, rest: string, section: string): (string | number)[] | undefined {
-  if (rest === '') return [];
-  if (Array.isArray(node)) {
-    const m = /^(\d+)(?:_(.*))?$/.exec(rest);
-    if (!m) return undefined;
-    const tail = resolveEnvPath(node[Number(m[1])], m[2] ?? '', `${section}[]`);
-    return tail ? [Number(m[1]), ...tail] : undefined;
-  }
-  const obj = (node && typeof node === 'object' ? node : {}) as Record<string, unknown>;
-  const keys = new Set([...Object.keys(obj), ...(KNOWN_KEYS[section] ?? [])]);
-  // Longest key first: API_KEY_FILE must match apiKeyFile, not apiKey + "_FILE".
-  for (const key of [...keys].sort((a, b) => upperSnake(b).length - upperSnake(a).length)) {
-    const u = upperSnake(key);
-    if (rest === u) return [key];
-    if (rest.startsWith(`${u}_`)) {
-      const tail = resolveEnvPath(obj[key], rest.slice(u.length + 1), section === '' ? key : `${section}.${key}`);
-      if (tail) return [key, ...tail];
-    }
-  }
-  return undefined;
-}
-
-function setPath(root: Record<string, unknown>, keyPath: (string | number)[], value: unknown): void {
-  let node: Record<string | number, unknown> = root;
-  keyPath.forEach((k, i) => {
-    if (i === keyPath.length - 1) {
-      node[k] = value;
-      return;
-    }
-    if (node[k] === undefined || node[k] === null || typeof node[k] !== 'object') node[k] = {};
-    node = node[k] as Record<string | number, unknown>;
-  });
-}
-
 function readSecretFile(file: string, key: string): string {
   try {
     const v = fs.readFileSync(file, 'utf8').trim();
@@ -215,18 +73,13 @@ function readSecretFile(file: string, key: string): string {
   }
 }
 
-/** Resolves the group of inbox files to a numeric gid (names via /etc/group). */
+/** Resolves the group of inbox files to a numeric gid (names through the system: LDAP and sssd groups too). */
 function resolveGid(group: string | number, key: string): number {
   if (typeof group === 'number' || /^\d+$/.test(group)) return Number(group);
-  const line = fs.existsSync('/etc/group')
-    ? fs
-        .readFileSync('/etc/group', 'utf8')
-        .split('\n')
-        .find((l) => l.split(':')[0] === group)
-    : undefined;
-  const gid = line?.split(':')[2];
-  if (gid === undefined) throw new ConfigError(`${key}: no group named ${group} in /etc/group`);
-  return Number(gid);
+  const gid = groupId(group);
+  if (gid === undefined)
+    throw new ConfigError(`${key}: the system knows no group named ${group} (getent group ${group}); give its name or numeric gid`);
+  return gid;
 }
 
 export interface LoadedConfig {
@@ -248,7 +101,8 @@ export interface LoadedConfig {
 export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): LoadedConfig {
   const obj = (raw && typeof raw === 'object' && !Array.isArray(raw) ? structuredClone(raw) : {}) as Record<string, unknown>;
   const warnings: string[] = [];
-  const envKeys = applyEnvOverrides(obj, env, warnings);
+  const overrides = readEnvOverrides(obj, env, warnings);
+  const envKeys = overrides.map((o) => o.keyPath.join('.'));
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
     throw new ConfigError(
       'NODE_TLS_REJECT_UNAUTHORIZED=0 is set: it turns off certificate checks for every connection, so anyone on the path could take the API key. gridsync refuses to start with it; for a private CA give its certificate in NODE_EXTRA_CA_CERTS=/path/ca.pem instead',
@@ -259,22 +113,14 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     (typeof (obj.api as Record<string, unknown> | undefined)?.apiKey === 'string' && !envKeys.includes('api.apiKey')) ||
     (typeof (obj.api as Record<string, unknown> | undefined)?.password === 'string' && !envKeys.includes('api.password'));
   const parsed = ConfigSchema.safeParse(obj);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatPath(i.path)}: ${i.message}`);
-    const first = parsed.error.issues[0];
-    throw new ConfigError(`config ${source} is invalid:\n${lines.join('\n')}`, first ? formatPath(first.path) : undefined);
-  }
+  if (!parsed.success) throw invalidConfig(parsed.error.issues, obj, source, overrides);
   const config = parsed.data;
   const api = config.api;
   const abs = (p: string): string => path.resolve(baseDir, p);
   if (api.baseUrl !== 'embedded') {
-    const url = new URL(api.baseUrl);
-    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !api.allowInsecureHttp) {
-      throw new ConfigError(
-        `config ${source}: api.baseUrl: plain http:// to ${url.hostname} is refused (the API key would cross the network in clear text); use https://, or set api.allowInsecureHttp: true`,
-        'api.baseUrl',
-      );
-    }
+    // The client's own rule, so an address accepted here is never refused when the client starts.
+    const problem = serviceUrlProblem(new URL(api.baseUrl), api.allowInsecureHttp);
+    if (problem) throw new ConfigError(`config ${source}: api.baseUrl: ${problem}`, 'api.baseUrl');
   }
   const credentials = env.CREDENTIALS_DIRECTORY;
   const credential = (name: string): string | undefined =>
@@ -325,9 +171,13 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const names = new Set<string>();
   const gids: (number | undefined)[] = [];
   config.mailboxes.forEach((m, i) => {
-    m.name ??= m.mailboxId ? `mb${m.mailboxId}` : `mailbox${i}`;
-    if (names.has(m.name)) throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`, `mailboxes[${i}].name`);
-    names.add(m.name);
+    // Without a mailboxId the daemon names the mailbox `mb<id>` once the service tells the id.
+    if (m.mailboxId) m.name ??= `mb${m.mailboxId}`;
+    if (m.name !== undefined) {
+      if (names.has(m.name))
+        throw new ConfigError(`config ${source}: mailboxes[${i}].name: ${m.name} is used twice`, `mailboxes[${i}].name`);
+      names.add(m.name);
+    }
     if (m.inbox) {
       m.inbox.dir = abs(m.inbox.dir);
       if (m.inbox.stagingDir) m.inbox.stagingDir = abs(m.inbox.stagingDir);
@@ -362,23 +212,69 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       );
     }
   }
+  // From here on, every sink of this process masks these values.
+  holdSecrets(secretsOf(config));
   return { config, file: source, envKeys, gids, warnings };
 }
 
-function formatPath(p: readonly PropertyKey[]): string {
-  if (p.length === 0) return '(top level)';
-  return p.reduce<string>((acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)), '');
+/** Whether croner (the scheduler's library) accepts `expr`: 5 fields, or 6 with seconds first. */
+function validCron(expr: string): boolean {
+  try {
+    const probe = new Cron(expr, { paused: true });
+    probe.stop();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The error for a config the schema refuses: each problem in plain words under its key, blamed on
+ * the environment variable that set the key when one did (the file is not at fault then).
+ */
+function invalidConfig(issues: readonly z.core.$ZodIssue[], raw: unknown, source: string, overrides: readonly EnvOverride[]): ConfigError {
+  const fromEnv = (p: readonly PropertyKey[]): EnvOverride | undefined =>
+    overrides.find((o) => o.keyPath.length <= p.length && o.keyPath.every((seg, i) => seg === p[i]));
+  const lines = issues.slice(0, 5).map((i) => {
+    const env = fromEnv(i.path);
+    const where = env ? `${env.name} (environment, sets ${formatKeyPath(i.path)})` : formatKeyPath(i.path);
+    return `  ${where}: ${describeIssue(i, raw)}`;
+  });
+  const onlyEnv = issues.every((i) => fromEnv(i.path));
+  const first = issues[0];
+  return new ConfigError(
+    `${onlyEnv ? 'the environment sets an invalid value' : `config ${source} is invalid`}:\n${lines.join('\n')}`,
+    first ? formatKeyPath(first.path) : undefined,
+  );
+}
+
+/** `config FILE:LINE:COL: not valid YAML: reason`, with the offending line and a caret under the column. */
+function yamlError(file: string, text: string, err: unknown): ConfigError {
+  const pos = err instanceof YAMLError ? err.linePos?.[0] : undefined;
+  const reason = ((err as Error).message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+  if (!pos) return new ConfigError(`config ${file}: not valid YAML: ${reason}`);
+  const line = text.split(/\r?\n/)[pos.line - 1] ?? '';
+  const gutter = String(pos.line).length;
+  return new ConfigError(
+    `config ${file}:${pos.line}:${pos.col}: not valid YAML (line ${pos.line}, column ${pos.col}): ${reason}\n  ${pos.line} | ${line}\n  ${' '.repeat(gutter)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`,
+  );
 }
 
 /** Finds, reads and validates the config file. */
 export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
   const skipped: string[] = [];
   const file = findConfigFile(explicit, cwd, skipped);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config ${file}: cannot be read: ${(err as Error).message}`);
+  }
   let raw: unknown;
   try {
-    raw = YAML.parse(fs.readFileSync(file, 'utf8'));
+    raw = YAML.parse(text);
   } catch (err) {
-    throw new ConfigError(`config ${file}: not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`);
+    throw yamlError(file, text, err);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(`config ${file}: expected a YAML mapping with api, stateDir and mailboxes at the top level`);

@@ -244,3 +244,7 @@ export const ConfigSchema = z
 
 export type Config = z.output<typeof ConfigSchema>;
 export type MailboxConfig = z.output<typeof MailboxSchema>;
+/** The sections the pipelines and hooks are built from: their option types derive from these. */
+export type InboxSettings = z.output<typeof InboxSchema>;
+export type OutboxSettings = z.output<typeof OutboxSchema>;
+export type HookSettings = Config['hooks'];

@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 
 /** The health endpoint cannot listen: which address, why, and what to change. */
 export class HealthPortError extends GridsyncError {
@@ -47,7 +47,8 @@ export async function startHealthServer(host: string, port: number, sources: Hea
     if (url === '/healthz') return send(200, '{"status":"ok"}');
     if (url === '/readyz') {
       const r = sources.ready();
-      return send(r.ready ? 200 : 503, JSON.stringify(r));
+      // Unauthenticated: a reason quoting a secret the service echoed is masked.
+      return send(r.ready ? 200 : 503, scrubHeld(JSON.stringify(r)));
     }
     if (url === '/metrics') {
       sources.metrics().then(

@@ -1,4 +1,6 @@
-export { Daemon, StartupError, type StartupCode } from './daemon.js';
-export type { CycleTotals, DaemonOptions } from './daemon.js';
+export { Daemon, type DaemonOptions } from './daemon.js';
+export { StartupError, type StartupCode } from './startup-error.js';
+export { ONCE_MAILBOX_CONCURRENCY, type DrainResult, type LeftItem } from './drain.js';
+export type { CycleTotals } from './runtime.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';
 export type { ProgressRow } from './progress-row.js';

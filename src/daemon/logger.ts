@@ -4,6 +4,7 @@
  */
 import pino, { type DestinationStream } from 'pino';
 import type { Logger } from '../log.js';
+import { scrubHeld } from '../errors/index.js';
 
 // pino paths are case-sensitive and `*` is one level: the wire spells headers in lower case
 // (undici), and secrets sit at the top of a log object or one level down (config.api, auth, …).
@@ -21,7 +22,13 @@ export const REDACT_PATHS = [
 
 /** JSON to stdout (synchronous, so nothing is lost at exit), or pino-pretty; `destination` for tests. */
 export function createLogger(level: string, pretty: boolean, destination?: DestinationStream): Logger & { flush(): void } {
-  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'gridsync' } };
+  // Redaction knows the keys; a secret the service echoed sits in a message, so each line is also scrubbed.
+  const options = {
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { app: 'gridsync' },
+    hooks: { streamWrite: scrubHeld },
+  };
   destination ??= pretty
     ? pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:standard', ignore: 'pid,hostname,app' } })
     : pino.destination({ dest: 1, sync: true });

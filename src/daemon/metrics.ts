@@ -1,5 +1,22 @@
-/** Prometheus metrics of the daemon (prom-client), exposed on /metrics. */
+/**
+ * Prometheus metrics of the daemon (prom-client), exposed on /metrics. Every series the config
+ * implies exists from the start at 0 (declare): a counter that first appears at 1 is a rise
+ * `increase()` never sees, so the first failure after a start would not alert.
+ */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** A mailbox as its labels see it: its name, and the directions it has. */
+export interface MetricsMailbox {
+  readonly name: string;
+  readonly inbound: boolean;
+  readonly outbound: boolean;
+}
+
+/**
+ * prom-client's gauges named like counters (`promtool check metrics` refuses them); the same
+ * numbers remain, by type, in nodejs_active_handles, nodejs_active_requests, nodejs_active_resources.
+ */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 export class DaemonMetrics {
   readonly registry = new Registry();
@@ -36,7 +53,25 @@ export class DaemonMetrics {
   });
   readonly lastSuccess = new Gauge({
     name: 'gridsync_last_success_timestamp_seconds',
-    help: 'End of the last successful cycle (unix time)',
+    help: 'End of the last successful cycle of the mailbox (unix time; 0 before the first)',
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
+  readonly lastCycleOk = new Gauge({
+    name: 'gridsync_last_cycle_success',
+    help: "1 when the mailbox's last cycle (with cron windows: the last window) succeeded, 0 when it failed or delivered nothing while items wait",
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
+  readonly windowsScheduled = new Gauge({
+    name: 'gridsync_schedule_windows',
+    help: '1 when cycles run in cron windows (schedule.cron), 0 when they run every schedule.poll',
+    registers: [this.registry],
+  });
+  readonly buildInfo = new Gauge({
+    name: 'gridsync_build_info',
+    help: 'Always 1; the labels say which gridsync runs, over which protocol, with which journal',
+    labelNames: ['version', 'protocol', 'journal'] as const,
     registers: [this.registry],
   });
   readonly deferred = new Counter({
@@ -68,6 +103,12 @@ export class DaemonMetrics {
     labelNames: ['mailbox', 'folder'] as const,
     registers: [this.registry],
   });
+  readonly oldestWaiting = new Gauge({
+    name: 'gridsync_inbox_oldest_waiting_seconds',
+    help: 'Age of the oldest parcel waiting in the service inbox, from the last pending list (0: none); the service drops parcels after InBoxTimeout',
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
   readonly up = new Gauge({
     name: 'gridsync_service_reachable',
     help: '1 when the last call to the service succeeded',
@@ -75,6 +116,29 @@ export class DaemonMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'gridsync_' });
+    // Unprefixed, as every Node.js dashboard expects them (process_resident_memory_bytes, …).
+    collectDefaultMetrics({ register: this.registry });
+    for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
+  }
+
+  /** Exports every series the configuration implies, at 0, before anything happens. */
+  declare(mailboxes: readonly MetricsMailbox[], build: { version: string; protocol: string; journal: string }, windows: boolean): void {
+    this.buildInfo.set(build, 1);
+    this.windowsScheduled.set(windows ? 1 : 0);
+    for (const m of mailboxes) {
+      const mailbox = m.name;
+      this.lastSuccess.set({ mailbox }, 0);
+      for (const direction of [...(m.inbound ? ['in' as const] : []), ...(m.outbound ? ['out' as const] : [])]) {
+        this.transfers.inc({ direction, mailbox }, 0);
+        this.bytes.inc({ direction, mailbox }, 0);
+        this.deferred.inc({ direction, mailbox }, 0);
+        this.failures.inc({ direction, mailbox, kind: 'failed' }, 0);
+        if (direction === 'out') this.failures.inc({ direction, mailbox, kind: 'rejected' }, 0);
+        this.stuck.set({ direction, mailbox }, 0);
+        this.stuckCycles.set({ direction, mailbox }, 0);
+      }
+      if (m.outbound) this.queueDepth.set({ mailbox }, 0);
+    }
+    this.rateLimitPauses.inc(0);
   }
 }

@@ -1,10 +1,50 @@
 /**
- * Retention of sentDir and errorDir (off unless configured): regular files older than N days by
+ * Retention: finished journal rows and events after retention.journalDays; sentDir and errorDir
+ * (off unless configured): regular files older than N days by
  * mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and anything that
  * is not a regular file are never followed nor deleted; an error report goes with its file.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { errorFields } from '../errors/index.js';
+import { InboundJournal, OutboundJournal } from '../journal/index.js';
+import type { DaemonRuntime } from './runtime.js';
+
+const DAY_MS = 86_400_000;
+
+/** The daily retention pass of `run`: old archived and failed files, then finished journal rows and events. */
+export async function pruneAll(rt: DaemonRuntime): Promise<void> {
+  pruneFolders(rt);
+  const days = rt.config.retention.journalDays;
+  try {
+    const rows =
+      (await new InboundJournal(rt.journal).pruneConfirmed(days * DAY_MS)) +
+      (await new OutboundJournal(rt.journal).pruneFinished(days * DAY_MS));
+    const events = await rt.journal.pruneEvents(days * DAY_MS);
+    if (rows + events > 0) rt.logger.info({ rows, events, olderThanDays: days }, 'journal pruned');
+  } catch (err) {
+    rt.logger.warn({ ...errorFields(err) }, 'journal pruning failed');
+  }
+}
+
+/** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */
+function pruneFolders(rt: DaemonRuntime): void {
+  for (const m of rt.config.mailboxes) {
+    const o = m.outbox;
+    if (!o) continue;
+    const targets: [string | undefined, number | undefined][] = [
+      [o.sentDir, o.sentRetentionDays],
+      [o.errorDir, o.errorRetentionDays],
+    ];
+    for (const [dir, days] of targets) {
+      if (!dir || !days) continue;
+      const removed = pruneFolder(dir, days * DAY_MS, rt.now(), (file, err) =>
+        rt.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'),
+      );
+      if (removed) rt.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
+    }
+  }
+}
 
 /** Deletes old regular files under `dir`; returns how many. Never throws for one file. */
 export function pruneFolder(dir: string, maxAgeMs: number, now: number, onError: (file: string, err: Error) => void): number {

@@ -1,13 +1,14 @@
 /**
- * When cycles run: every `poll` interval, or when a cron window opens (node-cron expressions with
- * a timezone), never two at once, and with a growing delay after failures. Time comes in through
+ * When cycles run: every `poll` interval, or when a cron window opens (cron expressions with a
+ * timezone), never two at once, and with a growing delay after failures. Time comes in through
  * `now` and `timers`, so tests drive it with a fake clock instead of waiting.
  *
- * Cron windows are matched here rather than with node-cron's own scheduler: its timers read the
- * real clock, and matching each second against an injected clock is what makes windows testable
- * (and a clock jump or a suspended VM still fires a window it slept through, within the lookback).
+ * Cron windows are computed here (croner's next run after a given instant) rather than with a
+ * cron library's own timers, which read the real clock: asking "does a window open in (from, to]"
+ * against an injected clock is what makes windows testable, and a clock jump or a suspended VM
+ * still fires a window it slept through, within the lookback.
  */
-import { createTask, type ScheduledTask } from 'node-cron';
+import { Cron } from 'croner';
 
 export interface Timers {
   set(fn: () => void, ms: number): unknown;
@@ -33,29 +34,32 @@ export function backoffDelay(failures: number, pollMs: number, maxMs = MAX_BACKO
 
 /** Cron windows: which whole seconds open a window, in the configured timezone. */
 export class CronWindows {
-  private readonly tasks: ScheduledTask[];
+  private readonly crons: Cron[];
 
   constructor(
     readonly expressions: readonly string[],
     readonly timezone?: string,
   ) {
-    // createTask parses and matches but does not start a timer.
-    this.tasks = expressions.map((e) => createTask(e, () => undefined, timezone ? { timezone } : {}));
+    // Without a function a Cron only computes run times: it starts no timer.
+    this.crons = expressions.map((e) => new Cron(e, timezone ? { timezone } : {}));
   }
 
   /** True when a window opens at a whole second in (fromMs, toMs]; looks back at most `lookbackSec`. */
   opensBetween(fromMs: number, toMs: number, lookbackSec = 300): boolean {
     const last = Math.floor(toMs / 1000);
     const first = Math.max(Math.floor(fromMs / 1000) + 1, last - lookbackSec + 1);
-    for (let s = first; s <= last; s++) {
-      const at = new Date(s * 1000);
-      if (this.tasks.some((t) => t.match(at))) return true;
-    }
-    return false;
+    if (first > last) return false;
+    // The next run strictly after the second before the range is the first one in it, if any.
+    const before = new Date((first - 1) * 1000);
+    return this.crons.some((c) => {
+      const next = c.nextRun(before);
+      return next !== null && next.getTime() <= last * 1000;
+    });
   }
 
-  async close(): Promise<void> {
-    for (const t of this.tasks) await t.destroy();
+  close(): Promise<void> {
+    for (const c of this.crons) c.stop();
+    return Promise.resolve();
   }
 }
 

@@ -9,7 +9,9 @@
  * developer runs a receiver next to the emulator; any other host is verified.
  */
 import { Agent, request } from 'undici';
+import { setTimeout as delay } from 'node:timers/promises';
 import { iso, type World } from './context.js';
+import { CALLBACK_DELIVERY } from './faults.js';
 
 export interface CallbackRow {
   callback_id: number;
@@ -107,7 +109,12 @@ async function attempt(world: World, eventId: number): Promise<void> {
   const ev = db.prepare('SELECT * FROM callback_events WHERE callback_event_id = ?').get(eventId) as CallbackEventRow | undefined;
   const cb = ev && (db.prepare('SELECT * FROM callbacks WHERE callback_id = ?').get(ev.callback_id) as CallbackRow | undefined);
   if (!ev || !cb || ev.status !== 'Pending') return;
-  const r = await post(cb, ev.payload);
+  const plan = world.faults.plan(CALLBACK_DELIVERY);
+  if (plan.latencyMs > 0) await delay(plan.latencyMs);
+  if (!db.open) return;
+  // A dropped call looks delivered from the service's side, as behind a proxy that swallowed it.
+  const r = plan.drop ? { status: 200, body: '' } : await post(cb, ev.payload);
+  if (plan.duplicate) await post(cb, ev.payload);
   if (!db.open) return;
   const attempts = ev.attempts + 1;
   const ok = r.status >= 200 && r.status < 300;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GridsyncError } from '../errors/index.js';
 import type { EndpointDef } from '../api/catalog/index.js';
 import { AUTH_LEVELS, authRank, type AuthLevel, type ErrorCode } from '../api/index.js';
-import type { FaultPlan } from './faults.js';
+import type { FaultInjector, FaultPlan } from './faults.js';
 import type { EmulatorStore, ParcelRow, UserRow } from './store.js';
 
 export class EmulatorError extends GridsyncError {
@@ -48,6 +48,8 @@ export interface World {
   readonly store: EmulatorStore;
   readonly settings: EmulatorSettings;
   readonly now: () => number;
+  /** The fault rules, for requests to the emulator and for its own callback deliveries. */
+  readonly faults: FaultInjector;
   /** Schedules work after the response (the demo partner's acknowledgments); tracked for close(). */
   later(fn: () => void | Promise<void>, delayMs: number): void;
 }

@@ -2,6 +2,8 @@
  * Fault injection: the emulator misbehaves on demand, reproducibly (seeded PRNG), per endpoint
  * name or for all (`*`). Set by `startEmulator({ faults })`, `emu.setFaults()` or
  * `POST /_emulator/faults`; counters of what was injected are in `GET /_emulator/faults`.
+ * Outgoing callback deliveries are planned under the name `callbacks.deliver`: latency delays a
+ * delivery (a range reorders them), and they can be dropped or sent twice — what webhooks do.
  */
 import { z } from 'zod';
 
@@ -29,6 +31,10 @@ export const FaultRule = z
     truncateRate: rate,
     /** Download only: the declared `bytes` is one more than the content. */
     wrongBytesRate: rate,
+    /** Callback deliveries only: never sent, yet recorded as delivered (a proxy that swallowed it). */
+    dropRate: rate,
+    /** Callback deliveries only: sent twice. */
+    duplicateRate: rate,
   })
   .strict();
 export type FaultRule = z.output<typeof FaultRule>;
@@ -41,7 +47,11 @@ export const FaultConfig = z
   .strict();
 export type FaultConfigInput = z.input<typeof FaultConfig>;
 
-export type FaultKind = '429' | '500' | '503' | 'latency' | 'resetBefore' | 'resetAfter' | 'resetDuringBody' | 'truncate' | 'wrongBytes';
+/** The fault-rule name of an outgoing callback delivery. */
+export const CALLBACK_DELIVERY = 'callbacks.deliver';
+
+export type FaultKind =
+  '429' | '500' | '503' | 'latency' | 'resetBefore' | 'resetAfter' | 'resetDuringBody' | 'truncate' | 'wrongBytes' | 'drop' | 'duplicate';
 
 /** What to do to one request, decided once when it arrives. */
 export interface FaultPlan {
@@ -53,6 +63,8 @@ export interface FaultPlan {
   resetDuringBody: boolean;
   truncate: boolean;
   wrongBytes: boolean;
+  drop: boolean;
+  duplicate: boolean;
 }
 
 /** mulberry32: tiny, seedable, good enough for reproducible fault schedules. */
@@ -80,6 +92,8 @@ export class FaultInjector {
     resetDuringBody: 0,
     truncate: 0,
     wrongBytes: 0,
+    drop: 0,
+    duplicate: 0,
   };
 
   constructor(private readonly now: () => number) {}
@@ -101,6 +115,8 @@ export class FaultInjector {
       resetDuringBody: false,
       truncate: false,
       wrongBytes: false,
+      drop: false,
+      duplicate: false,
     };
     for (const r of this.config.rules) {
       if (r.endpoint !== '*' && r.endpoint !== endpoint) continue;
@@ -113,6 +129,14 @@ export class FaultInjector {
       if (lat > 0) {
         plan.latencyMs += lat;
         this.injected.latency++;
+      }
+      if (endpoint === CALLBACK_DELIVERY) {
+        // A delivery has no HTTP answer of ours to break: only latency, drop and duplicate apply.
+        if (!plan.drop && !plan.duplicate) {
+          if (roll(r.dropRate, 'drop')) plan.drop = true;
+          else if (roll(r.duplicateRate, 'duplicate')) plan.duplicate = true;
+        }
+        continue;
       }
       if (plan.status === undefined && !plan.resetBefore) {
         if (roll(r.rate429, '429')) {

@@ -6,9 +6,9 @@ import { GridsyncError } from '../errors/index.js';
 import { EmulatorStore } from './store.js';
 import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
-import type { FaultConfigInput } from './faults.js';
+import { FaultInjector, type FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
-import { storeBuffer } from './parcels.js';
+import { resumeAcknowledgments, storeBuffer } from './parcels.js';
 
 export type { SeedFixture } from './seed.js';
 export type { FaultConfigInput, FaultRule } from './faults.js';
@@ -104,6 +104,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store,
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
     now,
+    faults: new FaultInjector(now),
     later(fn, delayMs) {
       const t = setTimeout(() => {
         timers.delete(t);
@@ -130,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     store.close();
     throw err;
   }
+  resumeAcknowledgments(world);
   const server = new EmulatorServer(world, {
     admin: options.admin ?? true,
     remoteAdmin: options.remoteAdmin ?? false,

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '../api/index.js';
 import { JsonStreamError, readJsonStreaming } from '../api/index.js';
+import { boundedBody, maxUploadRequestBytes } from './request-body.js';
 import { fireParcelEvent } from './callbacks.js';
 import { acknowledgment, parseInterchanges, startsLikeEdi, type Interchange, type Party } from './edi.js';
 import { EmulatorError, invalidParameter, iso, type World } from './context.js';
@@ -99,7 +100,7 @@ export async function receiveContentBody(
     }
   };
   try {
-    const parsed = await readJsonStreaming(req, {
+    const parsed = await readJsonStreaming(boundedBody(req, { maxBytes: maxUploadRequestBytes(maxBytes) }), {
       streamField: ['content'],
       onChunk: (text) => write(decoder.push(/\s/.test(text) ? text.replace(/\s+/g, '') : text)),
     });
@@ -336,6 +337,37 @@ function copyToCarbonCopies(world: World, inParcelId: number, toMailbox: number,
 function scanInterchanges(world: World, content: StoredContent): Interchange[] {
   if (content.bytes > INTERCHANGE_SCAN_LIMIT || !startsLikeEdi(content.head)) return [];
   return parseInterchanges(content.data ?? fs.readFileSync(world.store.contentPath(content.name)));
+}
+
+/**
+ * At start-up: the demo partner answers what reached it while no process was there to do it (sent
+ * just before a stop, or by a `once` that ended first) — its pick-up is a timer, and timers die
+ * with the process; the store is what remembers.
+ */
+export function resumeAcknowledgments(world: World): void {
+  const waiting = world.store.db
+    .prepare(
+      `SELECT p.* FROM parcels p JOIN mailboxes m ON m.mailbox_id = p.mailbox_id
+         WHERE m.auto_ack = 1 AND p.direction = 'in' AND p.status = 'InBoxReady' AND p.peer_parcel_id IS NOT NULL
+           AND p.grid_id_from IS NOT NULL AND p.grid_id_to IS NOT NULL
+         ORDER BY p.parcel_id`,
+    )
+    .all() as ParcelRow[];
+  for (const p of waiting) {
+    const interchanges = scanInterchanges(world, { name: p.content, bytes: p.bytes, sha256: p.sha256, head: readHead(world, p.content) });
+    const [own, sender] = [p.grid_id_to as number, p.grid_id_from as number];
+    world.later(() => acknowledge(world, p.parcel_id, interchanges, own, sender), world.settings.acknowledgeDelayMs);
+  }
+}
+
+function readHead(world: World, name: string): Buffer {
+  const fd = fs.openSync(world.store.contentPath(name), 'r');
+  try {
+    const head = Buffer.alloc(HEAD_BYTES);
+    return head.subarray(0, fs.readSync(fd, head, 0, HEAD_BYTES, 0));
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The demo partner picks the parcel up (confirms it) and answers each interchange. */

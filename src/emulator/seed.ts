@@ -7,6 +7,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '../api/index.js';
 import type { EmulatorStore } from './store.js';
+import { GridsyncError } from '../errors/index.js';
 
 export const SeedFixture = z
   .object({
@@ -149,11 +150,16 @@ export function defaultSeed(rootKey = DEFAULT_ROOT_KEY): SeedFixture {
 }
 
 /** Reads a YAML fixture; errors name the offending key. */
+/** The seed file is invalid; the message names the entry. */
+export class EmulatorSeedError extends GridsyncError {
+  readonly code = 'EMULATOR_SEED';
+}
+
 export function loadSeedFile(file: string): SeedFixture {
   const parsed = SeedFixture.safeParse(YAML.parse(fs.readFileSync(file, 'utf8')));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`seed ${file}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new EmulatorSeedError(`seed ${file}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }
@@ -186,7 +192,7 @@ export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: st
     }
     for (const g of seed.gridIds) {
       const mb = seed.mailboxes.find((m) => m.mailboxId === g.mailboxId);
-      if (!mb) throw new Error(`seed: grid ID ${g.gridId} names unknown mailbox ${g.mailboxId}`);
+      if (!mb) throw new EmulatorSeedError(`seed: grid ID ${g.gridId} names unknown mailbox ${g.mailboxId}`);
       db.prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
         g.gridId,
         g.mailboxId,

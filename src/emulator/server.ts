@@ -1,6 +1,6 @@
 /**
- * The emulator's HTTP server: node:http + find-my-way, routes registered from the shared catalog
- * (every path and alias), the envelope and statuses of docs/wire.md, auth, AuthLevel checks, fault
+ * The emulator's HTTP server: node:http, requests resolved by the shared catalog's matcher (every
+ * path and alias), the envelope and statuses of docs/wire.md, auth, AuthLevel checks, fault
  * injection, and the admin routes outside /v2 that tests and the soak harness use.
  *
  * node:http rather than a framework: fault injection needs the raw socket (reset before or after
@@ -10,18 +10,18 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import FindMyWay from 'find-my-way';
 import type { z } from 'zod';
-import { allRoutes, type EndpointDef } from '../api/catalog/index.js';
+import { matchEndpoint, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
-import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handler, type HandlerResult, type World } from './context.js';
-import { FaultInjector, type FaultPlan } from './faults.js';
+import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type HandlerResult, type World } from './context.js';
+import type { FaultInjector, FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
 import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
+import { MAX_JSON_BYTES, readBoundedText } from './request-body.js';
 import type { ParcelRow, UserRow } from './store.js';
+import { InternalError } from '../errors/index.js';
 
-const MAX_JSON_BODY = 1024 * 1024;
 const REQUEST_LOG_SIZE = 2000;
 const NUMERIC_PARAM = /Id$/;
 
@@ -37,10 +37,6 @@ export interface RateLimit {
   /** Sustained requests per second per credential. */
   readonly perSecond: number;
   readonly burst: number;
-}
-
-interface RouteStore {
-  readonly endpoint: EndpointDef;
 }
 
 export interface ServerOptions {
@@ -87,7 +83,6 @@ export class EmulatorServer {
   readonly faults: FaultInjector;
   private readonly soap: SoapEndpoint;
   private readonly server: http.Server;
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true });
   private readonly log: RequestRecord[] = [];
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -95,15 +90,8 @@ export class EmulatorServer {
     private readonly world: World,
     private readonly options: ServerOptions,
   ) {
-    this.faults = new FaultInjector(world.now);
+    this.faults = world.faults;
     this.soap = new SoapEndpoint(world, this.faults, { admin: options.admin });
-    for (const r of allRoutes()) {
-      const path = r.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-        name === 'showInactive' ? ':showInactive(^(true|false)$)' : NUMERIC_PARAM.test(name) ? `:${name}(^-?\\d+$)` : `:${name}`,
-      );
-      const store: RouteStore = { endpoint: r.endpoint };
-      this.router.on(r.method, path, () => undefined, store);
-    }
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         this.options.onError(err, `${req.method ?? ''} ${req.url ?? ''}`);
@@ -147,10 +135,10 @@ export class EmulatorServer {
         await this.admin(req, res, url);
         return;
       }
-      const found = this.router.find(req.method as FindMyWay.HTTPMethod, url.pathname);
+      // The catalog's own matcher: the client and the emulator resolve a path the same way.
+      const found = matchEndpoint(req.method ?? '', url.pathname);
       if (!found) throw new EmulatorError(404, 'ObjectNotFound', `no endpoint ${req.method ?? ''} ${url.pathname}`);
-      const endpoint = (found.store as RouteStore).endpoint;
-      await this.endpoint(req, res, url, endpoint, found.params as Record<string, string | undefined>);
+      await this.endpoint(req, res, url, found.endpoint, found.params);
     } catch (err) {
       this.fail(req, res, err);
     }
@@ -192,7 +180,7 @@ export class EmulatorServer {
     // Validate first: a bad request to an endpoint the emulator does not implement still names its field.
     const input = endpoint.name === 'parcels.upload' ? {} : await this.input(req, url, endpoint, params);
     const handler = HANDLERS[endpoint.name];
-    if (!handler) throw new Error(`no handler for ${endpoint.name}`);
+    if (!handler) throw new InternalError(`no handler for ${endpoint.name}`);
     const result: HandlerResult = await handler({ world: this.world, endpoint, input, caller, req, plan });
     if (plan.resetAfter) {
       this.record(req, 0, endpoint.name);
@@ -227,7 +215,7 @@ export class EmulatorServer {
         fields[k] = /^-?\d+$/.test(v) && v.length < 16 ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
       req.resume();
     } else {
-      const text = await readBody(req, MAX_JSON_BODY);
+      const text = await readBoundedText(req, MAX_JSON_BYTES);
       if (text.trim() !== '') {
         let parsed: unknown;
         try {
@@ -385,7 +373,7 @@ export class EmulatorServer {
       case 'POST /_emulator/faults': {
         let cfg: unknown;
         try {
-          cfg = JSON.parse((await readBody(req, MAX_JSON_BODY)) || '{}');
+          cfg = JSON.parse((await readBoundedText(req, MAX_JSON_BYTES)) || '{}');
           this.faults.set(cfg);
         } catch (err) {
           throw invalidParameter(`faults: ${(err as Error).message}`);
@@ -425,15 +413,4 @@ export class EmulatorServer {
     // A partner outside the emulated world: no sender mailbox, so no route check; the grid IDs are recorded as given.
     return deliver(this.world, { fromMailbox: null, fileName, content, gridIdFrom, gridIdTo, toMailbox: mailboxId }).inParcelId;
   }
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw invalidParameter(`body: larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

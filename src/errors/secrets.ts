@@ -25,3 +25,21 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   }
   return out;
 }
+
+/**
+ * The secrets in effect in this process: the credentials of the loaded config, and the session
+ * tokens the client obtains on the way. Every sink (error reports, the log, the journal, status,
+ * /readyz) scrubs what it stores or shows against this one set, so none depends on the text having
+ * been scrubbed before it arrived.
+ */
+const held = new Set<string>();
+
+/** Adds values to the secrets in effect (a new login's token, the credentials of a loaded config). */
+export function holdSecrets(values: readonly (string | undefined)[]): void {
+  for (const v of values) if (v) held.add(v);
+}
+
+/** `text` with every secret in effect masked (see {@link scrubSecrets}). */
+export function scrubHeld(text: string): string {
+  return held.size === 0 ? text : scrubSecrets(text, [...held]);
+}

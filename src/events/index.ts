@@ -1,2 +1,2 @@
 export { EventBus, type EventMapOf } from './event-bus.js';
-export type { DeliveredEvent, DeliveredItem, PipelineEvents, ProblemEvent } from './pipeline-events.js';
+export type { DeliveredEvent, DeliveredItem, PipelineEvents, ProblemEvent, WaitingEvent } from './pipeline-events.js';

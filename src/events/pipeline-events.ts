@@ -29,14 +29,25 @@ export interface DeliveredItem {
   readonly partnerName?: string;
 }
 
+export interface ListedEvent extends ItemsEvent {
+  /** Declared size of the parcels listed (0 for a parcel whose size the service does not give). */
+  readonly bytes: number;
+}
+
 export interface ProblemEvent extends ItemsEvent {
   /** Why, in an operator's words, when known. */
   readonly reason?: string;
 }
 
+/** What a mailbox's pending list showed: the service keeps a parcel there only so long (`InBoxTimeout`). */
+export interface WaitingEvent extends ItemsEvent {
+  /** Age on the service's clock of the oldest parcel listed with a creation time; 0 when none waits. */
+  readonly oldestAgeSeconds: number;
+}
+
 export interface PipelineEvents {
   /** New parcels seen in the pending list and journalled. */
-  'inbound:listed': ItemsEvent;
+  'inbound:listed': ListedEvent;
   /** Parcels placed in the inbox (confirmation follows). */
   'inbound:placed': ItemsEvent;
   /** Parcels placed and confirmed: delivered. */
@@ -47,6 +58,8 @@ export interface PipelineEvents {
   'inbound:failed': ProblemEvent;
   /** Parcels left for a later cycle (disk full, inbox unwritable, service errors). */
   'inbound:deferred': ProblemEvent;
+  /** After each listing: how many parcels wait on the service and how old the oldest is. */
+  'inbound:waiting': WaitingEvent;
   /** Files claimed from an outbox. */
   'outbound:claimed': ItemsEvent;
   /** Files whose upload the service accepted (archiving follows). */

@@ -10,6 +10,7 @@ import { GridsyncError } from '../errors/index.js';
 import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
 import { resolveInside, uniqueVariant } from './naming.js';
+import type { DirHandle } from './safe-open.js';
 
 /** A filesystem step that failed, with the path an operator needs. */
 export class FileOperationError extends GridsyncError {
@@ -146,10 +147,11 @@ export async function freeBytes(dirPath: string): Promise<number> {
 /**
  * rename, or copy + fsync + unlink across filesystems (sentDir or errorDir on another disk). The
  * entry is moved as what it is: a symlink is recreated, never followed (its target is not
- * copied); a FIFO or device cannot cross filesystems and is refused.
+ * copied); a FIFO or device cannot cross filesystems and is refused. With `into`, `to` names an
+ * entry of that folder held open (`into.at(name)`), which is fsynced instead of a path.
  */
-export async function moveDurable(from: string | Buffer, to: string, calls: FileCalls = FileCalls.POOL): Promise<void> {
-  await ensureDirDurable(path.dirname(to), calls);
+export async function moveDurable(from: string | Buffer, to: string, calls: FileCalls = FileCalls.POOL, into?: DirHandle): Promise<void> {
+  if (!into) await ensureDirDurable(path.dirname(to), calls);
   try {
     await calls.rename(from, to);
   } catch (err) {
@@ -162,7 +164,7 @@ export async function moveDurable(from: string | Buffer, to: string, calls: File
     } else throw wrap('move across filesystems', String(from), Object.assign(new Error('not a regular file or a link'), { code: 'EXDEV' }));
     await fsp.rm(from, { force: true });
   }
-  await fsyncDir(path.dirname(to));
+  await (into ? into.sync() : fsyncDir(path.dirname(to)));
 }
 
 /**
@@ -170,11 +172,20 @@ export async function moveDurable(from: string | Buffer, to: string, calls: File
  * itself, else its unique variant tagged with `tag`.
  */
 export async function freeName(dir: string, rel: string, tag: string, calls: FileCalls = FileCalls.POOL): Promise<string> {
-  const free = async (p: string): Promise<boolean> => !(await calls.exists(p)) && !(await calls.exists(`${p}.error.json`));
-  let candidate = resolveInside(dir, rel);
-  if (await free(candidate)) return candidate;
+  const at = (name: string): string => resolveInside(dir, path.join(path.dirname(rel), name));
+  return at(await firstFree(path.basename(rel), tag, at, calls));
+}
+
+/** A name in the folder held open as `dir` not taken by a file or by an error report: `name`, else its unique variant. */
+export function freeNameIn(dir: DirHandle, name: string, tag: string, calls: FileCalls = FileCalls.POOL): Promise<string> {
+  return firstFree(name, tag, (n) => dir.at(n), calls);
+}
+
+async function firstFree(name: string, tag: string, at: (name: string) => string, calls: FileCalls): Promise<string> {
+  const free = async (n: string): Promise<boolean> => !(await calls.exists(at(n))) && !(await calls.exists(at(`${n}.error.json`)));
+  if (await free(name)) return name;
   for (let n = 1; ; n++) {
-    candidate = resolveInside(dir, path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)));
+    const candidate = uniqueVariant(name, n === 1 ? tag : `${tag}-${n}`);
     if (await free(candidate)) return candidate;
   }
 }

@@ -6,6 +6,7 @@ export {
   FileOperationError,
   freeBytes,
   freeName,
+  freeNameIn,
   fsyncDir,
   fsyncFile,
   moveDurable,
@@ -28,3 +29,4 @@ export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoF
 export { SharedSync } from './coalesce.js';
 export { isLocalType, onLocalFilesystems } from './filesystem-kind.js';
 export { FileCalls, fsyncFd, SMALL_FILE_BYTES } from './calls.js';
+export { CrossFilesystemError, UnsafePathError } from './path-errors.js';

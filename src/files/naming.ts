@@ -8,6 +8,8 @@
  * proven to stay inside its root.
  */
 import path from 'node:path';
+import { InternalError } from '../errors/index.js';
+import { UnsafePathError } from './path-errors.js';
 
 // 255 bytes is the filesystem limit; the rest is room for a unique tag (`.<parcelId>-<n>`) and a
 // done-marker suffix, which are added to a sanitised name later (a 300-character name found this in the soak).
@@ -61,7 +63,7 @@ export type TemplateVars = Readonly<Record<string, string | number | null | unde
 export function renderTemplate(template: string, vars: TemplateVars, fallback: string): string {
   const segments = template.split('/').map((seg) =>
     seg.replace(/\{(\w+)\}/g, (_m, key: string) => {
-      if (!(key in vars)) throw new Error(`unknown naming variable {${key}} in template ${template}`);
+      if (!(key in vars)) throw new InternalError(`unknown naming variable {${key}} in template ${template}`);
       const v = vars[key];
       return v === null || v === undefined ? '' : String(v);
     }),
@@ -84,7 +86,7 @@ export function resolveInside(root: string, rel: string): string {
   const base = path.resolve(root);
   const full = path.resolve(base, rel);
   const back = path.relative(base, full);
-  if (back === '' || back.startsWith('..') || path.isAbsolute(back)) throw new Error(`refusing a path outside ${base}: ${rel}`);
+  if (back === '' || back.startsWith('..') || path.isAbsolute(back)) throw new UnsafePathError(`refusing a path outside ${base}: ${rel}`);
   return full;
 }
 

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
 import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
+import { UnsafePathError } from './path-errors.js';
 
 const C = fs.constants;
 const HAVE_PROC_FD = fs.existsSync('/proc/self/fd');
@@ -37,7 +38,8 @@ export class UnsafeFileError extends GridsyncError {
     readonly filePath: string,
     /** What was found instead: `a symbolic link`, `a FIFO`, … */
     readonly found: string,
-    readonly expected: 'a regular file' | 'a directory',
+    /** `a regular file`, `a directory`, or a regular file with a bound (`a regular file of at most 65536 bytes`). */
+    readonly expected: string,
   ) {
     super(`${filePath} is ${found}, not ${expected}: not followed, not opened`);
   }
@@ -55,7 +57,7 @@ export class DirHandle {
 
   /** A path naming `name` inside this very directory. */
   at(name: string): string {
-    if (name.includes('/') || name === '' || name === '.' || name === '..') throw new Error(`not a single name: ${name}`);
+    if (name.includes('/') || name === '' || name === '.' || name === '..') throw new UnsafePathError(`not a single name: ${name}`);
     return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}/${name}` : path.join(this.path, name);
   }
 
@@ -94,7 +96,7 @@ async function openDir(p: string, followLast: boolean, shown: string): Promise<D
  */
 export async function openDirInside(root: string, rel: string, opts: { create?: boolean; mode?: number } = {}): Promise<DirHandle> {
   const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
-  if (parts.includes('..')) throw new Error(`refusing a path that climbs out of ${root}: ${rel}`);
+  if (parts.includes('..')) throw new UnsafePathError(`refusing a path that climbs out of ${root}: ${rel}`);
   let dir = await openDir(root, true, root);
   try {
     let shown = root;

@@ -1,4 +1,6 @@
-export { InboundPipeline, GridNameCollisionError, emptyInboundResult } from './pipeline.js';
-export type { InboundCycleResult, InboundMailbox, InboundPipelineOptions, InboxConfig } from './pipeline.js';
-export { PartnerNames, afterLookup, configuredPartners, decidePartnerName } from './partner-names.js';
+export { InboundPipeline } from './pipeline.js';
+export { GridNameCollisionError } from './errors.js';
+export { emptyInboundResult } from './types.js';
+export type { InboundCycleResult, InboundMailbox, InboundPipelineOptions, InboxConfig } from './types.js';
+export { PartnerNames, afterLookup, configuredPartners, decidePartnerName, folderKey, learntFolder } from './partner-names.js';
 export type { CachedName, PartnerDecision, PartnerLookup, PartnerNamesOptions } from './partner-names.js';

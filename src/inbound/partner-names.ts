@@ -32,12 +32,55 @@ function segment(name: string, gridId: number): string {
 }
 
 /**
+ * Two names that an SMB share (or macOS) may take for one folder compare equal here: Unicode
+ * compatibility forms and case are folded (`ＡＣＭＥ`, `acme`, `ACME` are one folder there).
+ */
+export function folderKey(name: string): string {
+  return name.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC');
+}
+
+/**
+ * The folder a name learnt from the service gives `gridId`. Anyone can write any description on
+ * their own grid ID record, so a learnt name never takes a folder that is another's: a configured
+ * partner's, the unknown sender's, another grid id's (a number), or one another grid ID took first
+ * (`claims`: folder key → grid id). Such a name is suffixed with the grid id; should even that be
+ * taken, the grid id alone is the folder (no other sender can take a number).
+ */
+export function learntFolder(
+  gridId: number,
+  learnt: string,
+  known: { configured: ReadonlyMap<number, string>; claims: ReadonlyMap<string, number> },
+): string {
+  const own = String(gridId);
+  const takenByOther = (folder: string): boolean => {
+    const key = folderKey(folder);
+    if (/^\d+$/.test(key)) return key !== own;
+    if (key === folderKey(DEFAULTS.partners.unknownName)) return true;
+    const claimant = known.claims.get(key);
+    if (claimant !== undefined && claimant !== gridId) return true;
+    for (const [id, name] of known.configured) if (folderKey(segment(name, id)) === key) return true;
+    return false;
+  };
+  const name = segment(learnt, gridId);
+  if (!takenByOther(name)) return name;
+  const suffixed = segment(`${name}-${own}`, gridId);
+  return suffixed.endsWith(`-${own}`) && !takenByOther(suffixed) ? suffixed : own;
+}
+
+/**
  * Which name a grid id gets now, or that the service must be asked first. `canLookup` is false
  * when there is no service call to make (a transport without one): the grid id is used.
  */
 export function decidePartnerName(
   gridId: number | null | undefined,
-  known: { configured: ReadonlyMap<number, string>; cached: CachedName | undefined; canLookup: boolean; now: number },
+  known: {
+    configured: ReadonlyMap<number, string>;
+    cached: CachedName | undefined;
+    canLookup: boolean;
+    now: number;
+    /** Folders learnt names took so far (learntFolder); none: no other grid ID has one. */
+    claims?: ReadonlyMap<string, number>;
+  },
 ): PartnerDecision {
   if (gridId === null || gridId === undefined || !Number.isSafeInteger(gridId) || gridId <= 0)
     return { kind: 'name', name: DEFAULTS.partners.unknownName, source: 'none' };
@@ -46,7 +89,11 @@ export function decidePartnerName(
   const cached = known.cached;
   if (cached && (cached.until > known.now || !known.canLookup)) {
     return cached.name !== undefined
-      ? { kind: 'name', name: segment(cached.name, gridId), source: 'service' }
+      ? {
+          kind: 'name',
+          name: learntFolder(gridId, cached.name, { configured: known.configured, claims: known.claims ?? new Map() }),
+          source: 'service',
+        }
       : { kind: 'name', name: String(gridId), source: 'grid-id' };
   }
   if (known.canLookup) return { kind: 'lookup', gridId };
@@ -92,6 +139,8 @@ export class PartnerNames {
   private readonly cache = new Map<number, CachedName>();
   /** Lookups in flight: parcels of one partner downloaded in parallel share one call. */
   private readonly inFlight = new Map<number, Promise<void>>();
+  /** Folder key → the grid id whose learnt name took that folder in this process (first come). */
+  private readonly claims = new Map<string, number>();
   private readonly configured: ReadonlyMap<number, string>;
   private readonly now: () => number;
   private readonly logger: Logger;
@@ -130,12 +179,18 @@ export class PartnerNames {
   }
 
   private decide(gridId: number | null | undefined, canLookup: boolean): PartnerDecision {
-    return decidePartnerName(gridId, {
+    const decision = decidePartnerName(gridId, {
       configured: this.configured,
       cached: gridId === null || gridId === undefined ? undefined : this.cache.get(gridId),
       canLookup: canLookup && this.options.lookup !== undefined,
       now: this.now(),
+      claims: this.claims,
     });
+    if (decision.kind === 'name' && decision.source === 'service' && typeof gridId === 'number') {
+      const key = folderKey(decision.name);
+      if (!this.claims.has(key)) this.claims.set(key, gridId);
+    }
+    return decision;
   }
 
   /** One bounded call; whatever happens, the cache holds an entry afterwards and nothing throws. */

@@ -5,102 +5,28 @@
  * Work comes from the journal first (every row in an intermediate state, by parcel id) and from the
  * pending list second: on some service versions a downloaded parcel leaves the pending list before
  * it is confirmed, so the list is a hint of new work, never the truth.
+ *
+ * The steps live beside it: `staging-file` (the download's target), `placement` (the final name,
+ * the rename, the marker), `confirmations` (confirm, and what a confirmed parcel listed again means).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import {
-  ContentIntegrityError,
-  GridApiError,
-  GridError,
-  GridResponseError,
-  type DownloadTarget,
-  type MailboxTransport,
-  type UnreadableParcel,
-} from '../api/index.js';
-import {
-  createExclusive,
-  ensureDirDurable,
-  FileCalls,
-  freeBytes,
-  fsyncDir,
-  onLocalFilesystems,
-  openDirInside,
-  renderTemplate,
-  resolveInside,
-  sameFilesystem,
-  sanitizeFileName,
-  uniqueVariant,
-  type DirHandle,
-} from '../files/index.js';
-import type { JournalStore } from '../journal/index.js';
+import { ContentIntegrityError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
+import { CrossFilesystemError, ensureDirDurable, FileCalls, freeBytes, onLocalFilesystems, sameFilesystem } from '../files/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
-import { errorFields, GridsyncError } from '../errors/index.js';
+import { errorFields } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
-import { StagingFile } from './staging-file.js';
 import { silentLogger, type Logger } from '../log.js';
+import { Confirmations } from './confirmations.js';
+import { DeferError, DISK_ERRORS, StagingLostError } from './errors.js';
 import { PartnerNames } from './partner-names.js';
-
-export interface InboxConfig {
-  readonly dir: string;
-  /** Default `{fileName}`; may contain sub-folders such as `{gridIdFrom}/{fileName}`. */
-  readonly nameTemplate: string;
-  readonly collision: 'unique' | 'overwrite' | 'fail';
-  readonly doneMarker: boolean;
-  readonly doneSuffix: string;
-  readonly fileMode?: number;
-  /** Numeric gid (config resolves group names). */
-  readonly gid?: number;
-  readonly concurrency: number;
-  readonly maxAttempts: number;
-  readonly redelivery: 'deliver' | 'ignore';
-  /** Free space to keep on the inbox filesystem beyond the parcel itself. Default 64 MiB. */
-  readonly minFreeBytes?: number;
-  /** Where downloads are staged; must be on the inbox's filesystem. Default `<stateDir>/staging`. */
-  readonly stagingDir?: string;
-}
-
-export interface InboundMailbox {
-  readonly mailboxId: number;
-  readonly name: string;
-  readonly inbox: InboxConfig;
-}
-
-export interface InboundPipelineOptions {
-  readonly client: MailboxTransport;
-  readonly journal: JournalStore;
-  readonly mailbox: InboundMailbox;
-  readonly stateDir: string;
-  readonly logger?: Logger;
-  readonly now?: () => number;
-  /** Where the pipeline reports progress (`inbound:*`); the daemon shares one bus among mailboxes. */
-  readonly events?: EventBus<PipelineEvents>;
-  /** `{partner}` names; the daemon shares one (and its cache) among mailboxes. Default: asks `client`. */
-  readonly partnerNames?: PartnerNames;
-}
-
-export interface InboundCycleResult {
-  listed: number;
-  placed: number;
-  confirmed: number;
-  failed: number;
-  redelivered: number;
-  /** Parcels left for a later cycle (disk full, inbox not writable, service errors). */
-  deferred: number;
-  /** Listed parcels that cannot be acted on (an id above 2^53, no id): left on the service. */
-  unreadable: number;
-  /** Bytes of the parcels confirmed in this cycle. */
-  bytes: number;
-}
-
-/** A local condition (disk full, folder unwritable) stops this parcel for now; the service keeps it. */
-class DeferError extends GridsyncError {
-  readonly code = 'INBOUND_DEFERRED';
-}
-
-const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
+import { InboxPlacement } from './placement.js';
+import { StagingFile } from './staging-file.js';
+import { emptyInboundResult, type InboundCycleResult, type InboundPipelineOptions, type InboxConfig } from './types.js';
+import { oldestWaitingSeconds } from './waiting.js';
 
 export class InboundPipeline {
   private readonly journal: InboundJournal;
@@ -113,32 +39,19 @@ export class InboundPipeline {
   private active = 0;
   /** Confirmations whose journal commit is still under way (see processParcel). */
   private readonly trailing = new Set<Promise<void>>();
-  /** Final paths taken by parcels in flight in this process, until confirmed or given up. */
-  private readonly inFlightPaths = new Set<string>();
-  /** Final paths of the journal's staged/placed rows when the cycle started: a new parcel must not take one. */
-  private reserved = new Set<string>();
   /** Cheap file calls on this thread when staging and inbox are on local filesystems (files/calls). */
   private calls = FileCalls.POOL;
-  /** The inbox root, held open for one cycle (most templates place into the root). */
-  private root: Promise<DirHandle> | undefined;
   /**
    * Free bytes in staging as last measured, less the declared size of every download started
    * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
    */
   private spaceLeft: number | undefined;
-  private current: { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined;
-
-  /** The cycle in progress or last run: parcels it took on and how far it got (the CLI's progress line). */
-  get progress(): { total: number; totalBytes: number; result: Readonly<InboundCycleResult> } | undefined {
-    return this.current;
-  }
-
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
   lastDeferReason: string | undefined;
   private readonly events: EventBus<PipelineEvents>;
   private readonly partners: PartnerNames;
-  /** Only a template that uses `{partner}` asks the service for names. */
-  private readonly usesPartner: boolean;
+  private readonly placement: InboxPlacement;
+  private readonly confirmations: Confirmations;
   /**
    * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
@@ -157,7 +70,21 @@ export class InboundPipeline {
     this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
     this.partners =
       options.partnerNames ?? new PartnerNames({ lookup: options.client.partnerName?.bind(options.client), logger: this.logger });
-    this.usesPartner = this.inbox.nameTemplate.includes('{partner}');
+    this.placement = new InboxPlacement({
+      inbox: this.inbox,
+      mailboxId: this.mailboxId,
+      journal: this.journal,
+      partners: this.partners,
+      now: this.now,
+      calls: () => this.calls,
+    });
+    this.confirmations = new Confirmations({
+      client: options.client,
+      journal: this.journal,
+      inbox: this.inbox,
+      mailboxId: this.mailboxId,
+      logger: this.logger,
+    });
   }
 
   /** Adds to the cycle's counters and tells the subscribers (`inbound:*` events). */
@@ -184,6 +111,9 @@ export class InboundPipeline {
       case 'deferred':
         this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
         return;
+      case 'listed':
+        this.events.emit('inbound:listed', { mailbox, count: n, bytes: detail.bytes ?? 0 });
+        return;
       case 'unreadable':
         // Reported by noteUnreadable (log) and in `once`'s summary; no event of its own yet.
         return;
@@ -197,7 +127,7 @@ export class InboundPipeline {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
-      throw new Error(
+      throw new CrossFilesystemError(
         `staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`,
       );
     }
@@ -225,9 +155,14 @@ export class InboundPipeline {
       );
     }
     this.tally(result, 'unreadable', pending.unreadable.length);
+    this.confirmations.noteListing(pending);
     const listings: Promise<boolean>[] = [];
+    // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
+    const waiting: (string | undefined)[] = [];
+    const listingBytes: number[] = [];
     for (const p of pending.parcels) {
       const row = await this.journal.get(this.mailboxId, p.parcelId);
+      if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
         listings.push(
           this.journal.recordListed(this.mailboxId, {
@@ -239,14 +174,23 @@ export class InboundPipeline {
             ...(p.created !== undefined ? { created: p.created } : {}),
           }),
         );
+        listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
-        if (await this.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
+        if (await this.confirmations.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
       }
     }
-    this.tally(result, 'listed', (await Promise.all(listings)).filter(Boolean).length);
+    const listed = await Promise.all(listings);
+    this.tally(result, 'listed', listed.filter(Boolean).length, {
+      bytes: listed.reduce((n, isNew, i) => n + (isNew ? (listingBytes[i] ?? 0) : 0), 0),
+    });
+    this.events.emit('inbound:waiting', {
+      mailbox: this.options.mailbox.name,
+      count: waiting.length,
+      oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
+    });
     const rows = await this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
-    this.current = { total: rows.length, totalBytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0), result };
     await this.processRows(rows, result, opts.signal);
+    await this.confirmations.afterCycle(opts.signal);
     return result;
   }
 
@@ -269,29 +213,13 @@ export class InboundPipeline {
     });
   }
 
-  /** A confirmed parcel listed again: list lag (ignore), or reset on the service (deliver again). */
-  private async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
-    const info = await this.options.client.parcel(row.parcel_id, { signal });
-    if (info.status !== 'InBoxReady') return false;
-    if (this.inbox.redelivery === 'ignore') {
-      this.logger.warn({ parcelId: row.parcel_id }, 'parcel was reset on the service after we confirmed it; ignored (redelivery: ignore)');
-      return false;
-    }
-    const delivery = await this.journal.markRedelivery(this.mailboxId, row.parcel_id);
-    this.logger.warn(
-      { parcelId: row.parcel_id, delivery, previousPath: row.final_path },
-      'parcel was reset on the service after we confirmed it; delivering it again under a new name',
-    );
-    return true;
-  }
-
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     if (rows.length === 0) return;
     const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
     this.spaceLeft = undefined;
     // Per cycle: a share can be mounted over the inbox between cycles.
     this.calls = FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir));
-    this.reserved = await this.journal.reservedPaths();
+    await this.placement.beginCycle();
     try {
       for (const row of rows) {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
@@ -299,9 +227,7 @@ export class InboundPipeline {
       await queue.onIdle();
       while (this.trailing.size > 0) await Promise.all(this.trailing);
     } finally {
-      const root = this.root;
-      this.root = undefined;
-      await root?.then((h) => h.close()).catch(() => undefined);
+      await this.placement.endCycle();
     }
   }
 
@@ -316,13 +242,13 @@ export class InboundPipeline {
         row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'staged') {
-        await this.place(row);
+        await this.placement.place(row, row.staging_path ?? this.stagingPath(row.parcel_id));
         this.tally(result, 'placed');
         row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'placed') {
         const placed = row;
-        const { committed } = await this.confirm(placed, signal);
+        const { committed } = await this.confirmations.confirm(placed, signal);
         // The service has the confirmation; what is left is the journal's commit, which nothing
         // here depends on: the parcel's slot goes to the next parcel, the cycle waits for it.
         this.trail(
@@ -341,7 +267,7 @@ export class InboundPipeline {
 
   /** A confirmed parcel: counted, announced, logged; its name is free for later parcels. */
   private received(row: InboundRow, started: number, result: InboundCycleResult): void {
-    if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
+    this.placement.release(row.final_path);
     this.tally(result, 'confirmed', 1, {
       bytes: row.bytes ?? 0,
       item: {
@@ -384,6 +310,18 @@ export class InboundPipeline {
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
     const row = await this.journal.get(this.mailboxId, parcelId);
+    if (err instanceof StagingLostError && row) {
+      // Not the parcel's fault and not an attempt: it is simply fetched again, under a new name choice.
+      this.placement.release(row.final_path);
+      await this.journal.markStagingLost(this.mailboxId, parcelId, reason);
+      this.lastDeferReason = reason;
+      this.tally(result, 'deferred', 1, { reason });
+      this.logger.warn(
+        { code: err.code, parcelId, stagingPath: err.stagingPath, finalPath: err.finalPath },
+        'the staged file is gone and the inbox does not hold its content; the parcel is downloaded again, not confirmed',
+      );
+      return;
+    }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
@@ -402,7 +340,7 @@ export class InboundPipeline {
       return;
     }
     // Below, the row leaves staged/placed: its name is free again.
-    if (row.final_path !== null) this.inFlightPaths.delete(row.final_path);
+    this.placement.release(row.final_path);
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
       this.tally(result, 'failed', 1, { reason });
@@ -453,7 +391,7 @@ export class InboundPipeline {
     }
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
-    const finalPath = await this.chooseFinalPath(row, fileName);
+    const finalPath = await this.placement.chooseFinalPath(row, fileName);
     await this.journal.markStaged(this.mailboxId, row.parcel_id, {
       stagingPath: part,
       bytes: info.bytes,
@@ -463,161 +401,6 @@ export class InboundPipeline {
     });
     crashPoint('in.staged');
   }
-
-  /** The final path from the template and the collision policy; never outside the inbox root. */
-  private async chooseFinalPath(row: InboundRow, fileName: string | null): Promise<string> {
-    const fallback = `parcel-${row.parcel_id}`;
-    const vars = {
-      fileName: sanitizeFileName(fileName, fallback),
-      parcelId: row.parcel_id,
-      gridIdFrom: row.grid_id_from,
-      gridIdTo: row.grid_id_to,
-      // Decided here, once: the path is journalled with markStaged and never renamed afterwards.
-      partner: this.usesPartner ? await this.partners.nameOf(row.grid_id_from) : null,
-      mailboxId: this.mailboxId,
-      date: new Date(this.now()).toISOString().slice(0, 10),
-    };
-    const rel = renderTemplate(this.inbox.nameTemplate, vars, fallback);
-    const reserved = this.reserved;
-    // Reserve a name synchronously, before any await: parcels downloading in parallel must never
-    // pick the same name (two parcels named nul.txt once did in the soak, and the second rename
-    // replaced the first file). A name found taken on disk is released again.
-    const claim = async (p: string): Promise<boolean> => {
-      if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
-      this.inFlightPaths.add(p);
-      if ((await this.calls.exists(p)) || (this.inbox.doneMarker && (await this.calls.exists(p + this.inbox.doneSuffix)))) {
-        this.inFlightPaths.delete(p);
-        return false;
-      }
-      return true;
-    };
-    const plain = resolveInside(this.inbox.dir, rel);
-    // A redelivery always gets a name of its own: the ERP may still hold the first copy.
-    if (row.delivery === 1) {
-      if (await claim(plain)) return plain;
-      if (this.inbox.collision === 'overwrite') {
-        this.inFlightPaths.add(plain);
-        return plain;
-      }
-      if (this.inbox.collision === 'fail') throw new GridNameCollisionError(plain);
-    }
-    const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
-    for (let n = 1; ; n++) {
-      const candidate = resolveInside(
-        this.inbox.dir,
-        path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)),
-      );
-      if (await claim(candidate)) return candidate;
-    }
-  }
-
-  /**
-   * staged → placed: rename the fsynced .part to its final name, fsync the directory, write the
-   * marker. The inbox is written to by others: its sub-folders are walked one component at a time
-   * without following a link (a folder swapped for a symlink would carry the parcel elsewhere), and
-   * the rename and the marker resolve against the folder's descriptor, not its path.
-   */
-  private async place(row: InboundRow): Promise<void> {
-    const part = row.staging_path ?? this.stagingPath(row.parcel_id);
-    const final = row.final_path as string;
-    const name = path.basename(final);
-    const rel = path.relative(this.inbox.dir, path.dirname(final));
-    let own: DirHandle | undefined;
-    try {
-      // Sub-folders are walked again for each parcel (one may have been swapped for a link since).
-      const dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.inbox.dir, rel, { create: true }));
-      if (await this.calls.exists(part)) {
-        if (this.inbox.collision === 'fail' && (await this.calls.exists(dir.at(name)))) throw new GridNameCollisionError(final);
-        if (this.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.inbox.gid);
-        if (this.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.inbox.fileMode);
-        const to = dir.at(name);
-        await this.calls.rename(part, to);
-        crashPoint('in.renamed');
-        await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
-      } else {
-        // No .part: it was renamed before a crash (nobody else writes in staging), so the file is
-        // in place — but that crash may have come before the directory's fsync.
-        await dir.sync();
-      }
-      if (this.inbox.doneMarker) await this.writeMarker(dir, name + this.inbox.doneSuffix);
-    } catch (err) {
-      if (err instanceof GridNameCollisionError) throw err;
-      throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
-    } finally {
-      await own?.close();
-    }
-    await this.journal.markPlaced(this.mailboxId, row.parcel_id);
-    crashPoint('in.placed');
-  }
-
-  /** The inbox root, opened once per cycle and shared by its parcels. */
-  private heldRoot(): Promise<DirHandle> {
-    let dir = this.root;
-    if (!dir) {
-      const opening = openDirInside(this.inbox.dir, '', { create: true });
-      // A failed open is not kept: the next parcel tries again.
-      opening.catch(() => {
-        if (this.root === opening) this.root = undefined;
-      });
-      this.root = dir = opening;
-    }
-    return dir;
-  }
-
-  /**
-   * Creates the done marker with O_CREAT | O_EXCL | O_NOFOLLOW, mode and group set on the
-   * descriptor: a link planted under the marker's name is removed, never opened, truncated or
-   * re-moded. A regular file of ours already there is the marker of a run that crashed after it.
-   */
-  private async writeMarker(dir: DirHandle, markerName: string): Promise<void> {
-    const mode = this.inbox.fileMode ?? DEFAULTS.fileMode;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fh = await createExclusive(dir, markerName, mode, this.inbox.gid);
-        try {
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
-        const st = await fs.promises.lstat(dir.at(markerName));
-        if (st.isFile() && st.nlink === 1 && st.uid === process.getuid?.()) break;
-        await fs.promises.unlink(dir.at(markerName));
-      }
-    }
-    await dir.sync();
-  }
-
-  /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */
-  private async confirm(row: InboundRow, signal?: AbortSignal): Promise<{ committed: Promise<void> }> {
-    let how: 'confirmed' | 'already-transferred' = 'confirmed';
-    try {
-      await this.options.client.confirmParcel(row.parcel_id, { signal });
-    } catch (err) {
-      // An error answer (or a legacy `false`): the parcel may be confirmed already; its status decides.
-      if (!((err instanceof GridApiError && !err.retryable) || err instanceof GridResponseError)) throw err;
-      const info = await this.options.client.parcel(row.parcel_id, { signal });
-      if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
-      how = 'already-transferred';
-    }
-    crashPoint('in.confirm-answered');
-    return { committed: this.journal.markConfirmed(this.mailboxId, row.parcel_id, how).then(() => crashPoint('in.confirmed')) };
-  }
-}
-
-/** Collision policy `fail`: the final name is taken. The parcel stays unconfirmed and is retried. */
-export class GridNameCollisionError extends GridsyncError {
-  readonly code = 'INBOUND_NAME_COLLISION';
-  constructor(readonly path: string) {
-    super(`${path} already exists (collision policy: fail)`);
-  }
-}
-
-/** A cycle's counters before it starts (the daemon sums cycles with it too). */
-export function emptyInboundResult(): InboundCycleResult {
-  return { listed: 0, placed: 0, confirmed: 0, failed: 0, redelivered: 0, deferred: 0, unreadable: 0, bytes: 0 };
 }
 
 function describe(err: unknown): string {

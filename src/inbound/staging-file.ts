@@ -19,6 +19,7 @@ import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { DownloadTarget } from '../api/index.js';
 import { FileCalls, fsyncFd, SMALL_FILE_BYTES } from '../files/index.js';
+import { InternalError } from '../errors/index.js';
 
 /** Downloads up to this size are assembled in memory and written with one call. */
 const SMALL_BYTES = SMALL_FILE_BYTES;
@@ -147,7 +148,7 @@ export class StagingFile implements DownloadTarget {
   /** Ends the last attempt; resolves once its file is written, fsynced and closed. */
   async finish(): Promise<void> {
     const stream = this.stream;
-    if (!stream) throw new Error(`${this.part}: the download wrote no file`);
+    if (!stream) throw new InternalError(`${this.part}: the download wrote no file`);
     stream.end();
     await finished(stream);
   }

@@ -28,6 +28,7 @@ import {
   eventParams,
   GET_META_SQL,
   INSERT_EVENT_SQL,
+  metaParams,
   PRUNE_EVENTS_SQL,
   SET_META_SQL,
   type CommitOptions,
@@ -360,7 +361,7 @@ export class Journal implements JournalStore {
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    this.statement(SET_META_SQL).run(key, value);
+    this.statement(SET_META_SQL).run(...metaParams(key, value));
   }
 
   async pruneEvents(olderThanMs: number): Promise<number> {

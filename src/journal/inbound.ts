@@ -13,7 +13,7 @@
  * commit was a quarter of the journal's writes per parcel. Journals written by older versions may
  * still hold rows in that state; they are recovered like `listed`.
  */
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 import type { JournalStore, JournalTx } from './store.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
@@ -191,13 +191,27 @@ export class InboundJournal {
         await tx.write(
           mailboxId,
           'UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?',
-          reason,
+          scrubHeld(reason),
           this.journal.now(),
           mailboxId,
           parcelId,
         );
       })
       .catch(() => undefined);
+  }
+
+  /**
+   * staged → listed without counting an attempt: the staging file vanished before it was placed
+   * (removed by someone else), so the content must be downloaded again and its name chosen again.
+   */
+  markStagingLost(mailboxId: number, parcelId: number, reason: string): Promise<void> {
+    return this.transition(
+      mailboxId,
+      parcelId,
+      'listed',
+      { last_error: reason, final_path: null, staging_path: null, bytes: null, sha256: null },
+      { stagingLost: reason },
+    );
   }
 
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
@@ -267,7 +281,7 @@ export class InboundJournal {
       `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
       to,
       this.journal.now(),
-      ...cols.map((c) => set[c]),
+      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
       row.mailbox_id,
       row.parcel_id,
     );

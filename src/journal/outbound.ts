@@ -10,7 +10,7 @@
  *   in_error → requeued (the file went back to the outbox; a new claim makes a new row)
  */
 import path from 'node:path';
-import { GridsyncError } from '../errors/index.js';
+import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { processingName } from '../files/index.js';
 import type { JournalStore, JournalTx } from './store.js';
 
@@ -187,7 +187,7 @@ export class OutboundJournal {
         await tx.write(
           row.mailbox_id,
           'UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?',
-          reason,
+          scrubHeld(reason),
           this.journal.now(),
           id,
         );
@@ -242,7 +242,7 @@ export class OutboundJournal {
       `UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`,
       to,
       this.journal.now(),
-      ...cols.map((c) => set[c]),
+      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
       row.id,
     );
     await tx.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });

@@ -27,6 +27,7 @@ import {
   eventParams,
   GET_META_SQL,
   INSERT_EVENT_SQL,
+  metaParams,
   PRUNE_EVENTS_SQL,
   SET_META_SQL,
   type EventInput,
@@ -192,7 +193,7 @@ export class PgJournal implements JournalStore {
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    await this.maintain(SET_META_SQL, key, value);
+    await this.maintain(SET_META_SQL, ...metaParams(key, value));
   }
 
   pruneEvents(olderThanMs: number): Promise<number> {

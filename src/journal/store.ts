@@ -13,6 +13,7 @@
  * SQL is written once, for both backends: `?` placeholders, `RETURNING`, `ON CONFLICT`; integers
  * come back as numbers from both.
  */
+import { scrubHeld } from '../errors/index.js';
 import type { Lease, LeaseRow } from './lease.js';
 
 export type Direction = 'in' | 'out' | 'daemon';
@@ -108,8 +109,14 @@ export function eventParams(at: number, event: EventInput): unknown[] {
     event.item === undefined || event.item === null ? null : String(event.item),
     event.from ?? null,
     event.to ?? null,
-    event.detail ? JSON.stringify(event.detail) : null,
+    // Reasons may quote what the service said, secrets included.
+    event.detail ? scrubHeld(JSON.stringify(event.detail)) : null,
   ];
+}
+
+/** Daemon metadata (the last run's leftovers) may quote the service too. */
+export function metaParams(key: string, value: string): [string, string] {
+  return [key, scrubHeld(value)];
 }
 
 export const GET_META_SQL = 'SELECT value FROM meta WHERE key = ?';

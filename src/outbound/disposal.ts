@@ -10,16 +10,20 @@ import {
   ensureDirDurable,
   exists,
   freeName,
+  freeNameIn,
   fsyncDir,
   moveDurable,
+  openDirInside,
+  openRegularNoFollow,
   pathFromText,
   renderTemplate,
   sanitizeFileName,
+  UnsafeFileError,
 } from '../files/index.js';
 import { crashPoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, scrubHeld } from '../errors/index.js';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
 
@@ -43,13 +47,36 @@ export interface ErrorReport {
 
 export const ERROR_REPORT_SUFFIX = '.error.json';
 
-/** The report beside `file`, or undefined when there is none or it is not one of ours. */
-export function readErrorReport(file: string): Partial<ErrorReport> | undefined {
+/** Our reports are a few hundred bytes; anything much larger was not written by gridsync. */
+export const MAX_ERROR_REPORT_BYTES = 64 * 1024;
+
+/**
+ * The report beside `file`, or undefined when there is none or it is not one of ours. errorDir is
+ * shared: a link, FIFO or device planted under the report's name is never followed or read (open
+ * with O_NOFOLLOW | O_NONBLOCK, checked on the descriptor) — an UnsafeFileError says what it is,
+ * as it does for a regular file too large to be ours.
+ */
+export async function readErrorReport(file: string): Promise<Partial<ErrorReport> | undefined> {
+  const reportPath = `${file}${ERROR_REPORT_SUFFIX}`;
+  const expected = `a regular file of at most ${MAX_ERROR_REPORT_BYTES} bytes`;
+  let opened: { fd: number; stat: fs.Stats };
+  try {
+    opened = await openRegularNoFollow(reportPath, reportPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (err instanceof UnsafeFileError) throw new UnsafeFileError(reportPath, err.found, expected);
+    throw err;
+  }
   let text: string;
   try {
-    text = fs.readFileSync(`${file}${ERROR_REPORT_SUFFIX}`, 'utf8');
-  } catch {
-    return undefined;
+    // Read one byte past the bound: the file may have grown since fstat.
+    const buf = Buffer.alloc(MAX_ERROR_REPORT_BYTES + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(opened.fd, buf, n, buf.length - n, n);
+    if (n > MAX_ERROR_REPORT_BYTES) throw new UnsafeFileError(reportPath, `a file of more than ${MAX_ERROR_REPORT_BYTES} bytes`, expected);
+    text = buf.subarray(0, n).toString('utf8');
+  } finally {
+    fs.closeSync(opened.fd);
   }
   try {
     const parsed: unknown = JSON.parse(text);
@@ -86,8 +113,19 @@ export class Disposal {
             },
             `file-${row.id}`,
           );
-          finalPath = await freeName(cfg.sentDir, rel, String(row.parcel_id), calls);
-          await moveDurable(processing, finalPath, calls);
+          // sentDir is shared: its sub-folders are walked without following a link (one swapped
+          // for a link would carry the file elsewhere, even into the private stateDir).
+          const sub = path.dirname(rel) === '.' ? '' : path.dirname(rel);
+          // Folders it creates get the umask's mode, as mkdir -p gave them before.
+          await ensureDirDurable(cfg.sentDir, calls);
+          const dir = await openDirInside(cfg.sentDir, sub, { create: true, mode: 0o777 });
+          try {
+            const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
+            finalPath = path.join(cfg.sentDir, sub, name);
+            await moveDurable(processing, dir.at(name), calls, dir);
+          } finally {
+            await dir.close();
+          }
         }
         crashPoint('out.archive-renamed');
         await fsyncDir(path.dirname(processing));
@@ -101,7 +139,7 @@ export class Disposal {
     } catch (err) {
       journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
-      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
     }
   }
@@ -142,7 +180,8 @@ export class Disposal {
         DEFAULTS.fileMode,
       );
       try {
-        await fh.writeFile(`${JSON.stringify(report, null, 2)}\n`);
+        // The ERP group reads errorDir: a reason quoting a secret the service echoed is masked.
+        await fh.writeFile(scrubHeld(`${JSON.stringify(report, null, 2)}\n`));
         await fh.sync();
       } finally {
         await fh.close();
@@ -172,7 +211,7 @@ export class Disposal {
  * `requeued-…` name when that is taken), durably, and removes its report. Returns the new path.
  */
 export async function requeueFromError(file: string, outboxDir: string, now: () => number = Date.now): Promise<string> {
-  const original = readErrorReport(file)?.file;
+  const original = (await readErrorReport(file))?.file;
   const base = original && !original.includes('/') && original !== '.' && original !== '..' ? original : path.basename(file);
   let dest = path.join(outboxDir, base);
   if (await exists(dest)) dest = path.join(outboxDir, `requeued-${now()}-${base}`);

@@ -1,4 +1,4 @@
-export { OutboundPipeline } from './pipeline.js';
+export { OutboundPipeline, EVENT_OF as OUTBOUND_EVENT_OF } from './pipeline.js';
 export type { OutboundPipelineOptions } from './pipeline.js';
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
 export { emptyResult as emptyOutboundResult } from './types.js';

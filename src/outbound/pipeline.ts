@@ -12,7 +12,7 @@ import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
-import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem } from '../files/index.js';
+import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
 import type { JournalStore } from '../journal/index.js';
 import { OutboundJournal } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -36,7 +36,8 @@ export interface OutboundPipelineOptions {
   readonly events?: EventBus<PipelineEvents>;
 }
 
-const EVENT_OF = {
+/** The event each outbound counter is told by (the daemon's per-cycle record follows the same map). */
+export const EVENT_OF = {
   claimed: 'outbound:claimed',
   uploaded: 'outbound:uploaded',
   archived: 'outbound:sent',
@@ -118,7 +119,7 @@ export class OutboundPipeline {
     const st = await fs.promises.stat(processingDir);
     if (st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) await fs.promises.chmod(processingDir, 0o700);
     if (!(await sameFilesystem(processingDir, this.cfg.dir))) {
-      throw new Error(
+      throw new CrossFilesystemError(
         `processing ${processingDir} and outbox ${this.cfg.dir} are on different filesystems: the claim would not be atomic; set outbox.processingDir to a folder on the outbox's filesystem`,
       );
     }

@@ -30,6 +30,8 @@ const CLAIM_BATCH = 32;
 const SNAPSHOT_SUFFIX = '.snap';
 const SNAPSHOT_CHUNK = 1024 * 1024;
 const C = fs.constants;
+/** A full filesystem or quota: the claimed file cannot be snapshotted until space is freed. */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
 /** A file found ready: its name as text, its exact path (bytes when not UTF-8), its inode then. */
 interface ReadyFile {
@@ -42,6 +44,8 @@ export class OutboxScanner {
   private readonly isIgnored: (name: string) => boolean;
   private readonly stability: StabilityTracker;
   private readonly reportedOdd = new Set<string>();
+  /** Claims already reported as stopped by a full filesystem: one error line each, not one per retry. */
+  private readonly reportedNoSpace = new Set<number>();
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<number> | undefined;
@@ -240,6 +244,7 @@ export class OutboxScanner {
       await Promise.all([fsyncDir(path.dirname(processing)), fsyncDir(cfg.dir)]);
       const { bytes, sha256 } = await this.snapshot(processing, ino);
       await journal.markClaimed(row.id, bytes, sha256);
+      this.reportedNoSpace.delete(row.id);
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
     } catch (err) {
@@ -252,6 +257,19 @@ export class OutboxScanner {
       if (code === 'EACCES' || code === 'EPERM') {
         this.ctx.tally('failed');
         await this.disposal.toError(row, { reason: `unreadable: ${(err as Error).message}` });
+        return;
+      }
+      if (NO_SPACE.has(code)) {
+        // The file has left the outbox and is in no folder the ERP watches: say so where it shows.
+        const reason = `no space for the snapshot of a claimed file on the filesystem of ${this.ctx.processingDir}; it waits in processing/ (not in the outbox, not in errorDir) and is tried again — free space there`;
+        this.ctx.tally('deferred', 1, { reason });
+        const first = !this.reportedNoSpace.has(row.id);
+        this.reportedNoSpace.add(row.id);
+        logger[first ? 'error' : 'debug'](
+          { file: row.file_name, processingPath: processing, processingDir: this.ctx.processingDir, ...errorFields(err) },
+          'cannot snapshot a claimed file: no space left; it waits in processing/ and is retried',
+        );
+        journal.noteError(row.id, reason);
         return;
       }
       logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');

@@ -37,6 +37,9 @@ export function decideResend(err: unknown, state: OutboundState, attempts: numbe
   return neverReached && state === 'uploading' ? 'resend' : 'retry';
 }
 
+/** A `Date` header counts whole seconds: offsets closer than this are the same clock. */
+const CLOCK_RESOLUTION_MS = 1000;
+
 export class Sender {
   constructor(
     private readonly ctx: OutboxContext,
@@ -175,9 +178,24 @@ export class Sender {
     return false;
   }
 
-  /** A parcel with our file name and byte count created since the attempt started, not yet adopted. */
+  /**
+   * A parcel with our file name and byte count created since the attempt started, not yet adopted.
+   * The service stamps `created` with its clock: the window starts at the attempt's start in the
+   * service's time (its last dated answer tells how far its clock is from ours), less the slack.
+   * The listing is itself a dated answer: when it moves the window earlier, the search is made once more.
+   */
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
-    const since = (row.attempt_started_at ?? row.created_at) - (this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs);
+    const started = row.attempt_started_at ?? row.created_at;
+    const slack = this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs;
+    const windowStart = (): number => started + (this.client.serviceClockOffsetMs?.() ?? 0) - slack;
+    const first = windowStart();
+    const found = await this.search(row, first);
+    if (found !== undefined) return found;
+    const corrected = windowStart();
+    return corrected < first - CLOCK_RESOLUTION_MS ? this.search(row, corrected) : undefined;
+  }
+
+  private async search(row: OutboundRow, since: number): Promise<number | undefined> {
     for await (const parcel of this.client.outboxParcels({ mailboxId: this.ctx.mailboxId, since: new Date(since).toISOString() })) {
       if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !(await this.ctx.journal.isAdopted(parcel.parcelId)))
         return parcel.parcelId;

@@ -1,37 +1,15 @@
 /** What the outbound modules share: the outbox's configuration, the cycle counters, the context. */
+import type { OutboxSettings } from '../config/index.js';
 import type { DeliveredItem } from '../events/index.js';
 import type { FileCalls } from '../files/index.js';
 import type { Logger } from '../log.js';
 import type { OutboundJournal } from '../journal/index.js';
 
-export interface OutboxConfig {
-  readonly dir: string;
-  readonly sentDir?: string;
-  readonly archive: 'move' | 'delete';
-  /** Name in sentDir: `{fileName}`, `{parcelId}`, `{date}`, `{mailboxId}`. */
-  readonly sentTemplate: string;
-  readonly errorDir: string;
-  readonly stableMs: number;
-  readonly readiness: 'stable' | 'marker';
-  readonly markerSuffix: string;
-  readonly ignore: readonly string[];
-  readonly usePolling: boolean;
-  readonly rescanMs: number;
-  readonly concurrency: number;
-  readonly maxAttempts: number;
-  readonly gridIdFrom?: number;
-  readonly gridIdTo?: number;
-  readonly validateEnvelope: boolean;
-  /** With validateEnvelope: also the group/set trailers' counts and references. */
-  readonly envelopeCounts: boolean;
-  readonly maxBytes?: number;
-  readonly duplicates: 'reject' | 'allow';
-  readonly duplicateWindowMs: number;
-  /** Where claimed files wait; must be on the outbox's filesystem. Default `<stateDir>/processing`. */
-  readonly processingDir?: string;
+/** The outbox's config section as the schema gives it (the schema is the one source of its keys). */
+export type OutboxConfig = Readonly<OutboxSettings> & {
   /** Reconciliation looks this far before the attempt's start (service clock skew). Default 10 min. */
   readonly reconcileSlackMs?: number;
-}
+};
 
 export interface OutboundMailbox {
   readonly mailboxId: number;

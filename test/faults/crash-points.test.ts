@@ -13,18 +13,21 @@ import { edifact, x12 } from '../helpers/edi.js';
 import { repoRoot } from '../helpers/journal-child.js';
 import { emulatorParcels, listFiles } from '../helpers/world.js';
 
-const INBOUND_POINTS = ['in.downloaded', 'in.staged', 'in.renamed', 'in.placed', 'in.confirm-answered', 'in.confirmed'];
-const OUTBOUND_POINTS = [
-  'out.claiming',
-  'out.claim-renamed',
-  'out.claimed',
-  'out.uploading',
-  'out.request-sent',
-  'out.response-received',
-  'out.uploaded',
-  'out.archive-renamed',
-  'out.archived',
-];
+/**
+ * Every crash point the source names (`crashPoint('in.staged')` in src/, read here), so a new
+ * point is tested without anyone adding it to a list; the `in.`/`out.` prefix says its direction.
+ */
+function crashPointsInSource(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return crashPointsInSource(p);
+    if (!p.endsWith('.ts') || p.endsWith(path.join('journal', 'crash-points.ts'))) return [];
+    return [...fs.readFileSync(p, 'utf8').matchAll(/\bcrashPoint\('([^']+)'\)/g)].map((m) => m[1] as string);
+  });
+}
+const ALL_POINTS = [...new Set(crashPointsInSource(path.join(repoRoot, 'src')))];
+const INBOUND_POINTS = ALL_POINTS.filter((p) => p.startsWith('in.'));
+const OUTBOUND_POINTS = ALL_POINTS.filter((p) => p.startsWith('out.'));
 const PER_RUN = 4;
 // The same suite over both service interfaces: the guarantees must not depend on the transport.
 const PROTOCOLS = ['rest', 'soap'] as const;
@@ -150,6 +153,14 @@ async function scenario(
   expect(listFiles(path.join(d.state, 'processing'))).toEqual([]);
   return { point, n, killed, runs };
 }
+
+describe('the crash points under test', () => {
+  it('are read from the source, every one with its direction', () => {
+    expect(INBOUND_POINTS.length).toBeGreaterThan(3);
+    expect(OUTBOUND_POINTS.length).toBeGreaterThan(3);
+    expect(ALL_POINTS.filter((p) => !INBOUND_POINTS.includes(p) && !OUTBOUND_POINTS.includes(p))).toEqual([]);
+  });
+});
 
 describe.each(PROTOCOLS)('named crash points over %s: SIGKILL at each, for n = 1, 2, 3, then recovery', (protocol) => {
   for (const [label, points] of [

@@ -9,10 +9,13 @@ import { cliPath } from '../helpers/daemon-child.js';
 import { makeDaemonWorld, type DaemonWorld } from '../helpers/daemon-config.js';
 import { x12 } from '../helpers/edi.js';
 import { listFiles } from '../helpers/world.js';
+import { isRoot, prerequisite, runs } from '../helpers/require-tool.js';
 
-const asRoot = process.getuid?.() === 0;
-const hasSetpriv = asRoot && fs.existsSync('/usr/bin/setpriv');
-if (!hasSetpriv) console.log('NOTICE: not root (or no setpriv): the restart attacks run gridsync as the current user, not as nobody');
+const hasSetpriv = prerequisite(
+  'root and setpriv',
+  isRoot && runs('setpriv', '--version'),
+  'the restart attacks run gridsync as the current user, not as nobody',
+);
 
 let w: DaemonWorld | undefined;
 afterEach(() => {

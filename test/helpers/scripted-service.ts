@@ -47,6 +47,8 @@ export interface Variants {
   record?: (r: Record<string, unknown>, p: ServiceParcel) => Record<string, unknown>;
   /** Reshapes the download data (fields other than content). */
   download?: (d: Record<string, unknown>, p: ServiceParcel) => Record<string, unknown>;
+  /** The service's clock minus the real one: its `Date` headers, the `created` of uploads and the outbox list's `beginDate` use it. */
+  clockOffsetMs?: number;
   /** Answers a request instead of the script (a fault); undefined lets the script answer. */
   fault?: (req: ServedRequest, res: ServerResponse) => boolean | Promise<boolean>;
 }
@@ -81,6 +83,7 @@ export async function startScriptedService(
   const requests: ServedRequest[] = [];
   let nextId = options.firstId ?? 5_000_000n;
   let n = 0;
+  const serviceNow = (): number => Date.now() + (svc.variants.clockOffsetMs ?? 0);
   const svc: ScriptedService = {
     url: '',
     apiKey,
@@ -117,7 +120,7 @@ export async function startScriptedService(
     text: string,
     headers: Record<string, string> = { 'content-type': 'application/json' },
   ): void => {
-    res.writeHead(status, headers);
+    res.writeHead(status, { date: new Date(serviceNow()).toUTCString(), ...headers });
     res.end(text);
   };
   const ok = (res: ServerResponse, data: unknown, message: string | null = null): void => {
@@ -228,7 +231,7 @@ export async function startScriptedService(
         content,
         status: 'outboxPending',
         direction: 'out',
-        created: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        created: new Date(serviceNow()).toISOString().replace(/\.\d+Z$/, 'Z'),
         gridIdFrom: 7001,
         gridIdTo: 7002,
       };
@@ -243,7 +246,8 @@ export async function startScriptedService(
     if (route === 'POST /v2/parcels/outbox-list') {
       const per = typeof body.recordsPerPage === 'number' ? body.recordsPerPage : 25;
       const page = typeof body.pageNo === 'number' ? body.pageNo : 1;
-      const out = parcels.filter((p) => p.direction === 'out' && p.mailboxId === mailboxId);
+      const since = typeof body.beginDate === 'string' ? Date.parse(body.beginDate) : NaN;
+      const out = parcels.filter((p) => p.direction === 'out' && p.mailboxId === mailboxId && !(Date.parse(p.created) < since));
       return ok(
         res,
         out.slice((page - 1) * per, page * per).map((p) => record(p, true)),

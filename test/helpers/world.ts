@@ -81,7 +81,7 @@ export function inboxConfig(dir: string, over: Partial<InboxConfig> = {}): Inbox
 }
 
 /** An outbound pipeline for mailbox 1001 on the world's folders, with test-friendly defaults. */
-export function outboundPipeline(w: TestWorld, over: Partial<OutboxConfig> = {}): OutboundPipeline {
+export function outboundPipeline(w: Pick<TestWorld, 'client' | 'journal' | 'dirs'>, over: Partial<OutboxConfig> = {}): OutboundPipeline {
   // The product's defaults, with only what a test needs sooner: files are finished after 50 ms, and
   // the periodic rescan stays out of the way of tests that trigger cycles themselves.
   const outbox: OutboxConfig = {

@@ -128,9 +128,5 @@ export function matchEndpoint(method: string, rawPath: string): EndpointMatch | 
   return undefined;
 }
 
-/** Every method+path form (reference and aliases), for routers that register them one by one. */
-export function allRoutes(): readonly { endpoint: EndpointDef; method: HttpMethod; path: string }[] {
-  return ALL_ENDPOINTS.flatMap((e) => [{ method: e.method, path: e.path }, ...(e.aliases ?? [])].map((f) => ({ endpoint: e, ...f })));
-}
 export { ISA_FIELDS } from './interchanges.js';
 export { UploadRequest } from './parcels.js';

@@ -12,6 +12,7 @@
  * record is kept small; the emulator and our WSDL agree on it, and the client reads records by
  * element name, so a richer real record is still read.
  */
+import { InternalError } from '../../errors/index.js';
 
 /** Target namespace of every element of the interface (a reserved `.example` name). */
 export const SOAP_NS = 'https://os.grid.example/';
@@ -331,6 +332,12 @@ const OPERATIONS: readonly (readonly [string, string, string, string])[] = [
   ],
   ['InterconnectCancel', 'InterconnectID:int Note EMailTo:eMailTo OtherEMailAddress', 'boolean', 'Cancels an interconnect.'],
   [
+    'InterconnectCount',
+    'GridID:int Status',
+    'int',
+    'Number of interconnects of a trading-partner id (of one status when Status is given).',
+  ],
+  [
     'InterchangeInBox',
     'BeginDate:dateTime EndDate:dateTime GridIDFrom:int GridIDTo:int InterchangeControlID',
     'ArrayOfInterchangeIDInfo',
@@ -384,7 +391,7 @@ export function operationByName(name: string): OperationDef | undefined {
 
 export function typeDef(name: string): TypeDef {
   const t = TYPES.get(name);
-  if (!t) throw new Error(`SOAP schema: unknown type ${name}`);
+  if (!t) throw new InternalError(`SOAP schema: unknown type ${name}`);
   return t;
 }
 

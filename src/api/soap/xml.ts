@@ -1,29 +1,18 @@
 /**
  * XML of the SOAP interface, both directions, driven by the definitions in schema.ts: writing
- * values in element order (required elements always present), reading a message namespace-aware
- * with saxes into a small element tree — except the base64 content element, whose text is handed
- * out piece by piece while it arrives so that a parcel of any size never sits in memory — and
- * decoding that tree by element name (unknown elements ignored, order not relied upon).
+ * values in element order (required elements always present), finding the payload and the fault
+ * of a message read by xml-read.ts, and decoding its element tree by element name (unknown
+ * elements ignored, order not relied upon).
  */
-import { SaxesParser, type SaxesTagNS } from 'saxes';
-import { GridsyncError } from '../../errors/index.js';
 import { SOAP11_ENV, SOAP12_ENV, SOAP_NS, typeDef, isPrimitive, zeroOf, type FieldDef, type OperationDef } from './schema.js';
+import { SoapXmlError } from './xml-error.js';
+import type { XmlNode } from './xml-read.js';
+
+export { SoapXmlError } from './xml-error.js';
+export { SoapLimitError, readXml } from './xml-read.js';
+export type { ReadOptions, XmlNode } from './xml-read.js';
 
 export type SoapVersion = '1.1' | '1.2';
-
-/** The message is not well-formed XML, not a SOAP envelope, or a value does not fit its type. */
-export class SoapXmlError extends GridsyncError {
-  readonly code = 'GRID_SOAP_XML';
-  constructor(
-    message: string,
-    /** Where: `Body/ParcelInBoxResponse/…/ParcelID`, or `(xml)`. */
-    readonly path: string,
-    /** True when the input ended before the envelope was complete. */
-    readonly truncated = false,
-  ) {
-    super(`${path}: ${message}`);
-  }
-}
 
 // ------------------------------------------------------------------ writing
 
@@ -167,127 +156,6 @@ export function writeFault(version: SoapVersion, f: FaultFields): string {
 }
 
 // ------------------------------------------------------------------ reading
-
-export interface XmlNode {
-  readonly name: string;
-  readonly ns: string;
-  text: string;
-  readonly children: XmlNode[];
-  readonly nil: boolean;
-  /** The text went to `onStream` instead of `text`. */
-  streamed: boolean;
-}
-
-export interface ReadOptions {
-  /** Local names of elements whose text is streamed out (`Content`, …), below the body element. */
-  readonly streamElements?: ReadonlySet<string>;
-  /** Receives the streamed text piece by piece, in order; awaited (back-pressure). */
-  readonly onStream?: (text: string, element: string) => void | Promise<void>;
-  /** Limit on all other text together. Default 16 MiB. */
-  readonly maxText?: number;
-}
-
-const MAX_DEPTH = 64;
-const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
-
-/**
- * saxes' own state, used for two things its API does not offer: `text` (what it holds between two
- * events: read and cleared to stream long text, as saxes emits text only at the next tag), and
- * whether it stands plainly inside text (`state` 13, nothing carried over), in which case a chunk
- * of pure content text is handed out without passing it through saxes character by character.
- */
-type SaxesInternals = { text: string; state: number; carriedFromPrevious: string | undefined };
-const SAXES_IN_TEXT = 13;
-/** Characters that need saxes even inside content text: markup, entities, `]]>`, CR normalisation. */
-const NEEDS_PARSER = /[<&\]\r]/;
-
-/** Reads a whole XML document from chunks; returns the root element. */
-export async function readXml(source: AsyncIterable<Uint8Array | string>, options: ReadOptions = {}): Promise<XmlNode> {
-  const parser = new SaxesParser({ xmlns: true, position: false });
-  const internals = parser as unknown as SaxesInternals;
-  const maxText = options.maxText ?? 16 * 1024 * 1024;
-  const stack: XmlNode[] = [];
-  let root: XmlNode | undefined;
-  let textSize = 0;
-  let streaming: XmlNode | undefined;
-  let failure: Error | undefined;
-  const pending: [string, string][] = [];
-
-  parser.on('error', (err) => {
-    failure ??= new SoapXmlError(err.message, '(xml)');
-  });
-  parser.on('opentag', (tag: SaxesTagNS) => {
-    const nil = Object.values(tag.attributes).some((a) => a.uri === XSI && a.local === 'nil' && (a.value === 'true' || a.value === '1'));
-    const node: XmlNode = { name: tag.local, ns: tag.uri, text: '', children: [], nil, streamed: false };
-    const parent = stack[stack.length - 1];
-    if (parent) parent.children.push(node);
-    else root ??= node;
-    stack.push(node);
-    if (stack.length > MAX_DEPTH) failure ??= new SoapXmlError(`nested deeper than ${MAX_DEPTH} elements`, '(xml)');
-    if (stack.length >= 4 && options.streamElements?.has(tag.local) && !streaming) {
-      streaming = node;
-      node.streamed = true;
-    }
-  });
-  parser.on('text', (text) => {
-    const node = stack[stack.length - 1];
-    if (!node) return;
-    if (node === streaming) {
-      pending.push([text, node.name]);
-      return;
-    }
-    textSize += text.length;
-    if (textSize > maxText) failure ??= new SoapXmlError(`more than ${maxText} characters of text`, '(xml)');
-    else node.text += text;
-  });
-  parser.on('cdata', (text) => {
-    const node = stack[stack.length - 1];
-    if (node && node === streaming) pending.push([text, node.name]);
-    else if (node) node.text += text;
-  });
-  parser.on('closetag', () => {
-    const node = stack.pop();
-    if (node === streaming) streaming = undefined;
-  });
-
-  const flush = async (): Promise<void> => {
-    if (streaming && internals.text.length > 0) {
-      pending.push([internals.text, streaming.name]);
-      internals.text = '';
-    }
-    for (const [text, element] of pending.splice(0)) await options.onStream?.(text, element);
-  };
-
-  const decoder = new TextDecoder('utf-8');
-  for await (const chunk of source) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    if (
-      streaming &&
-      internals.state === SAXES_IN_TEXT &&
-      internals.carriedFromPrevious === undefined &&
-      internals.text === '' &&
-      !NEEDS_PARSER.test(text)
-    ) {
-      // The middle of a long content element: saxes would only append it to its text buffer.
-      pending.push([text, streaming.name]);
-      await flush();
-      continue;
-    }
-    parser.write(text);
-    if (failure) throw failure;
-    // Guard against a server that sends endless text where none is streamed.
-    if (!streaming && internals.text.length > maxText) throw new SoapXmlError(`more than ${maxText} characters of text`, '(xml)');
-    await flush();
-  }
-  parser.write(decoder.decode());
-  if (failure) throw failure;
-  await flush();
-  if (!root || stack.length > 0) throw new SoapXmlError('the document ends before its root element is closed', '(xml)', true);
-  parser.close();
-  if (failure) throw failure;
-  return root;
-}
-
 export interface SoapMessage {
   readonly version: SoapVersion;
   /** The first element inside Body. */

@@ -121,9 +121,9 @@ export const commHandlers: Record<string, Handler> = {
     if (ctx.input.commId === undefined) {
       db.prepare('DELETE FROM comm_pairs WHERE grid_id_from = ? AND grid_id_to = ?').run(from.grid_id, to.grid_id);
     } else {
+      // The service asks only for an existing comm: it need not belong to either grid ID's mailbox.
       const c = db.prepare('SELECT * FROM comms WHERE comm_id = ?').get(ctx.input.commId) as CommRow | undefined;
-      if (!c || c.mailbox_id !== to.mailbox_id)
-        throw invalidParameter(`commId: ${String(ctx.input.commId)} is not a comm of grid ID ${to.grid_id}'s mailbox`);
+      if (!c) throw invalidParameter(`commId: ${String(ctx.input.commId)} is not a comm`);
       db.prepare(
         'INSERT INTO comm_pairs VALUES (?, ?, ?) ON CONFLICT (grid_id_from, grid_id_to) DO UPDATE SET comm_id = excluded.comm_id',
       ).run(from.grid_id, to.grid_id, c.comm_id);

@@ -26,8 +26,6 @@ import {
   userInfo,
   visibleGrid as grid,
   visibleInterconnect,
-  visibleMailbox,
-  visibleNetwork,
   visibleUser as user,
   type InterconnectRow,
   type MailboxRow,

@@ -30,6 +30,7 @@ import { commHandlers, certificateHandlers } from './comms.js';
 import { carbonCopyHandlers } from './carbon-copies.js';
 import { portalHandlers } from './portals.js';
 import { reportHandlers } from './reports.js';
+import { InternalError } from '../../errors/index.js';
 
 const GROUPS: readonly Record<string, Handler>[] = [
   authHandlers,
@@ -53,7 +54,7 @@ const GROUPS: readonly Record<string, Handler>[] = [
 export const HANDLERS: Record<string, Handler> = {};
 for (const group of GROUPS) {
   for (const [name, handler] of Object.entries(group)) {
-    if (HANDLERS[name]) throw new Error(`emulator: two handlers for ${name}`);
+    if (HANDLERS[name]) throw new InternalError(`emulator: two handlers for ${name}`);
     HANDLERS[name] = handler;
   }
 }

@@ -26,12 +26,20 @@ import {
   type XmlNode,
 } from '../../api/soap/index.js';
 import type { World } from '../context.js';
+import {
+  MAX_ENVELOPE_BYTES,
+  MAX_ENVELOPE_TAGS,
+  RequestTooLargeError,
+  boundedBody,
+  maxUploadRequestBytes,
+  readBoundedText,
+} from '../request-body.js';
 import type { FaultInjector, FaultPlan } from '../faults.js';
 import type { StoredContent } from '../parcels.js';
 import { RET, SoapFault, fault, toSoapFault } from './fault.js';
 import { OPERATIONS, standardOfContent, type OpContext } from './operations.js';
 import { ParcelIds } from './records.js';
-import { SoapSessions } from './sessions.js';
+import { SoapSessions, type Caller } from './sessions.js';
 
 /** Defaults of the endpoint's settings (EmulatorSettings.soap). */
 export const SOAP_DEFAULTS = { sessionTimeoutS: 1200, maxSessionsPerUser: 5, parcelIdOffset: '0', inboxCap: 500 } as const;
@@ -96,6 +104,13 @@ const ALIASES: Record<string, { def: OperationDef; run: string } | { refuse: str
 
 const known = (name: string): boolean => operationByName(name) !== undefined || name in ALIASES;
 
+/** The operation a name stands for (undefined for the refused names). */
+function definitionOf(name: string): OperationDef | undefined {
+  const alias = ALIASES[name];
+  if (!alias) return operationByName(name);
+  return 'def' in alias ? alias.def : undefined;
+}
+
 export class SoapEndpoint {
   private readonly sessions: SoapSessions;
   private readonly ids: ParcelIds;
@@ -147,7 +162,8 @@ export class SoapEndpoint {
         res.destroy();
         return;
       }
-      if (!req.readableEnded) req.resume();
+      // A body not read to its end (refused early, too large) is not drained: the connection closes.
+      if (!req.complete) res.setHeader('connection', 'close');
       const f = toSoapFault(err);
       this.send(res, 500, contentType(version), writeFault(version, f.fields()));
     }
@@ -169,14 +185,36 @@ export class SoapEndpoint {
     if (plan && (await this.injectBefore(req, res, plan, version))) return version;
 
     const upload = new ContentSink(this.world);
+    // The session is checked as soon as its element has arrived, and content is taken only after
+    // that: an unknown caller is refused before the rest of the body is read.
+    let sessionId: string | undefined;
+    let early: { caller: Caller } | undefined;
+    const sessionBound = opName !== undefined && definitionOf(opName)?.session === true;
+    const onClose = (node: XmlNode, depth: number): void => {
+      if (depth !== 4 || node.name !== 'SessionID' || sessionId !== undefined) return;
+      sessionId = node.text;
+      if (sessionBound) early = { caller: this.sessions.authenticate(sessionId) };
+    };
+    const onStream = (text: string): Promise<void> => {
+      if (sessionId === undefined) throw fault(RET.InvalidID, 'Content before the SessionID: send the SessionID first', 'SessionID');
+      early ??= { caller: this.sessions.authenticate(sessionId) };
+      return upload.push(text);
+    };
+    const limits = { maxBytes: maxUploadRequestBytes(this.world.settings.maxUploadBytes), maxTags: MAX_ENVELOPE_TAGS };
     let payloadVersion: SoapVersion;
     let payload;
     try {
-      const root = await readXml(req, { streamElements: CONTENT_ELEMENTS, onStream: (text) => upload.push(text) });
+      const root = await readXml(boundedBody(req, limits), {
+        streamElements: CONTENT_ELEMENTS,
+        onStream,
+        onClose,
+        maxText: MAX_ENVELOPE_BYTES,
+      });
       ({ version: payloadVersion, payload } = soapPayload(root));
     } catch (err) {
       await upload.discard();
       if (err instanceof SoapFault) throw err;
+      if (err instanceof RequestTooLargeError) throw fault(RET.InvalidDataLength, err.message);
       throw fault(RET.Unknown, `Server was unable to read request. ---> ${(err as Error).message}`);
     }
     const content = await upload.finish().catch(async (err: unknown) => {
@@ -206,7 +244,7 @@ export class SoapEndpoint {
         if (err instanceof SoapXmlError) throw fault(RET.InvalidDataType, err.message, err.path.split('/').pop() ?? '');
         throw err;
       }
-      const caller = def.session ? this.sessions.authenticate(params.SessionID) : null;
+      const caller = def.session ? (early?.caller ?? this.sessions.authenticate(params.SessionID)) : null;
       const ctx: OpContext = {
         world: this.world,
         op: def,
@@ -363,15 +401,13 @@ export class SoapEndpoint {
       req.resume();
       fields = url.searchParams;
     } else if (req.method === 'POST' && /application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req) {
-        size += (chunk as Buffer).length;
-        if (size > FORM_MAX_BYTES)
-          return plainError(500, `Request body larger than ${FORM_MAX_BYTES} bytes: use the SOAP binding for large content.`);
-        chunks.push(chunk as Buffer);
+      try {
+        fields = new URLSearchParams(await readBoundedText(req, FORM_MAX_BYTES));
+      } catch (err) {
+        if (!(err instanceof RequestTooLargeError)) throw err;
+        res.setHeader('connection', 'close');
+        return plainError(500, `Request body larger than ${FORM_MAX_BYTES} bytes: use the SOAP binding for large content.`);
       }
-      fields = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
     } else {
       req.resume();
       return plainError(500, 'Request format is unrecognized: send application/x-www-form-urlencoded.');

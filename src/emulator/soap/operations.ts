@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import type { OperationDef } from '../../api/soap/index.js';
+import { typeDef, type OperationDef } from '../../api/soap/index.js';
 import { atLeast, canSeeMailbox, canSeeNetwork, iso, levelOf, type World } from '../context.js';
 import { confirmParcel, deliver, discardContent, routeOf, type StoredContent } from '../parcels.js';
 import type { GridIdRow, ParcelRow, UserRow } from '../store.js';
@@ -331,6 +331,19 @@ function interconnectRow(ctx: OpContext, id: number): InterconnectRow {
     });
   if (!i || !visible) throw fault(RET.NotFound, `Interconnect ${id} not found`, 'InterconnectID');
   return i;
+}
+
+/** Every interconnect the caller may see (one end in a mailbox it can see), in id order. */
+function visibleInterconnects(ctx: OpContext): InterconnectRow[] {
+  const rows = ctx.world.store.db.prepare('SELECT * FROM interconnects ORDER BY interconnect_id').all() as InterconnectRow[];
+  return rows.filter((i) => {
+    try {
+      interconnectRow(ctx, i.interconnect_id);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 function sessionInfo(ctx: OpContext): Record<string, unknown> {
@@ -663,41 +676,30 @@ export const OPERATIONS: Record<string, Operation> = {
   InterconnectListByGridID: (ctx) => {
     const g1 = num(ctx.params.GridID1);
     const g2 = num(ctx.params.GridID2);
-    const rows = ctx.world.store.db.prepare('SELECT * FROM interconnects ORDER BY interconnect_id').all() as InterconnectRow[];
     const match = (i: InterconnectRow): boolean => {
       const ends = [i.grid_id_from, i.grid_id_to];
       return (g1 === 0 || ends.includes(g1)) && (g2 === 0 || ends.includes(g2));
     };
+    return ok(visibleInterconnects(ctx).filter(match).map(interconnectRecord));
+  },
+  InterconnectListByStatus: (ctx) => {
+    const g = num(ctx.params.GridID);
     return ok(
-      rows
-        .filter(match)
-        .filter((i) => {
-          try {
-            interconnectRow(ctx, i.interconnect_id);
-            return true;
-          } catch {
-            return false;
-          }
-        })
+      visibleInterconnects(ctx)
+        .filter((i) => interconnectRecord(i).Status === str(ctx.params.Status) && (g === 0 || i.grid_id_from === g || i.grid_id_to === g))
         .map(interconnectRecord),
     );
   },
-  InterconnectListByStatus: (ctx) => {
-    const rows = ctx.world.store.db.prepare('SELECT * FROM interconnects ORDER BY interconnect_id').all() as InterconnectRow[];
-    const g = num(ctx.params.GridID);
-    return ok(
-      rows
-        .filter((i) => interconnectRecord(i).Status === str(ctx.params.Status) && (g === 0 || i.grid_id_from === g || i.grid_id_to === g))
-        .filter((i) => {
-          try {
-            interconnectRow(ctx, i.interconnect_id);
-            return true;
-          } catch {
-            return false;
-          }
-        })
-        .map(interconnectRecord),
-    );
+  InterconnectCount: (ctx) => {
+    const g = grid(ctx, ctx.params.GridID);
+    if (!canSeeMailbox(ctx.world, me(ctx), g.mailbox_id)) throw fault(RET.NotFound, `Trading partner id ${g.grid_id} not found`, 'GridID');
+    // Status is a plain string so that an omitted one means "any" (an enum's zero would be Pending).
+    const status = str(ctx.params.Status);
+    const known = typeDef('StatusInterconnect');
+    if (status !== '' && known.kind === 'enum' && !known.values.includes(status))
+      throw fault(RET.InvalidDataType, `Status ${status} is not one of ${known.values.join(', ')}`, 'Status');
+    const ofGrid = (i: InterconnectRow): boolean => i.grid_id_from === g.grid_id || i.grid_id_to === g.grid_id;
+    return ok(visibleInterconnects(ctx).filter((i) => ofGrid(i) && (status === '' || interconnectRecord(i).Status === status)).length);
   },
   InterconnectCancel: (ctx) => {
     const i = interconnectRow(ctx, num(ctx.params.InterconnectID));

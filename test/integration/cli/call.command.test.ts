@@ -118,6 +118,6 @@ describe('gridsync call --soap', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown SOAP operation ParcelOutBox/);
     const list = await call('--soap', '--list');
-    expect(list.stdout.trim().split('\n')).toHaveLength(65);
+    expect(list.stdout.trim().split('\n')).toHaveLength(66);
   });
 });

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { cliPath, runCli, startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
+import { prerequisite, runs } from '../../helpers/require-tool.js';
 
 const worlds: DaemonWorld[] = [];
 const world = (extra: Record<string, unknown> = {}, mailboxExtra: Record<string, unknown> = {}): DaemonWorld => {
@@ -85,7 +86,7 @@ describe('once', () => {
     expect(fs.readdirSync(w.error).sort()).toEqual(['b.x12', 'b.x12.error.json']);
   });
 
-  const hasScript = spawnSync('script', ['--version']).status === 0;
+  const hasScript = prerequisite('script (util-linux)', runs('script', '--version'), 'progress on a terminal is not checked');
   it.skipIf(!hasScript)('on a terminal (a pty from script(1)): progress and a summary on stderr', () => {
     const w = world();
     fs.mkdirSync(w.outbox, { recursive: true });

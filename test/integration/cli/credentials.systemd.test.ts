@@ -11,9 +11,13 @@ import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliPath } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
+import { isRoot, prerequisite, runs } from '../../helpers/require-tool.js';
 
-const canDrop = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
-if (!canDrop) console.log('[notice] skipped: the systemd-credential start-up test needs root and setpriv(1) to run gridsync as nobody');
+const canDrop = prerequisite(
+  'root and setpriv',
+  isRoot && runs('setpriv', '--version'),
+  'once as nobody with a root-only key file is not checked',
+);
 
 const dirs: string[] = [];
 afterEach(() => {

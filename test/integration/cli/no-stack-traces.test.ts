@@ -9,6 +9,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliPath } from '../../helpers/daemon-child.js';
+import { isRoot, prerequisite, runs } from '../../helpers/require-tool.js';
 
 const STACK = /\n\s+at |node:internal|Unhandled 'error' event/;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -93,8 +94,7 @@ describe('no stack trace reaches an operator', () => {
     expect(r.stdout + r.stderr).not.toMatch(STACK);
   });
 
-  const root = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
-  if (!root) console.log('[notice] skipped: the read-only journal case needs root and setpriv(1) (runs gridsync as nobody)');
+  const root = prerequisite('root and setpriv', isRoot && runs('setpriv', '--version'), 'an unwritable stateDir is not checked');
   it.skipIf(!root)('a stateDir the service user cannot write: exit 2 naming the folder, the uid and what it needs', async () => {
     const w = world();
     fs.mkdirSync(path.join(w.dir, 'state'), { mode: 0o755 }); // root's: nobody cannot create the journal

@@ -8,12 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { cliPath, runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
+import { prerequisite, runs } from '../../helpers/require-tool.js';
 
 const worlds: DaemonWorld[] = [];
 afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
 
-const hasScript = spawnSync('script', ['--version']).status === 0;
-if (!hasScript) console.log('[notice] skipped: the terminal progress test needs script(1) (util-linux) for a pty');
+const hasScript = prerequisite('script (util-linux)', runs('script', '--version'), 'progress on a terminal is not checked');
 
 describe('progress on a terminal', () => {
   it.skipIf(!hasScript)('40 files out: live lines with done/total, bytes, rate, ETA; a summary table; --quiet shows neither', () => {

@@ -8,9 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { x12 } from '../../helpers/edi.js';
 import { repoRoot } from '../../helpers/journal-child.js';
 import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
+import { prerequisite, runs } from '../../helpers/require-tool.js';
 
-const strace = spawnSync('strace', ['-V']).status === 0;
-if (!strace) console.log('NOTICE: strace not found; the fsyncs of gridsync requeue are not checked here');
+const strace = prerequisite('strace', runs('strace', '-V'), 'the fsyncs of gridsync requeue are not checked');
 
 let w: TestWorld;
 beforeEach(async () => {

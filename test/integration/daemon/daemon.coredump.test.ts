@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliPath, eventually } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
-const linux = fs.existsSync('/proc/self/limits');
-if (!linux) console.log('NOTICE: no /proc: the core-dump settings are not checked here');
+const linux = prerequisite('/proc', fs.existsSync('/proc/self/limits'), 'the core-dump settings are not checked');
 
 let w: DaemonWorld | undefined;
 afterEach(() => w?.cleanup());

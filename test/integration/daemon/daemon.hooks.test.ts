@@ -136,4 +136,44 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
     expect(log).toMatch(/timed out and was killed/);
     expect(log).toMatch(/could not start/);
   });
+  it("a NUL in the service's file name never stops the daemon: the hook starts with safe variables (raw and sanitised name)", async () => {
+    const w = await setup();
+    const rejections: unknown[] = [];
+    const onRejection = (err: unknown): void => {
+      rejections.push(err);
+    };
+    process.on('unhandledRejection', onRejection);
+    cleanups.push(() => {
+      process.off('unhandledRejection', onRejection);
+    });
+    const lines: string[] = [];
+    const logger = createLogger('info', false, { write: (s: string) => lines.push(s) } as never);
+    const loaded = parseConfig(
+      {
+        api: { baseUrl: w.emu.url, apiKey: 'demo-key-1001' },
+        stateDir: 'state',
+        hooks: { afterReceive: [process.execPath, w.script, w.calls, 'in'] },
+        mailboxes: [{ mailboxId: 1001, name: 'ours', inbox: { dir: 'in' } }],
+      },
+      'hooks-test',
+      {},
+      w.dir,
+    );
+    const hostile = 'order\u0000;rm -rf ~.x12';
+    await w.emu.inject({ mailboxId: 1001, fileName: hostile, content: Buffer.from('ISA*nul~') });
+    await w.emu.inject({ mailboxId: 1001, fileName: 'plain.x12', content: Buffer.from('ISA*plain~') });
+    const daemon = await Daemon.open({ loaded, logger, waitForService: false });
+    cleanups.push(() => daemon.close());
+    const { totals } = await daemon.runOnce();
+    expect(totals.inbound.confirmed).toBe(2);
+    await eventually(() => calls(w.calls).length >= 2, 10_000, 'both hooks ran');
+    const nul = calls(w.calls).find((c) => c.env.GRIDSYNC_HOOK_FILE_NAME !== 'plain.x12');
+    expect(nul?.env.GRIDSYNC_HOOK_FILE_NAME).not.toContain('\u0000');
+    expect(nul?.env.GRIDSYNC_HOOK_FILE_NAME).toContain('rm -rf');
+    expect(nul?.env.GRIDSYNC_HOOK_SAFE_FILE_NAME).toMatch(/^order[^\u0000/]*\.x12$/);
+    expect(path.basename(nul?.env.GRIDSYNC_HOOK_PATH ?? '')).toBe(nul?.env.GRIDSYNC_HOOK_SAFE_FILE_NAME);
+    // The daemon still runs cycles, and nothing was left unhandled.
+    await daemon.runOnce();
+    expect(rejections).toEqual([]);
+  });
 });

@@ -142,22 +142,23 @@ describe('daemon: SIGTERM during a large upload', () => {
   });
 
   it('a second signal exits at once (130); the next start sends the file exactly once', async () => {
-    const w = await setup('20s', 4000);
-    const started = Date.now();
+    const w = await setup('20s', 8000);
     const child = startCli(['run', '-c', w.configFile]);
     cleanups.push(() => child.kill('SIGKILL'));
     await child.waitFor(/"msg":"gridsync started"/);
     fs.writeFileSync(path.join(w.outbox, 'big.x12'), BIG);
     await eventually(() => !fs.existsSync(path.join(w.outbox, 'big.x12')), 10_000, 'the file claimed');
+    // The upload starts after the claim, so the held upload cannot end before claimed + 8 s.
+    const claimed = Date.now();
     child.kill('SIGTERM');
     await child.waitFor(/"msg":"stopping: finishing in-flight transfers"/);
     child.kill('SIGINT');
     const exit = await child.exited;
     expect(exit.code).toBe(130);
-    expect(Date.now() - started).toBeLessThan(4000 + 3000); // did not wait for the held upload
+    expect(Date.now() - claimed).toBeLessThan(8000); // did not wait for the held upload
     expect(fs.existsSync(path.join(w.sent, 'big.x12'))).toBe(false);
 
-    await new Promise((r) => setTimeout(r, 4500));
+    await new Promise((r) => setTimeout(r, 8500));
     await w.emu.ensureEmulator();
     await w.emu.setFaults([]);
     const again = startCli(['run', '-c', w.configFile]);
@@ -181,18 +182,18 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(fs.readdirSync(w.sent)).toEqual(['big.x12']);
     expect(await w.uploads()).toBe(1);
 
-    const short = await setup('300ms', 3000);
+    const short = await setup('300ms', 6000);
     fs.writeFileSync(path.join(short.outbox, 'big.x12'), BIG);
-    const started = Date.now();
     const once2 = startCli(['once', '-c', short.configFile]);
     cleanups.push(() => once2.kill('SIGKILL'));
     await eventually(() => !fs.existsSync(path.join(short.outbox, 'big.x12')), 10_000, 'the file claimed');
+    const claimed2 = Date.now();
     once2.kill('SIGTERM');
     const exit2 = await once2.exited;
     expect(exit2.code).toBe(1);
     expect(exit2.stdout).toMatch(/shutdown deadline reached/);
-    expect(Date.now() - started).toBeLessThan(3000 + 2000);
-    await new Promise((r) => setTimeout(r, 3500));
+    expect(Date.now() - claimed2).toBeLessThan(6000); // the 300 ms deadline, not the held upload
+    await new Promise((r) => setTimeout(r, 6500));
     await short.emu.ensureEmulator();
     await short.emu.setFaults([]);
     const once3 = startCli(['once', '-c', short.configFile]);

@@ -14,22 +14,10 @@ import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
 import type { Timers } from '../../../src/daemon/scheduler.js';
 import { startEmulator } from '../../../src/emulator/index.js';
-import type { Logger } from '../../../src/log.js';
 import { eventually } from '../../helpers/daemon-child.js';
+import { recorder } from '../../helpers/log-recorder.js';
 
 const fastTimers: Timers = { set: (fn, ms) => setTimeout(fn, ms / 10), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
-
-function recorder(): Logger & { lines: { level: string; obj: object; msg: string }[] } {
-  const lines: { level: string; obj: object; msg: string }[] = [];
-  const make = (bindings: object): Logger => ({
-    debug: (obj, msg) => lines.push({ level: 'debug', obj: { ...bindings, ...obj }, msg }),
-    info: (obj, msg) => lines.push({ level: 'info', obj: { ...bindings, ...obj }, msg }),
-    warn: (obj, msg) => lines.push({ level: 'warn', obj: { ...bindings, ...obj }, msg }),
-    error: (obj, msg) => lines.push({ level: 'error', obj: { ...bindings, ...obj }, msg }),
-    child: (b) => make({ ...bindings, ...b }),
-  });
-  return Object.assign(make({}), { lines });
-}
 
 describe('daemon: deliveries that stop are loud', () => {
   const cleanups: (() => Promise<void> | void)[] = [];

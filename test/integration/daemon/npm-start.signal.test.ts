@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -51,8 +52,7 @@ const cmdline = (pid: number): string => {
   }
 };
 
-const hasProc = fs.existsSync('/proc/self/stat');
-if (!hasProc) console.log('[notice] skipped: the npm start process-tree test reads /proc');
+const hasProc = prerequisite('/proc', fs.existsSync('/proc/self/stat'), 'SIGTERM to npm is not checked');
 
 describe('npm start and signals', () => {
   const cleanups: (() => void)[] = [];

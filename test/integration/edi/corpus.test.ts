@@ -9,11 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { acknowledgment, parseInterchanges } from '../../../src/emulator/edi.js';
 import { validateEnvelope, validateEnvelopeFile } from '../../../src/outbound/checks.js';
 import { countProblems, groupOk, oracleInterchanges, setOk, type OracleInterchange } from '../../helpers/edi-oracle.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 // 470 real X12/EDIFACT files from ten open-source EDI projects, with a manifest of where each came from.
 const corpusDir = process.env.GRIDSYNC_EDI_CORPUS ?? '';
-const present = corpusDir !== '' && fs.existsSync(path.join(corpusDir, 'manifest.json'));
-if (!present) console.log(`NOTICE: EDI corpus not found (GRIDSYNC_EDI_CORPUS=${corpusDir || 'unset'}): corpus tests skipped`);
+const present = prerequisite(
+  `the EDI corpus (GRIDSYNC_EDI_CORPUS=${corpusDir || 'unset'})`,
+  corpusDir !== '' && fs.existsSync(path.join(corpusDir, 'manifest.json')),
+  'the envelope checks are not run against real interchanges',
+);
 
 interface Entry {
   file: string;

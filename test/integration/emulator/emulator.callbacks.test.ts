@@ -124,4 +124,42 @@ describe('emulator callbacks', () => {
     expect((await call('DELETE', '/v2/callbacks', { callbackId: cb.queueEntries[0]?.callbackId })).data).toBe(true);
     expect((await call('GET', `/v2/callbacks/get-queue-by-id?callbackId=${cb.queueEntries[0]?.callbackId}`)).status).toBe(404);
   });
+
+  it('fault rules drop, duplicate and delay (reorder) deliveries under the name callbacks.deliver', async () => {
+    answer = 200;
+    const cb = (await call('POST', '/v2/callbacks/create', { url: `${hookUrl}-faults`, event: 'Parcel', mailboxId: 1001 })).data as {
+      callbackId: number;
+    };
+    const mine = (): { body: Record<string, unknown> }[] => received.filter((r) => r.url === '/hook-faults');
+    const events = async (): Promise<{ objectId: number; status: string }[]> =>
+      (
+        (await call('POST', '/v2/callbacks/event-list', { recordsPerPage: 500 })).data as {
+          events: { callbackId: number; objectId: number; status: string }[];
+        }
+      ).events.filter((e) => e.callbackId === cb.callbackId);
+    try {
+      emu.setFaults({ seed: 7, rules: [{ endpoint: 'callbacks.deliver', dropRate: 1 }] });
+      const dropped = await emu.inject({ mailboxId: 1001, fileName: 'dropped.x12', content: Buffer.from('d') });
+      await until(async () => (await events()).some((e) => e.objectId === dropped && e.status === 'Completed'));
+      expect(mine()).toEqual([]);
+
+      emu.setFaults({ seed: 7, rules: [{ endpoint: 'callbacks.deliver', duplicateRate: 1 }] });
+      const doubled = await emu.inject({ mailboxId: 1001, fileName: 'doubled.x12', content: Buffer.from('e') });
+      await until(() => mine().length >= 2);
+      expect(mine().map((r) => r.body.parcelId)).toEqual([doubled, doubled]);
+
+      emu.setFaults({ seed: 7, rules: [{ endpoint: 'callbacks.deliver', latencyMs: [0, 400] }] });
+      const sent: number[] = [];
+      for (let i = 0; i < 10; i++) sent.push(await emu.inject({ mailboxId: 1001, fileName: `late-${i}.x12`, content: Buffer.from('f') }));
+      await until(() => mine().length >= 12);
+      const arrived = mine()
+        .slice(2)
+        .map((r) => r.body.parcelId as number);
+      expect([...arrived].sort((a, b) => a - b)).toEqual(sent);
+      expect(arrived).not.toEqual(sent);
+      expect(emu.faultCounts()).toMatchObject({ drop: 1, duplicate: 1 });
+    } finally {
+      emu.setFaults({});
+    }
+  });
 });

@@ -231,6 +231,25 @@ describe('state, faults, process', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('the demo partner answers after a restart what reached it before (its pick-up timer died with the process)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-emu-'));
+    await emu.close();
+    // The partner would answer in a minute: the process stops first.
+    emu = await startEmulator({ dataFile: path.join(dir, 'e.sqlite'), settings: { acknowledgeDelayMs: 60_000 } });
+    const content = Buffer.from(x12(4242)).toString('base64');
+    const sent = await req('POST', '/v2/parcels/upload', { body: { fileName: 'invoice.x12', content, gridIdFrom: 5001, gridIdTo: 5002 } });
+    expect(sent.status).toBe(200);
+    await emu.close();
+    emu = await startEmulator({ dataFile: path.join(dir, 'e.sqlite'), settings: { acknowledgeDelayMs: 0 } });
+    let pending: { fileName: string }[] = [];
+    for (let i = 0; i < 200 && pending.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      pending = (await req('POST', '/v2/parcels/pending-inbox-list', { body: {} })).body.data as { fileName: string }[];
+    }
+    expect(pending.map((p) => p.fileName)).toEqual([expect.stringMatching(/997/)]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('injects the same faults for the same seed, and counts them', async () => {
     const run = async (): Promise<number[]> => {
       emu.setFaults({ seed: 42, rules: [{ endpoint: 'users.me', rate500: 0.3, rate503: 0.3 }] });

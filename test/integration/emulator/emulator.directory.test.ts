@@ -503,6 +503,16 @@ describe('writes change what reads return', () => {
     expect((await ok<{ commId: number }[]>('POST', '/v2/comms/pair', { gridIdFrom: 5001, gridIdTo: 5002 })).map((c) => c.commId)).toEqual([
       b.commId,
     ]);
+    // Any existing comm will do (the service only requires a valid comm id), also one of the sender's own mailbox.
+    const own = await ok<{ commId: number }>('POST', '/v2/comms/create', { mailboxId: 1001, commType: 'ftp', identifier: 'our-side' });
+    expect(
+      (await ok<{ commId: number }[]>('POST', '/v2/comms/set-pair', { gridIdFrom: 5001, gridIdTo: 5002, commId: own.commId })).map(
+        (c) => c.commId,
+      ),
+    ).toEqual([own.commId]);
+    expect((await call('POST', '/v2/comms/set-pair', { gridIdFrom: 5001, gridIdTo: 5002, commId: 987654 })).errorCode).toBe(
+      'InvalidParameter',
+    );
     const created = await ok<{ certKeyId: number; withCerts: boolean }>('POST', '/v2/certificates/create', {
       commId: a.commId,
       usage: 'Signature',

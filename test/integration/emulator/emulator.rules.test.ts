@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type SeedFixture } from '../../../src/emulator/index.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const ROOT = 'rules-root-key-0123456789';
 const seed: SeedFixture = {
@@ -307,10 +308,7 @@ describe('Events', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-rules-cb-'));
     const tls = selfSignedCert(dir);
-    if (!tls) {
-      process.stdout.write('NOTICE: openssl not found; the Events rules are skipped\n');
-      return;
-    }
+    if (!prerequisite('openssl', tls !== undefined, 'the Events rules (https receivers) are not checked') || !tls) return;
     receiver = https.createServer(tls, (req, res) => {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));

@@ -179,6 +179,42 @@ describe('{partner} against a scripted service (not our emulator), through `grid
     expect(svc.requests.some((q) => q.path === '/v2/ids/7200')).toBe(false);
   });
 
+  it('issue 24 #9: a sender naming itself like a configured partner, a grid id or another sender never shares its folder, whatever the case or Unicode form', async () => {
+    const svc = await service();
+    const spoofs: Record<number, string> = {
+      7002: 'ACME',
+      7003: 'x/../ACME',
+      7004: 'acme',
+      7005: '\uFF21\uFF23\uFF2D\uFF25', // fullwidth ＡＣＭＥ: NFKC makes it ACME
+      7006: '7001', // the folder a grid id gets when it has no name
+      7007: 'unknown', // the folder of parcels without a sender
+      7008: 'Shared',
+      7009: 'sHARED',
+      7010: 'Ωmega',
+      7011: '\u2126mega', // the ohm sign: NFC/NFKC make it Ω
+    };
+    svc.addInbound('real.x12', 'ISA*7001~', { gridIdFrom: 7001 });
+    for (const [id, d] of Object.entries(spoofs)) {
+      svc.gridIds.set(Number(id), grid(Number(id), d));
+      svc.addInbound(`s${id}.x12`, `ISA*${id}~`, { gridIdFrom: Number(id) });
+    }
+    const w = world(svc, { partners: { 7001: 'ACME' } });
+    const r = await w.run();
+    expect(r.code, r.out).toBe(0);
+    expect(svc.confirmed()).toHaveLength(Object.keys(spoofs).length + 1);
+    const files = tree(w.inbox);
+    const folderOf = new Map<string, string>();
+    for (const [rel, content] of Object.entries(files)) folderOf.set(content.slice(4, -1), rel.split('/')[0] as string);
+    expect(folderOf.get('7001')).toBe('ACME');
+    // One folder per sender, as an SMB share compares names (case and compatibility forms folded).
+    const fold = (f: string): string => f.normalize('NFKC').toUpperCase().toLowerCase();
+    const owners = new Map<string, string[]>();
+    for (const [sender, folder] of folderOf) owners.set(fold(folder), [...(owners.get(fold(folder)) ?? []), sender]);
+    for (const [folder, senders] of owners) expect(senders, `folder ${folder}`).toHaveLength(1);
+    expect(fold(folderOf.get('7006') as string)).not.toBe('7001');
+    expect(fold(folderOf.get('7007') as string)).not.toBe('unknown');
+  });
+
   it('a parcel staged before a crash keeps its path after a restart, even if the service renamed the partner', async () => {
     const svc = await service();
     svc.gridIds.set(7001, grid(7001, 'Acme Corp'));

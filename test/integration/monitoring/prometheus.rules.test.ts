@@ -1,19 +1,22 @@
 // The monitoring that ships in deploy/: Prometheus's own promtool checks the alert rules and runs
-// their unit tests (each alert fires on the series that should raise it, and only then); a real
-// daemon is scraped and every metric the rules and the Grafana dashboard use must be in the scrape,
-// which must pass `promtool check metrics`. promtool comes from Debian's `prometheus` package: the
-// test installs it when missing and it can (root, apt-get), else skips with a printed notice.
+// their unit tests; then the built daemon is started as a child process and scraped, the scrape
+// must pass `promtool check metrics`, carry every metric the rules and the dashboard use, and the
+// rules are evaluated on the series exactly as the daemon exports them (the fixture is the
+// scrape, not a hand-written guess). promtool comes from Debian's `prometheus` package: the test
+// installs it when missing and it can (root, apt-get), else skips with a printed notice.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/index.js';
-import { Daemon } from '../../../src/daemon/index.js';
-import { silentLogger } from '../../../src/log.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const deploy = path.join(repoRoot, 'deploy');
+const alertsFile = path.join(deploy, 'prometheus', 'alerts.yml');
 
 function findPromtool(): string | undefined {
   const has = (): boolean => spawnSync('promtool', ['--version']).status === 0;
@@ -29,50 +32,112 @@ function findPromtool(): string | undefined {
   return undefined;
 }
 
-const promtool = findPromtool();
-if (!promtool)
-  console.log("[notice] skipped: promtool not found and Debian's prometheus package could not be installed (needs root and apt-get)");
+const promtool = prerequisite(
+  "promtool (Debian's prometheus package)",
+  findPromtool() !== undefined,
+  'the alert rules and the scraped metrics are not checked',
+)
+  ? 'promtool'
+  : undefined;
 
 const metricNames = (text: string): Set<string> =>
-  new Set([...text.matchAll(/\b(gridsync_[a-z_]+)\b/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')));
+  new Set(
+    [...text.matchAll(/\b((?:gridsync|process|nodejs)_[a-z_]+)\b/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, '')),
+  );
+
+interface Sample {
+  readonly name: string;
+  readonly labels: string;
+  readonly value: number;
+}
+
+/** The samples of an exposition text (comments and histogram parts left out). */
+function samples(scrape: string): Sample[] {
+  return scrape
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && !/_(bucket|sum|count)$/.test(m[1] as string))
+    .map((m) => ({ name: m[1] as string, labels: (m[2] ?? '{}').slice(1, -1), value: Number(m[3]) }));
+}
+
+const children: CliChild[] = [];
+const worlds: DaemonWorld[] = [];
+afterAll(async () => {
+  for (const c of children) {
+    c.kill('SIGTERM');
+    await c.exited;
+  }
+  for (const w of worlds) w.cleanup();
+});
+
+/** Starts `gridsync run` with /metrics on a free port; resolves with its scrape once `settled` holds. */
+async function scrapeDaemon(extra: Record<string, unknown>, settled: RegExp, mailboxExtra: Record<string, unknown> = {}): Promise<string> {
+  const w = makeDaemonWorld({ http: { enabled: true, port: 0 }, log: { level: 'info', pretty: false }, ...extra }, mailboxExtra);
+  worlds.push(w);
+  const child = startCli(['run', '-c', w.configFile], {}, w.dir);
+  children.push(child);
+  const listening = await child.waitFor(/"url":"(http:[^"]+)"[^\n]*health and metrics endpoint listening/, 30_000);
+  await child.waitFor(settled, 30_000);
+  const url = listening[1] as string;
+  return eventually(async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return text.includes('gridsync_folder_free_bytes{mailbox=') ? text : undefined;
+  });
+}
+
+/** A promtool test whose input is every scraped series, held at its scraped value, with `vary` overriding some. */
+function seriesFrom(scrape: string, minutes: number, vary: (s: Sample) => string | undefined): { series: string; values: string }[] {
+  const target = 'job="gridsync",instance="h:9464"';
+  return [
+    { series: `up{${target}}`, values: `1x${minutes}` },
+    ...samples(scrape).map((s) => ({
+      series: `${s.name}{${[target, s.labels].filter(Boolean).join(',')}}`,
+      values: vary(s) ?? `${s.value}x${minutes}`,
+    })),
+  ];
+}
+
+/** Runs each alert rule's expression on `input` at `at`; returns the label sets it yields per alert. */
+function evaluateRules(
+  input: { series: string; values: string }[],
+  at: string,
+  expect: Record<string, string[]>,
+): { status: number | null; out: string } {
+  const rules =
+    (YAML.parse(fs.readFileSync(alertsFile, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] }).groups[0]?.rules ?? [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-promtool-'));
+  const file = path.join(dir, 'scrape.test.yml');
+  fs.writeFileSync(
+    file,
+    YAML.stringify({
+      rule_files: [alertsFile],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: input,
+          promql_expr_test: rules.map((r) => ({
+            expr: `count by (mailbox, direction, kind) (${r.expr})`,
+            eval_time: at,
+            exp_samples: (expect[r.alert] ?? []).map((labels) => ({ labels: `{${labels}}`, value: 1 })),
+          })),
+        },
+      ],
+    }),
+  );
+  const r = spawnSync(promtool as string, ['test', 'rules', file], { encoding: 'utf8' });
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { status: r.status, out: r.stdout + r.stderr };
+}
 
 describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
-  let daemon: Daemon;
-  let dir: string;
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-prom-'));
-    const loaded = parseConfig(
-      {
-        api: { baseUrl: 'embedded', apiKey: 'demo-key-1001' },
-        stateDir: 'state',
-        http: { enabled: true, port: 0 },
-        schedule: { poll: '200ms' },
-        mailboxes: [
-          { mailboxId: 1001, inbox: { dir: 'inbox' }, outbox: { dir: 'outbox', sentDir: 'sent', errorDir: 'error', stableMs: 0 } },
-        ],
-      },
-      'prometheus-test',
-      {},
-      dir,
-    );
-    daemon = await Daemon.open({ loaded, logger: silentLogger, waitForService: true, serveHttp: true });
-    await daemon.start();
-    // A rejected file makes the failure counter appear with its labels.
-    fs.writeFileSync(path.join(dir, 'outbox', 'bad.x12'), 'not an interchange');
-    for (let i = 0; i < 100 && !fs.existsSync(path.join(dir, 'error', 'bad.x12')); i++) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 600));
-  });
-  afterAll(async () => {
-    await daemon?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
   it('promtool check rules and promtool test rules pass', () => {
     const check = spawnSync(promtool as string, ['check', 'rules', 'alerts.yml'], {
       cwd: path.join(deploy, 'prometheus'),
       encoding: 'utf8',
     });
-    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 6 rules found/);
+    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 9 rules found/);
     expect(check.status).toBe(0);
     const test = spawnSync(promtool as string, ['test', 'rules', 'alerts.test.yml'], {
       cwd: path.join(deploy, 'prometheus'),
@@ -82,20 +147,52 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
     expect(test.status).toBe(0);
   });
 
-  it('the scrape of a running daemon passes promtool check metrics and has every metric the rules and the dashboard use', async () => {
-    const scrape = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
+  it('a fresh daemon exports every series at 0, passes promtool check metrics, and its first failure alerts', async () => {
+    const scrape = await scrapeDaemon({}, /"msg":"gridsync started"/);
     const lint = spawnSync(promtool as string, ['check', 'metrics'], { input: scrape, encoding: 'utf8' });
-    // prom-client's default Node metrics carry lint findings of their own (gauges named *_total);
-    // ours must have none.
-    const findings = (lint.stdout + lint.stderr).split('\n').filter((l) => l.trim() && !/^gridsync_nodejs_/.test(l));
-    expect(findings).toEqual([]);
+    expect((lint.stdout + lint.stderr).trim()).toBe('');
     const have = metricNames(scrape);
-    const rules = metricNames(fs.readFileSync(path.join(deploy, 'prometheus', 'alerts.yml'), 'utf8'));
+    const rules = metricNames(fs.readFileSync(alertsFile, 'utf8'));
     const dashboard = metricNames(fs.readFileSync(path.join(deploy, 'grafana', 'gridsync-dashboard.json'), 'utf8'));
-    expect(rules.size).toBeGreaterThanOrEqual(5);
     expect([...rules].filter((m) => !have.has(m))).toEqual([]);
     expect([...dashboard].filter((m) => !have.has(m))).toEqual([]);
-    expect(scrape).toMatch(/gridsync_failures_total\{direction="out",mailbox="mb1001",kind="rejected"\} 1/);
-    expect(scrape).toMatch(/gridsync_folder_free_bytes\{mailbox="mb1001",folder="inbox"\} \d+/);
+    // Stock Node.js dashboards find the process metrics under their usual names.
+    expect(scrape).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(scrape).not.toMatch(/gridsync_process_|gridsync_nodejs_/);
+    expect(scrape).toMatch(/^gridsync_build_info\{version="\d+\.\d+\.\d+[^"]*",protocol="rest",journal="sqlite"\} 1$/m);
+    expect(scrape).not.toMatch(/=""/);
+    expect(scrape).toMatch(/^gridsync_folder_free_bytes\{folder="stateDir"\} \d+/m);
+    // Nothing has failed yet, and the series are there already, at 0.
+    for (const [direction, kind] of [
+      ['in', 'failed'],
+      ['out', 'failed'],
+      ['out', 'rejected'],
+    ])
+      expect(scrape).toContain(`gridsync_failures_total{direction="${direction}",mailbox="mb1001",kind="${kind}"} 0`);
+    for (const direction of ['in', 'out']) expect(scrape).toContain(`gridsync_deferred_total{direction="${direction}",mailbox="mb1001"} 0`);
+
+    // An hour of this daemon as scraped, healthy (its last-success time advancing), then one rejected file.
+    const input = seriesFrom(scrape, 120, (s) => {
+      if (s.name === 'gridsync_last_success_timestamp_seconds') return '0+60x120';
+      if (s.name === 'gridsync_failures_total' && s.labels.includes('kind="rejected"')) return `${s.value}x60 ${s.value + 1}x60`;
+      if (s.name === 'gridsync_folder_free_bytes') return '50000000000x120';
+      return undefined;
+    });
+    const r = evaluateRules(input, '90m', { GridsyncItemsFailing: ['direction="out",mailbox="mb1001",kind="rejected"'] });
+    expect(r.out).toMatch(/SUCCESS/);
+    expect(r.status).toBe(0);
+  });
+
+  it('with cron windows, a daemon waiting for its first window raises no alert all day', async () => {
+    // A window that does not open today: the daemon waits, its last-success time at 0. The mailbox
+    // is the key's own, unnamed: its series carry the id the service tells (mb1001).
+    const scrape = await scrapeDaemon({ schedule: { cron: ['0 0 1 1 *'] } }, /"msg":"transfer windows scheduled"/, {
+      mailboxId: undefined,
+    });
+    expect(scrape).toMatch(/^gridsync_last_success_timestamp_seconds\{mailbox="mb1001"\} 0$/m);
+    const input = seriesFrom(scrape, 600, (s) => (s.name === 'gridsync_folder_free_bytes' ? '50000000000x600' : undefined));
+    const r = evaluateRules(input, '590m', {});
+    expect(r.out).toMatch(/SUCCESS/);
+    expect(r.status).toBe(0);
   });
 });

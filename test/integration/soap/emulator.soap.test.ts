@@ -240,6 +240,23 @@ describe('SOAP endpoint', () => {
     expect([denied.status, await denied.text()]).toEqual([500, 'Invalid SessionID']);
   });
 
+  it('counts interconnects (InterconnectCount, named in the operation mapping), in the WSDL too', async () => {
+    await start();
+    const wsdl = await (await fetch(`${emu!.url}/v4.1/prod/GridOS.asmx?wsdl`)).text();
+    expect(wsdl).toContain('<wsdl:operation name="InterconnectCount">');
+    const all = await post('InterconnectCount', `${sid('demo-key-1001')}<q:GridID>5001</q:GridID>`);
+    expect(all.status).toBe(200);
+    expect(tag(all.text, 'InterconnectCountResult')).toBe('1');
+    const active = await post('InterconnectCount', `${sid('demo-key-1001')}<q:GridID>5001</q:GridID><q:Status>Active</q:Status>`);
+    expect(tag(active.text, 'InterconnectCountResult')).toBe('1');
+    const cancelled = await post('InterconnectCount', `${sid('demo-key-1001')}<q:GridID>5001</q:GridID><q:Status>Cancelled</q:Status>`);
+    expect(tag(cancelled.text, 'InterconnectCountResult')).toBe('0');
+    const bad = await post('InterconnectCount', `${sid('demo-key-1001')}<q:GridID>5001</q:GridID><q:Status>Sometimes</q:Status>`);
+    expect(tag(bad.text, 'ErrorItem')).toBe('Status');
+    const unknown = await post('InterconnectCount', `${sid('demo-key-1001')}<q:GridID>999999</q:GridID>`);
+    expect(tag(unknown.text, 'ErrorCode')).toBe('4');
+  });
+
   it('shows parcel ids beyond 2^53 exactly with the id offset switch', async () => {
     await start({ soap: { parcelIdOffset: '9007199254740993000' } });
     const id = await emu!.inject({ mailboxId: 1001, fileName: 'a.txt', content: Buffer.from('hello') });

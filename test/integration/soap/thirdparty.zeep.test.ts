@@ -7,10 +7,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
-const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import zeep'], { stdio: 'ignore' }).status === 0);
-if (!python)
-  console.warn('SKIPPED: python3 with zeep is not installed (apt-get install -y python3-zeep); the zeep conformance test does not run');
+const found = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import zeep'], { stdio: 'ignore' }).status === 0);
+const python = prerequisite('python3 with zeep (python3-zeep)', found !== undefined, 'the third-party SOAP client is not run')
+  ? found
+  : undefined;
 
 let emu: Emulator;
 beforeAll(async () => {

@@ -5,6 +5,7 @@ import {
   formatBytes,
   formatDuration,
   formatProgressLine,
+  progressLogFields,
   ProgressView,
   summaryTable,
   type ProgressRow,
@@ -33,6 +34,21 @@ describe('progress lines', () => {
     const line = formatProgressLine(row({ direction: 'in', totalBytes: 12 * 1024 * 1024, failed: 2, deferred: 1 }), 10_000);
     // 3 MiB in 10 s, 9 MiB left → 30 s.
     expect(line).toMatch(/in .* 3\.0 MiB of 12 MiB .* ETA 30s +\(2 failed, 1 deferred\)$/);
+  });
+
+  it('a log line (journald, cron mail) carries the rate and, while work is left, the ETA', () => {
+    // 30 of 120 in 10 s: 3 items/s, 90 left → 30 s; a finished row has no time left.
+    const [running, finished] = progressLogFields([row(), row({ mailbox: 'mb1002', done: 5, total: 5 })], 10_000);
+    expect(running).toMatchObject({
+      mailbox: 'mb1001',
+      done: 30,
+      total: 120,
+      itemsPerSec: 3,
+      bytesPerSec: 314573,
+      eta: '30s',
+      etaSeconds: 30,
+    });
+    expect(finished).toMatchObject({ mailbox: 'mb1002', done: 5, total: 5, itemsPerSec: 0.5, etaSeconds: 0 });
   });
 
   it('units and durations', () => {

@@ -51,7 +51,7 @@ describe('GRIDSYNC_ environment overrides', () => {
 
   it('a bad value from the environment names the key', () => {
     expect(() => parseConfig(base(), 't', { GRIDSYNC_API_KEY: 'k', GRIDSYNC_SCHEDULE_POLL: 'often' }, '/')).toThrow(
-      /schedule\.poll: expected a duration/,
+      /GRIDSYNC_SCHEDULE_POLL \(environment, sets schedule\.poll\): expected a duration/,
     );
   });
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../../src/config/index.js';
+import { isRoot, prerequisite } from '../../helpers/require-tool.js';
 
 const dirs: string[] = [];
 const tmp = (): string => {
@@ -24,7 +25,7 @@ const base = (api: Record<string, unknown>): Record<string, unknown> => ({
   mailboxes: [{ mailboxId: 1001, inbox: { dir: 'in' } }],
 });
 
-const isRoot = process.getuid?.() === 0;
+const asRoot = prerequisite('root', isRoot, 'a config in a directory owned by nobody is not checked as root');
 
 describe('secrets: where the key comes from', () => {
   it('a systemd credential is used before api.apiKeyFile (the documented unit: the service user cannot read the root-only file)', () => {
@@ -104,8 +105,6 @@ describe('environment', () => {
 });
 
 describe('implicit config from the working directory', () => {
-  if (!isRoot) console.log('[notice] skipped: the foreign-owner cases of the implicit config need root (files owned by nobody)');
-
   it('used when the invoking user owns it and nobody else can write it', () => {
     const d = tmp();
     fs.mkdirSync(path.join(d, 'config'));
@@ -118,7 +117,7 @@ describe('implicit config from the working directory', () => {
     );
   });
 
-  it.skipIf(!isRoot)('as root in a directory owned by nobody: that config is ignored, never read', () => {
+  it.skipIf(!asRoot)('as root in a directory owned by nobody: that config is ignored, never read', () => {
     const d = tmp();
     fs.chmodSync(d, 0o755);
     fs.mkdirSync(path.join(d, 'config'));

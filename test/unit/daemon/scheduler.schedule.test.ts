@@ -148,3 +148,18 @@ describe('CycleScheduler (fake clock)', () => {
     await windows.close();
   });
 });
+
+describe('CronWindows computes the next run (croner), it does not scan seconds', () => {
+  it('a window at 02:00 Berlin is found anywhere in a five-minute lookback, and once only', () => {
+    const w = new CronWindows(['0 2 * * *', '30 12 * * 1-5'], 'Europe/Berlin');
+    const at = Date.parse('2026-01-15T01:00:00Z'); // 02:00 in Berlin (CET)
+    expect(w.opensBetween(at - 299_000, at + 1000)).toBe(true);
+    expect(w.opensBetween(at, at + 299_000)).toBe(false);
+    // 12:30 Berlin on a Thursday, with a seconds field expression beside it.
+    const noon = Date.parse('2026-01-15T11:30:00Z');
+    expect(w.opensBetween(noon - 1000, noon)).toBe(true);
+    expect(
+      new CronWindows(['30 0 2 * * *'], 'UTC').opensBetween(Date.parse('2026-01-15T02:00:29Z'), Date.parse('2026-01-15T02:00:30Z')),
+    ).toBe(true);
+  });
+});

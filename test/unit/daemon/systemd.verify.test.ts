@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../helpers/journal-child.js';
+import { prerequisite, runs } from '../../helpers/require-tool.js';
 
-const available = spawnSync('systemd-analyze', ['--version']).status === 0;
-if (!available) console.log('NOTICE: systemd-analyze not found; the unit files are not verified here');
+const available = prerequisite('systemd-analyze', runs('systemd-analyze', '--version'), 'the unit files are not verified');
 
 const verify = (file: string) => spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
 
@@ -62,10 +62,7 @@ describe.skipIf(!available)('systemd units', () => {
     }
     const r = spawnSync('systemd-analyze', ['security', '--offline=yes', path.join(repoRoot, 'systemd', unit)], { encoding: 'utf8' });
     const score = Number(/Overall exposure level for [^:]+: ([\d.]+)/.exec(r.stdout + r.stderr)?.[1]);
-    if (Number.isNaN(score)) {
-      console.log(`NOTICE: this systemd-analyze cannot score a unit file offline; ${unit} not scored`);
-      return;
-    }
+    if (!prerequisite('systemd-analyze security --offline', !Number.isNaN(score), `${unit} is not scored`)) return;
     console.log(`${unit}: systemd-analyze security exposure ${score}`);
     expect(score).toBeLessThanOrEqual(2.0);
   });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GridApiError, GridTransportError } from '../../../src/api/errors.js';
 import { describeForOperator, exitCodeFor } from '../../../src/cli/exit-codes.js';
-import { StartupError } from '../../../src/daemon/daemon.js';
+import { StartupError } from '../../../src/daemon/index.js';
 import { errorFields } from '../../../src/errors/index.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -46,7 +46,7 @@ describe('error vocabulary', () => {
   });
 
   it('every StartupCode is in docs/errors.md', () => {
-    const daemon = sources.find((s) => s.file === path.join('src', 'daemon', 'daemon.ts'))?.text ?? '';
+    const daemon = sources.find((s) => s.file === path.join('src', 'daemon', 'startup-error.ts'))?.text ?? '';
     const union = /export type StartupCode =([^;]+);/.exec(daemon)?.[1] ?? '';
     const codes = [...union.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1] as string);
     expect(codes.length).toBeGreaterThan(3);
@@ -89,7 +89,9 @@ describe('exit codes come from codes, not message text', () => {
     expect(exitCodeFor(new StartupError('STARTUP_STOPPED', 'not reachable'))).toBe(1);
     // The old rule matched /not reachable/ in the message: a reworded message must not change the exit.
     expect(exitCodeFor(new StartupError('STARTUP_CREDENTIALS_REJECTED', 'the service is not reachable'))).toBe(2);
-    expect(exitCodeFor(new Error('not reachable'))).toBe(2);
+    // An error without a code of ours is a bug, not "fix your config".
+    expect(exitCodeFor(new Error('not reachable'))).toBe(3);
+    expect(exitCodeFor(new TypeError('x is undefined'))).toBe(3);
   });
 
   it('describes an error in one line with its code and no stack', () => {

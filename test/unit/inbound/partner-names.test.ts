@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../../src/config/defaults.js';
 import { GridApiError } from '../../../src/api/index.js';
-import { afterLookup, configuredPartners, decidePartnerName, PartnerNames } from '../../../src/inbound/index.js';
+import { afterLookup, configuredPartners, decidePartnerName, folderKey, learntFolder, PartnerNames } from '../../../src/inbound/index.js';
 
 const none = new Map<number, string>();
 
@@ -145,5 +145,28 @@ describe('PartnerNames (shell)', () => {
     expect(await new PartnerNames({ lookup: async () => undefined }).nameOf(7001)).toBe('7001');
     expect(await new PartnerNames({}).nameOf(7001)).toBe('7001');
     expect(await new PartnerNames({}).nameOf(null)).toBe('unknown');
+  });
+});
+
+describe('learntFolder (pure): a learnt name never takes another grid ID’s folder', () => {
+  const configured = new Map([[7001, 'ACME']]);
+  const free = new Map<string, number>();
+  it('a configured partner’s name, in any case or compatibility form, is suffixed with the grid id', () => {
+    for (const spoof of ['ACME', 'acme', 'x/../ACME', '\uFF21\uFF23\uFF2D\uFF25'])
+      expect(learntFolder(7002, spoof, { configured, claims: free })).toMatch(/-7002$/);
+  });
+  it('another grid id’s number and the unknown folder are not taken; its own number is', () => {
+    expect(learntFolder(7002, '7001', { configured, claims: free })).toBe('7001-7002');
+    expect(learntFolder(7002, DEFAULTS.partners.unknownName, { configured, claims: free })).not.toBe(DEFAULTS.partners.unknownName);
+    expect(learntFolder(7002, '7002', { configured, claims: free })).toBe('7002');
+  });
+  it('a folder another sender took first is not shared; with its suffix taken too, the grid id alone', () => {
+    const claims = new Map([
+      [folderKey('Shared'), 7008],
+      [folderKey('Shared-7009'), 7010],
+    ]);
+    expect(learntFolder(7008, 'Shared', { configured, claims })).toBe('Shared');
+    expect(learntFolder(7009, 'sHARED', { configured, claims })).toBe('7009');
+    expect(learntFolder(7011, 'SHARED', { configured, claims })).toBe('SHARED-7011');
   });
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/journal/db.js';
 import { MIGRATIONS } from '../../../src/journal/migrations.js';
 import { distUrl, runModuleChild } from '../../helpers/journal-child.js';
+import { prerequisite, runs } from '../../helpers/require-tool.js';
 
 let dir: string;
 beforeEach(() => {
@@ -69,8 +70,11 @@ describe('journal durability settings', () => {
   // The durability contract, checked on the real syscalls: a commit() resolves only after an
   // fsync of the WAL that started after its frames were written, and that fsync does not run on
   // the event loop's thread. Likewise transaction() returns only after an fsync of the WAL.
-  const strace = spawnSync('strace', ['-V']).status === 0;
-  if (!strace) console.log('NOTICE: strace not installed; skipping the syscall-order test of journal commits');
+  const strace = prerequisite(
+    'strace',
+    runs('strace', '-V'),
+    'the syscall order of journal commits (WAL fsync before resolve) is not checked',
+  );
   it.skipIf(!strace)('resolves a commit only after the WAL holding it is fsynced, off the event loop thread', () => {
     const file = path.join(dir, 'j.sqlite');
     const trace = path.join(dir, 'trace');

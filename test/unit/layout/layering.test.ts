@@ -12,8 +12,9 @@ const src = path.resolve(import.meta.dirname, '../../../src');
 
 /** Top-level folder (or root file) → layer. Higher layers may import lower ones. */
 const LAYERS: Record<string, number> = {
-  cli: 6,
-  daemon: 5,
+  cli: 7,
+  daemon: 6,
+  service: 5,
   inbound: 4,
   outbound: 4,
   emulator: 4,

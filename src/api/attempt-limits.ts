@@ -1,0 +1,67 @@
+/**
+ * The time limits of one attempt, for every call of both protocols: an overall deadline
+ * (`api.timeouts.callMs`) and a minimum transfer rate (`api.limits.minBytesPerSecond` over each
+ * `rateWindowMs`). An answer that trickles in a few bytes at a time never trips the idle timeouts
+ * of the connection; it trips these. Whichever limit fires aborts the attempt's signal and the
+ * attempt fails with a GridTransportError naming that limit.
+ */
+import { GridTransportError } from './errors.js';
+
+export interface AttemptLimits {
+  /** The whole attempt, answer included, within this many ms. */
+  readonly deadlineMs?: number;
+  /** The deadline starts when the caller calls `armDeadline` (an upload: once its body is sent). */
+  readonly deadlineArmed?: boolean;
+  /** At least `bytesPerSecond` over every `windowMs`, as `progress` counts them (0 turns it off). */
+  readonly minRate?: { readonly bytesPerSecond: number; readonly windowMs: number; readonly progress: () => number };
+}
+
+export interface AttemptControl {
+  readonly signal: AbortSignal;
+  /** Starts a `deadlineArmed` deadline now. */
+  armDeadline(): void;
+}
+
+export async function withAttemptLimits<T>(
+  endpoint: string,
+  outer: AbortSignal | undefined,
+  limits: AttemptLimits,
+  fn: (control: AttemptControl) => Promise<T>,
+): Promise<T> {
+  const ctl = new AbortController();
+  let fired: { code: string; detail: string } | undefined;
+  const fire = (code: string, detail: string): void => {
+    fired ??= { code, detail };
+    ctl.abort();
+  };
+  const onAbort = (): void => ctl.abort();
+  outer?.addEventListener('abort', onAbort, { once: true });
+  let deadline: NodeJS.Timeout | undefined;
+  const armDeadline = (): void => {
+    if (limits.deadlineMs === undefined || deadline) return;
+    const ms = limits.deadlineMs;
+    deadline = setTimeout(() => fire('GRIDSYNC_CALL_DEADLINE', `no complete answer within ${ms} ms (api.timeouts.callMs)`), ms);
+  };
+  if (!limits.deadlineArmed) armDeadline();
+  const rate = limits.minRate;
+  let ticker: NodeJS.Timeout | undefined;
+  if (rate && rate.bytesPerSecond > 0) {
+    let mark = rate.progress();
+    ticker = setInterval(() => {
+      const now = rate.progress();
+      if (now - mark < (rate.bytesPerSecond * rate.windowMs) / 1000)
+        fire('GRIDSYNC_TOO_SLOW', `less than ${rate.bytesPerSecond} bytes/s over ${rate.windowMs} ms (api.limits.minBytesPerSecond)`);
+      mark = now;
+    }, rate.windowMs);
+  }
+  try {
+    return await fn({ signal: ctl.signal, armDeadline });
+  } catch (err) {
+    if (fired && !outer?.aborted) throw new GridTransportError(endpoint, fired.code, fired.detail, false, { cause: err });
+    throw err;
+  } finally {
+    clearTimeout(deadline);
+    clearInterval(ticker);
+    outer?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The client core both protocols stand on: the connections (http.ts), the attempt loop with its
+ * rate gate (retry-loop.ts, rate-gate.ts), the limits on what the service may send
+ * (`api.limits.*`), the time limits of an attempt (attempt-limits.ts) and the redaction of
+ * failures. REST (client.ts) and SOAP (soap/client.ts) only encode requests and decode answers
+ * over it, so a limit or a deadline added here holds for both.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { DEFAULTS } from '../config/defaults.js';
+import { withAttemptLimits, type AttemptControl } from './attempt-limits.js';
+import { HttpChannel, type HttpTimeouts } from './http.js';
+import { RateGate } from './rate-gate.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
+import { RetryLoop, type Credentials, type RetryOptions } from './retry-loop.js';
+
+export interface ClientLogger {
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface ClientLimits {
+  readonly maxBodyBytes: number;
+  readonly maxListEntries: number;
+  readonly minBytesPerSecond: number;
+  readonly rateWindowMs: number;
+  readonly maxParcelBytes: number;
+}
+
+/** What every client is configured with, whatever its protocol (the `api` section of the config). */
+export interface CoreOptions {
+  /** Attempts per call, the first included. Default 3. */
+  readonly maxAttempts?: number;
+  readonly timeouts?: HttpTimeouts;
+  /** Keep-alive connections to the service. Default 8. */
+  readonly connections?: number;
+  readonly backoff?: Partial<BackoffPolicy>;
+  readonly now?: () => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Jitter source in [0, 1). */
+  readonly random?: () => number;
+  readonly logger?: ClientLogger;
+  /** Plain http:// to a host that is not loopback is refused unless true. */
+  readonly allowInsecureHttp?: boolean;
+  /** Protective limits on what the service may send (defaults: src/config/defaults.ts). */
+  readonly limits?: Partial<ClientLimits>;
+  /** Called when a 429 starts a pause of every request of this client (for a metric). */
+  readonly onRateLimitPause?: (ms: number) => void;
+}
+
+const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
+
+/** How one attempt is bounded in time: a call (deadline from the start) or a transfer (minimum rate). */
+export type AttemptKind = { readonly call: true } | { readonly transfer: () => number } | { readonly upload: true };
+
+export class ClientCore<C> {
+  readonly http: HttpChannel;
+  readonly limits: ClientLimits;
+  readonly callMs: number;
+  readonly now: () => number;
+  readonly logger: ClientLogger | undefined;
+  private readonly gate: RateGate;
+  private readonly loop: RetryLoop<C>;
+  private closed = false;
+
+  constructor(origin: URL, options: CoreOptions, credentials: (core: ClientCore<C>) => Credentials<C>) {
+    this.http = new HttpChannel(origin, {
+      ...(options.connections !== undefined ? { connections: options.connections } : {}),
+      ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+      ...(options.allowInsecureHttp !== undefined ? { allowInsecureHttp: options.allowInsecureHttp } : {}),
+    });
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+    this.limits = { ...DEFAULTS.api.limits, ...options.limits };
+    this.callMs = options.timeouts?.callMs ?? DEFAULTS.api.timeouts.callMs;
+    const sleep = options.sleep ?? realSleep;
+    this.gate = new RateGate(this.now, sleep, options.onRateLimitPause);
+    this.loop = new RetryLoop({
+      credentials: credentials(this),
+      gate: this.gate,
+      maxAttempts: Math.max(1, options.maxAttempts ?? 3),
+      backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
+      now: this.now,
+      sleep,
+      random: options.random ?? Math.random,
+      logger: this.logger,
+      isClosed: () => this.closed,
+    });
+  }
+
+  /** Pauses of every request after a 429, so far. */
+  get rateLimitPauses(): number {
+    return this.gate.pauses;
+  }
+
+  /**
+   * Runs a call through the attempt loop, each attempt under its time limits: a `call` ends within
+   * `api.timeouts.callMs`; a `transfer` keeps the minimum rate (`progress` counts its bytes); an
+   * `upload` gets `callMs` for its answer once `armDeadline` says the body is out.
+   */
+  run<T>(
+    options: RetryOptions,
+    kind: AttemptKind,
+    attempt: (credential: C | undefined, control: AttemptControl) => Promise<T>,
+  ): Promise<T> {
+    return this.loop.run(options, (credential) =>
+      withAttemptLimits(
+        options.endpoint,
+        options.signal,
+        'transfer' in kind
+          ? {
+              minRate: { bytesPerSecond: this.limits.minBytesPerSecond, windowMs: this.limits.rateWindowMs, progress: kind.transfer },
+            }
+          : { deadlineMs: this.callMs, deadlineArmed: 'upload' in kind },
+        (control) => attempt(credential, control),
+      ),
+    );
+  }
+
+  /** Refuses new calls from now on (the protocol logs out first, then closes the connections). */
+  markClosed(): boolean {
+    if (this.closed) return false;
+    this.closed = true;
+    return true;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+/**
+ * The most content bytes a download may write: the least of the listed size, the size the answer
+ * declared before its content, and `api.limits.maxParcelBytes` — a declared size alone is never
+ * trusted, and the first byte past the cap stops the attempt.
+ */
+export function contentCap(maxParcelBytes: number, ...declared: (number | undefined)[]): number {
+  return Math.min(maxParcelBytes, ...declared.filter((n): n is number => n !== undefined && n >= 0));
+}

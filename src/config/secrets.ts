@@ -1,0 +1,16 @@
+/** The secrets a loaded config holds: what no log, report or status may show, even when the service echoes it. */
+import type { Config } from './schema.js';
+
+/** The credential values of `config` (API key, password, the emulator's root key, a password inside a URL). */
+export function secretsOf(config: Config): string[] {
+  const urlPassword = (url: string): string | undefined => {
+    try {
+      return decodeURIComponent(new URL(url).password) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return [config.api.apiKey, config.api.password, config.emulator.rootKey, urlPassword(config.api.baseUrl)].filter(
+    (v): v is string => v !== undefined,
+  );
+}

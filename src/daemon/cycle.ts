@@ -1,0 +1,114 @@
+/**
+ * One scheduled cycle of `run`: every mailbox's inbound cycle, the outbound work since the last
+ * cycle (sent here in `windows` mode, between cycles in `continuous` mode), then the outcome —
+ * the cycle record, the stuck watch, the last-success time, reachability.
+ */
+import { GridApiError } from '../api/index.js';
+import type { EventBus, PipelineEvents } from '../events/index.js';
+import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { ProgressTracker } from './progress.js';
+import type { HealthState } from './readiness.js';
+import { describeStuck, observeCycle, recordInJournal } from './reporting.js';
+import { addCounts, emptyTotals, type DaemonRuntime } from './runtime.js';
+import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
+import type { DeliveryWatch } from './stuck.js';
+
+export interface CycleDeps {
+  readonly rt: DaemonRuntime;
+  readonly events: EventBus<PipelineEvents>;
+  readonly metrics: DaemonMetrics;
+  readonly health: HealthState;
+  readonly watch: DeliveryWatch;
+  readonly progress: ProgressTracker;
+  readonly stopping: () => boolean;
+  /** Consecutive failed cycles before this one. */
+  readonly failures: () => number;
+}
+
+type OutboundCount = Exclude<keyof OutboundCycleResult, 'bytes'>;
+
+export class RunCycle {
+  /** Outbound work per mailbox since the previous cycle (in `continuous` mode it runs between cycles). */
+  private readonly sinceCycle = new Map<string, OutboundCycleResult>();
+  /** Why each mailbox's last inbound parcel was deferred (reported when deliveries stop). */
+  private readonly deferReason = new Map<string, string>();
+
+  constructor(private readonly d: CycleDeps) {
+    const since = (mailbox: string): OutboundCycleResult => {
+      let r = this.sinceCycle.get(mailbox);
+      if (!r) this.sinceCycle.set(mailbox, (r = emptyOutboundResult()));
+      return r;
+    };
+    const count = (k: OutboundCount) => (e: { mailbox: string; count: number }) => (since(e.mailbox)[k] += e.count);
+    for (const k of Object.keys(OUTBOUND_EVENT_OF) as OutboundCount[]) d.events.on(OUTBOUND_EVENT_OF[k], count(k));
+    d.events.on('outbound:sent', (e) => (since(e.mailbox).bytes += e.bytes));
+    d.events.on('inbound:deferred', (e) => {
+      if (e.reason !== undefined) this.deferReason.set(e.mailbox, e.reason);
+    });
+  }
+
+  /** Runs one cycle; false when it failed (the scheduler backs off). */
+  async run(reason: string): Promise<boolean> {
+    const { rt, metrics, health, watch } = this.d;
+    const totals = emptyTotals();
+    const failuresBefore = this.d.failures();
+    this.d.progress.newRound();
+    const finished = new Set<string>();
+    try {
+      for (const m of rt.mailboxes) {
+        if (this.d.stopping()) return true;
+        if (m.inbound) {
+          const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
+          const r = await m.inbound.runCycle({ signal: rt.signal });
+          end();
+          addCounts(totals.inbound, r);
+          const why = this.deferReason.get(m.name);
+          observeCycle(watch, metrics, rt.logger, m.name, 'in', {
+            deferred: r.deferred,
+            progressed: r.confirmed + r.failed,
+            ...(why !== undefined ? { reason: why } : {}),
+          });
+        }
+        if (m.outbound) {
+          // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
+          // cycles. Either way the events since the last cycle say what was done.
+          if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: rt.signal });
+          const r = this.sinceCycle.get(m.name) ?? emptyOutboundResult();
+          this.sinceCycle.delete(m.name);
+          addCounts(totals.outbound, r);
+          observeCycle(watch, metrics, rt.logger, m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
+        }
+        finished.add(m.name);
+        // Stopped deliveries are no success: the alerts must fire for them as for an outage.
+        const ok = !watch.stuck().some((s) => s.mailbox === m.name);
+        metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
+        if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
+      }
+      recordInJournal(rt, 'lastCycle', totals);
+      if (failuresBefore > 0) rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
+      const stuck = watch.stuck();
+      // A cycle that delivered nothing because of a local condition is not a success: the
+      // "no successful cycle" alert must fire for it as for an outage.
+      if (stuck.length === 0) health.lastSuccessAt = rt.now();
+      health.lastError = stuck[0] ? describeStuck(stuck[0]) : undefined;
+      metrics.up.set(1);
+      if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
+        rt.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
+      }
+      return true;
+    } catch (err) {
+      if (this.d.stopping()) return true;
+      health.lastError = (err as Error).message;
+      metrics.up.set(0);
+      for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
+      const expired = err instanceof GridApiError && err.httpStatus === 401;
+      const retryInMs = backoffDelay(failuresBefore + 1, rt.config.schedule.poll);
+      rt.logger.error(
+        { err: health.lastError, failures: failuresBefore + 1, retryInMs },
+        expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff',
+      );
+      return false;
+    }
+  }
+}

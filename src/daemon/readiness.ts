@@ -1,0 +1,44 @@
+/**
+ * Readiness: what /readyz answers. The connect loop and the cycles report their outcomes here;
+ * readiness is decided from those outcomes alone.
+ */
+import type { StuckDirection } from './stuck.js';
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly lastSuccessAt: string | null;
+  readonly lastError: string | null;
+  readonly stuck: StuckDirection[];
+}
+
+export class HealthState {
+  /** Consecutive failed attempts to reach the service at start-up. */
+  connectFailures = 0;
+  lastSuccessAt: number | undefined;
+  lastError: string | undefined;
+
+  /**
+   * Ready: connected, and the last cycle succeeded recently (with cron windows: the last one did
+   * not fail — between windows there is nothing to be fresh about).
+   */
+  readiness(s: {
+    now: number;
+    pollMs: number;
+    windows: boolean;
+    stopping: boolean;
+    scheduled: boolean;
+    cycleFailures: number;
+    stuck: StuckDirection[];
+  }): Readiness {
+    const window = Math.max(3 * s.pollMs, 60_000);
+    const fresh = this.lastSuccessAt !== undefined && s.now - this.lastSuccessAt <= window;
+    const failing = s.cycleFailures > 0 || this.connectFailures > 0 || !s.scheduled;
+    const ready = !s.stopping && !failing && s.stuck.length === 0 && (fresh || s.windows);
+    return {
+      ready,
+      lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null,
+      lastError: this.lastError ?? null,
+      stuck: s.stuck,
+    };
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * What the daemon tells about its cycles: the record in the journal (`status` reads it), the
+ * stuck-deliveries watch turned into metrics and error-level log lines.
+ */
+import { errorFields } from '../errors/index.js';
+import type { Logger } from '../log.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { DaemonRuntime } from './runtime.js';
+import type { CycleObservation, DeliveryWatch, Direction, StuckDirection } from './stuck.js';
+
+/** Stores one record under `key` in the journal's meta table; a failure is a warning, never the cycle's. */
+export function recordInJournal(rt: DaemonRuntime, key: 'lastCycle' | 'lastOnce', record: object): void {
+  rt.journal
+    .setMeta(key, JSON.stringify({ at: new Date(rt.now()).toISOString(), ...record }))
+    .catch((err: unknown) =>
+      rt.logger.warn(
+        { ...errorFields(err) },
+        key === 'lastOnce' ? 'cannot record the run in the journal' : 'cannot record the cycle in the journal',
+      ),
+    );
+}
+
+/** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
+export function observeCycle(
+  watch: DeliveryWatch,
+  metrics: DaemonMetrics,
+  logger: Logger,
+  mailbox: string,
+  direction: Direction,
+  o: CycleObservation,
+): void {
+  const t = watch.observe(mailbox, direction, o);
+  metrics.stuckCycles.set({ direction, mailbox }, watch.cycles(mailbox, direction));
+  metrics.stuck.set({ direction, mailbox }, watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0);
+  if (t?.kind === 'stuck') {
+    logger.error(
+      { mailbox, direction, cycles: t.state.cycles, waiting: t.state.waiting, reason: t.state.reason },
+      `deliveries stopped: ${describeStuck(t.state)}`,
+    );
+  } else if (t?.kind === 'recovered') {
+    logger.info({ mailbox, direction, afterCycles: t.state.cycles }, 'deliveries moving again');
+  }
+}
+
+export function describeStuck(s: StuckDirection): string {
+  return `${s.mailbox} ${s.direction === 'in' ? 'inbound' : 'outbound'}: ${s.waiting} item(s) waiting, nothing delivered for ${s.cycles} cycles: ${s.reason}`;
+}

@@ -1,0 +1,248 @@
+/**
+ * The one table of error codes: for each, when it is raised, the exit code of a command that ends
+ * on it, whether running again unchanged can succeed, and what the operator does. The CLI takes its
+ * exit codes from here and docs/errors.md shows this table (a test holds the two equal).
+ */
+
+/** 0 all done · 1 something is left that a later run can finish · 2 the operator must change something first · 3 a bug. */
+export const EXIT = { ok: 0, incomplete: 1, operator: 2, internal: 3 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export interface ErrorRow {
+  /** When the error is raised. */
+  readonly when: string;
+  /** Exit code of a command that ends on it; null where it never ends a command (internal to the emulator, a field in an error file). */
+  readonly exit: ExitCode | null;
+  /** Whether the same step, repeated later without any change, can succeed. */
+  readonly retryable: boolean;
+  readonly action: string;
+}
+
+const row = (exit: ExitCode | null, retryable: boolean, when: string, action: string): ErrorRow => ({ when, exit, retryable, action });
+
+export const ERROR_TABLE = {
+  CONFIG_INVALID: row(
+    EXIT.operator,
+    false,
+    'the config file or a `GRIDSYNC_*` variable is invalid; the message names the key (or the variable, or the YAML line)',
+    'fix the key named',
+  ),
+  CLI_USAGE: row(EXIT.operator, false, 'unknown option, bad argument', 'see `gridsync <command> --help`'),
+  STARTUP_CONFIG: row(
+    EXIT.operator,
+    false,
+    'the client refuses the configured service address (plain http off loopback, no credentials)',
+    'fix `api.*`',
+  ),
+  STARTUP_JOURNAL: row(
+    EXIT.operator,
+    false,
+    'the journal cannot be opened (unwritable folder, damaged file); the message names the file and what to do',
+    'check `stateDir`; a damaged journal: "When the journal is damaged" in the operations guide',
+  ),
+  STARTUP_FOLDERS: row(EXIT.operator, false, 'a folder is missing, unwritable, or on the wrong filesystem', 'fix the folder named'),
+  STARTUP_CREDENTIALS_REJECTED: row(EXIT.operator, false, 'the service answered 401/403 to the credentials', 'check the API key or login'),
+  STARTUP_MAILBOX_UNREACHABLE: row(
+    EXIT.operator,
+    false,
+    'a configured `mailboxId` is not reachable with the key (403/404 from the service)',
+    'fix the id, or use a key of a user with access to it',
+  ),
+  STARTUP_HTTP_PORT: row(
+    EXIT.operator,
+    false,
+    'the health endpoint cannot listen on `http.host`:`http.port` (in use, privileged port, foreign address)',
+    'stop the other process or choose another `http.port`',
+  ),
+  STARTUP_UNREACHABLE: row(EXIT.incomplete, true, '`once` could not reach the service', 'nothing; the next run retries'),
+  STARTUP_NO_MAILBOX: row(
+    EXIT.operator,
+    false,
+    "a mailbox has no `mailboxId` and the service did not name the session's mailbox (or has no session endpoint)",
+    'set `mailboxes[].mailboxId`',
+  ),
+  STARTUP_STOPPED: row(EXIT.incomplete, true, 'a signal arrived while waiting for the service', 'nothing'),
+  JOURNAL_LOCKED: row(
+    EXIT.operator,
+    false,
+    'another gridsync holds the journal',
+    'stop the other process, or give this one its own `stateDir`',
+  ),
+  JOURNAL_ILLEGAL_TRANSITION: row(
+    EXIT.internal,
+    false,
+    'a bug: the journal refused a state change its table does not allow',
+    'report it with the log line',
+  ),
+  JOURNAL_LEASE_LOST: row(
+    EXIT.incomplete,
+    true,
+    "a shared (PostgreSQL) journal refused a write: another instance took over the mailbox's lease, or this one's renewal failed; the daemon goes on",
+    'nothing: the new owner goes on; if it repeats, look for a host that stops for longer than the lease (swap, a VM pause)',
+  ),
+  JOURNAL_UNAVAILABLE: row(
+    EXIT.incomplete,
+    true,
+    'the PostgreSQL journal cannot be reached or broke off (`dbCode`: SQLSTATE or socket code); the message never holds the password',
+    'check the database and the network; writes resume by themselves',
+  ),
+  JOURNAL_SCHEMA_TOO_NEW: row(
+    EXIT.operator,
+    false,
+    'the journal was written by a newer gridsync; it is left untouched',
+    'run the newer version',
+  ),
+  JOURNAL_IN_USE: row(
+    EXIT.operator,
+    false,
+    '`gridsync journal migrate` found a live lease in a PostgreSQL journal: an instance still runs',
+    'stop every gridsync using that journal, then run it again',
+  ),
+  JOURNAL_SCHEMA_MISMATCH: row(
+    EXIT.operator,
+    false,
+    '`gridsync journal migrate`: the two journals are at different schema versions',
+    'open both with the same gridsync version first',
+  ),
+  GRID_API_ERROR: row(
+    EXIT.incomplete,
+    true,
+    'the service answered an error envelope or status (`httpStatus`, `errorCode`)',
+    '429/500/503 retry by themselves; others: see the error file',
+  ),
+  GRID_TRANSPORT_ERROR: row(
+    EXIT.incomplete,
+    true,
+    'the network failed (`transportCode`: ECONNRESET, UND_ERR_…)',
+    'retried; check connectivity if it persists',
+  ),
+  GRID_RESPONSE_ERROR: row(
+    EXIT.incomplete,
+    false,
+    'the answer is not what the daemon needs to act on (`field`)',
+    'report it with the log line',
+  ),
+  GRID_CONTENT_INTEGRITY: row(
+    EXIT.incomplete,
+    true,
+    'a downloaded parcel failed verification (`reason`)',
+    'retried, then marked failed; the service keeps the parcel',
+  ),
+  GRID_UPLOAD_OUTCOME_UNKNOWN: row(
+    EXIT.incomplete,
+    true,
+    'an upload may have reached the service without an answer',
+    'nothing: reconciled before any resend',
+  ),
+  GRID_UPLOAD_SOURCE_CHANGED: row(
+    EXIT.incomplete,
+    true,
+    'a claimed outbox file changed size while it was uploaded',
+    'nothing: the upload is abandoned and tried again; find out what writes into claimed files if it repeats',
+  ),
+  GRID_LIMIT_EXCEEDED: row(
+    EXIT.incomplete,
+    true,
+    'an answer went past a protective limit (`limitKey`): a body too large, a download longer than declared',
+    'the item is retried next cycle; raise the limit only if the service legitimately sends that much',
+  ),
+  GRID_CONFIRM_NOT_TAKEN: row(
+    EXIT.incomplete,
+    true,
+    'the service answered a confirm, but not as a confirm of this parcel: a success answer naming another parcel, or a SOAP `false` while the parcel is not shown archived (`parcelId`)',
+    'nothing: the parcel stays unconfirmed and the confirm is repeated (the service calls it safe to repeat)',
+  ),
+  GRID_CONFIG_ERROR: row(EXIT.operator, false, 'the client was constructed with settings it refuses', 'fix `api.*`'),
+  GRID_JSON_STREAM: row(EXIT.incomplete, true, 'a streamed body is not valid JSON or ended early', 'retried'),
+  GRID_INVALID_BASE64: row(EXIT.incomplete, true, 'parcel content is not canonical base64', 'retried, then marked failed'),
+  GRID_SOAP_XML: row(
+    EXIT.incomplete,
+    true,
+    'a SOAP message is not well-formed, not an envelope, or a value does not fit its type (`path`)',
+    'retried when truncated; otherwise report it',
+  ),
+  GRID_SOAP_LIMIT: row(
+    EXIT.incomplete,
+    true,
+    'a SOAP answer went past a reading limit; always reported as `GRID_LIMIT_EXCEEDED` with the `api.limits` key',
+    'see `GRID_LIMIT_EXCEEDED`',
+  ),
+  INBOUND_NAME_COLLISION: row(EXIT.incomplete, false, '`collision: fail` and the inbox already has the name', 'move the old file away'),
+  INBOUND_STAGING_LOST: row(
+    EXIT.incomplete,
+    true,
+    "a staged download's staging file was removed (a tmp cleaner, an operator) before it was placed, and the inbox does not hold its content",
+    'nothing: the parcel is downloaded again, never confirmed without its file; keep cleaners out of the staging folder',
+  ),
+  INBOUND_DEFERRED: row(
+    EXIT.incomplete,
+    true,
+    'a local condition (disk full, inbox unwritable) stops a parcel for now',
+    'free space or fix permissions',
+  ),
+  FILES_UNSAFE_ENTRY: row(
+    EXIT.incomplete,
+    false,
+    'where gridsync expected a regular file or a folder it found a symlink, FIFO, device or socket (`filePath`, `found`): it was not followed or opened; an outbox file goes to errorDir with this reason, an inbox sub-folder stops the parcel',
+    'find out who put it there; remove it, then requeue the file or let the parcel be placed',
+  ),
+  FILES_UNSAFE_PATH: row(
+    EXIT.incomplete,
+    false,
+    'a name (from the service or a naming template) would leave its folder (`..`, `/`, an absolute path): it is refused, nothing is written outside',
+    'check the naming template and the parcel named; the parcel waits',
+  ),
+  FILES_CROSS_FILESYSTEM: row(
+    EXIT.operator,
+    false,
+    'a staging or processing folder is not on the filesystem of its inbox or outbox, so the final rename would not be atomic',
+    'set `inbox.stagingDir` / `outbox.processingDir` to a folder on the same filesystem',
+  ),
+  OUTBOUND_FILE_REPLACED: row(
+    EXIT.incomplete,
+    false,
+    'the outbox file was replaced by another one between the readiness check and the claim',
+    'check the file in errorDir; requeue it if it is the one to send',
+  ),
+  OUTBOUND_NAME_NOT_UTF8: row(
+    null,
+    false,
+    "(errorCode in an `.error.json`) the outbox file's name is not valid UTF-8, which the service cannot take",
+    'rename the file, then requeue it',
+  ),
+  EMULATOR_SOAP_FAULT: row(null, false, "the emulator's SOAP endpoint answers a request with a fault (internal to the emulator)", '—'),
+  EMULATOR_CONFIG: row(
+    EXIT.operator,
+    false,
+    '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key)',
+    'pass `--expose` and a root key of 16+ characters from a file or the environment',
+  ),
+  EMULATOR_SEED: row(EXIT.operator, false, "the emulator's seed file is invalid (the message names the entry)", 'fix the seed file named'),
+  EMULATOR_REJECTED: row(null, false, 'the emulator answers a request with an error envelope (internal to the emulator)', '—'),
+  INTERNAL_ERROR: row(
+    EXIT.internal,
+    false,
+    'a bug: something gridsync itself guarantees did not hold (also any unexpected error without a code)',
+    'report it with the log line; rerun with `GRIDSYNC_DEBUG=1` for the stack',
+  ),
+} as const satisfies Record<string, ErrorRow>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/** The row of `code`, if it is one of ours (a system code such as ENOENT is not). */
+export function errorRow(code: string): ErrorRow | undefined {
+  return Object.hasOwn(ERROR_TABLE, code) ? ERROR_TABLE[code as ErrorCode] : undefined;
+}
+
+/** The table as docs/errors.md shows it. */
+export function renderErrorTable(): string {
+  const cell = (s: string): string => s.replace(/\|/g, '\\|');
+  return [
+    '| code | raised when | exit | retryable | what the operator does |',
+    '|---|---|---|---|---|',
+    ...Object.entries(ERROR_TABLE).map(
+      ([code, r]: [string, ErrorRow]) =>
+        `| \`${code}\` | ${cell(r.when)} | ${r.exit ?? '—'} | ${r.retryable ? 'yes' : 'no'} | ${cell(r.action)} |`,
+    ),
+  ].join('\n');
+}

@@ -1,0 +1,32 @@
+/** Why a parcel stops short of the inbox for now: typed, with stable codes (docs/errors.md). */
+import { GridsyncError } from '../errors/index.js';
+
+/** A local condition (disk full, folder unwritable) stops this parcel for now; the service keeps it. */
+export class DeferError extends GridsyncError {
+  readonly code = 'INBOUND_DEFERRED';
+}
+
+/** File errors that are the local disk's or folder's condition, not the parcel's: deferred, no attempt counted. */
+export const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
+
+/** Collision policy `fail`: the final name is taken. The parcel stays unconfirmed and is retried. */
+export class GridNameCollisionError extends GridsyncError {
+  readonly code = 'INBOUND_NAME_COLLISION';
+  constructor(readonly path: string) {
+    super(`${path} already exists (collision policy: fail)`);
+  }
+}
+
+/**
+ * A staged parcel whose staging file is gone while its final file is not in the inbox with the
+ * staged content (a tmp cleaner or an operator removed it): never confirmed, downloaded again.
+ */
+export class StagingLostError extends GridsyncError {
+  readonly code = 'INBOUND_STAGING_LOST';
+  constructor(
+    readonly stagingPath: string,
+    readonly finalPath: string,
+  ) {
+    super(`the staged file ${stagingPath} is gone and ${finalPath} does not hold the staged content`);
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The one way a test depends on a tool, data or privilege it cannot provide itself (strace,
+ * promtool, zeep, openssl, script, systemd-analyze, the EDI corpus, root): when it is missing, one
+ * NOTICE line in one format says what is not checked — and under GRIDSYNC_REQUIRE_TOOLS=1 (CI) the
+ * missing prerequisite is a failure instead, so a broken install cannot turn into silent skips.
+ */
+import { spawnSync } from 'node:child_process';
+
+export const REQUIRE_TOOLS = process.env.GRIDSYNC_REQUIRE_TOOLS === '1';
+
+/**
+ * `present`, after saying so when it is false: `what` names the prerequisite, `unchecked` what is
+ * then not tested. Throws when GRIDSYNC_REQUIRE_TOOLS=1 (the test file fails to load: a red run).
+ */
+export function prerequisite(what: string, present: boolean, unchecked: string): boolean {
+  if (present) return true;
+  const notice = `NOTICE: skipped, tool or data missing: ${what} — ${unchecked}`;
+  if (REQUIRE_TOOLS) throw new Error(`${notice} (GRIDSYNC_REQUIRE_TOOLS=1: a missing prerequisite fails the run)`);
+  console.log(notice);
+  return false;
+}
+
+/** Whether `command args…` runs and exits 0 (e.g. `strace -V`). */
+export function runs(command: string, ...args: string[]): boolean {
+  return spawnSync(command, args, { stdio: 'ignore' }).status === 0;
+}
+
+/** Whether this process runs as root (the tests that drop to nobody need it). */
+export const isRoot = process.getuid?.() === 0;

@@ -1,0 +1,64 @@
+// Issue 24, weak item: the service's clock is 15 minutes behind ours and an upload's outcome is
+// unknown (the service took it, the answer was lost). The reconciliation looked for parcels created
+// since the attempt's start by OUR clock, less a 10-minute slack: the parcel, stamped by the
+// service's clock, fell before the window and the file was uploaded a second time. The window is
+// now in the service's time (its answers' Date header). Against a scripted service, not our emulator.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { x12 } from '../../helpers/edi.js';
+import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
+import { scriptedWorld } from '../../helpers/scripted-world.js';
+import { listFiles, outboundPipeline } from '../../helpers/world.js';
+
+const MINUTE = 60_000;
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The first upload is taken by the service, then its connection is cut before any answer. */
+function takeFirstUploadSilently(svc: ScriptedService): void {
+  let cut = false;
+  svc.variants.fault = (req, res) => {
+    if (req.path !== '/v2/parcels/upload' || cut) return false;
+    cut = true;
+    const content = Buffer.from(req.body.content as string, 'base64');
+    svc.parcels.push({
+      parcelId: 9_000_000n,
+      mailboxId: 1001,
+      fileName: req.body.fileName as string,
+      content,
+      status: 'outboxPending',
+      direction: 'out',
+      created: new Date(Date.now() + (svc.variants.clockOffsetMs ?? 0)).toISOString().replace(/\.\d+Z$/, 'Z'),
+      gridIdFrom: 7001,
+      gridIdTo: 7002,
+    });
+    res.destroy();
+    return true;
+  };
+}
+
+describe('reconciling an unknown upload against a service whose clock differs from ours', () => {
+  for (const offsetMin of [-15, 15]) {
+    it(`service clock ${offsetMin > 0 ? 'ahead' : 'behind'} by ${Math.abs(offsetMin)} minutes: one upload only, adopted`, async () => {
+      const svc = await startScriptedService();
+      svc.variants.clockOffsetMs = offsetMin * MINUTE;
+      takeFirstUploadSilently(svc);
+      const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
+      const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
+        'inbox' | 'outbox' | 'sent' | 'error' | 'state',
+        string
+      >;
+      for (const d of Object.values(dirs)) fs.mkdirSync(d);
+      fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(7));
+      const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
+      await p.checkPrerequisites();
+      for (let cycle = 0; cycle < 4 && listFiles(dirs.sent).length === 0; cycle++) await p.runCycle();
+      const uploads = svc.parcels.filter((x) => x.direction === 'out');
+      expect(uploads.map((x) => x.fileName)).toEqual(['po.x12']);
+      expect(listFiles(dirs.sent)).toEqual(['po.x12']);
+    });
+  }
+});
