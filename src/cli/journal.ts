@@ -20,6 +20,7 @@ import {
 import { redactUrl } from '../config/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print } from './print.js';
 
 const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
 
@@ -55,8 +56,8 @@ export async function main(argv: string[]): Promise<number> {
       await assertNotInUse(target);
       const copied = await copyJournal(from, target);
       if (!output.quiet) {
-        for (const c of copied) process.stdout.write(`${c.table.padEnd(16)} ${String(c.rows).padStart(9)} rows\n`);
-        process.stdout.write(
+        for (const c of copied) print(`${c.table.padEnd(16)} ${String(c.rows).padStart(9)} rows\n`);
+        print(
           `copied ${describeJournal(source)} → ${target.location}\n${
             toSqlite
               ? `now remove journal.url and place ${path.resolve(to)} as ${sqliteJournalPath(cfg.stateDir)} on the host that runs gridsync\n`

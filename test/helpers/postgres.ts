@@ -5,8 +5,8 @@
  * /usr/lib/postgresql/<version>/bin. As root the server runs as the `postgres` user (PostgreSQL
  * refuses root), via `runuser -u postgres --`, in a directory that user owns.
  *
- * Without PostgreSQL the tests skip with a printed NOTICE — unless GRIDSYNC_REQUIRE_TOOLS=1 (CI),
- * where a missing tool fails the run: `toolUnavailable` is the one place that decides.
+ * Whether a test file can have one is `postgresBinDir() !== undefined`, handed to the require-tool
+ * helper's `prerequisite` (its NOTICE, or a failure under GRIDSYNC_REQUIRE_TOOLS=1).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,17 +28,6 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
-/**
- * A tool a test needs is missing: a NOTICE line and a skip — or, with GRIDSYNC_REQUIRE_TOOLS=1,
- * an error, so that CI can never pass by skipping.
- */
-export function toolUnavailable(what: string, why: string): string {
-  const line = `NOTICE: skipped — ${what} not installed (${why})`;
-  if (process.env.GRIDSYNC_REQUIRE_TOOLS === '1') throw new Error(`${line}; GRIDSYNC_REQUIRE_TOOLS=1 forbids the skip`);
-  console.log(line);
-  return line;
-}
-
 /** The folder holding initdb, pg_ctl and postgres, or undefined. */
 export function postgresBinDir(): string | undefined {
   const fromConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
@@ -54,13 +43,6 @@ export function postgresBinDir(): string | undefined {
   return candidates.find((d) => d && fs.existsSync(path.join(d, 'initdb')) && fs.existsSync(path.join(d, 'pg_ctl')));
 }
 
-/** Whether a real server can be started here; prints the NOTICE (or throws under GRIDSYNC_REQUIRE_TOOLS=1) when not. */
-export function postgresAvailable(): boolean {
-  if (postgresBinDir()) return true;
-  toolUnavailable('PostgreSQL', 'no initdb/pg_ctl from pg_config --bindir or /usr/lib/postgresql/*/bin');
-  return false;
-}
-
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -74,7 +56,7 @@ async function freePort(): Promise<number> {
 
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBinDir();
-  if (!bin) throw new Error('PostgreSQL is not installed (check postgresAvailable() first)');
+  if (!bin) throw new Error('PostgreSQL is not installed (check postgresBinDir() first)');
   const asRoot = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-pg-'));
   const data = path.join(dir, 'data');

@@ -1,7 +1,7 @@
 /**
  * One contract for every journal backend: the same transitions, refusals, recovery reads, group
  * commit and housekeeping, run against the embedded SQLite journal and a real PostgreSQL server
- * (started by the test; skipped with a NOTICE where PostgreSQL is not installed, a failure under
+ * (started by the test; skipped, through the require-tool helper, where PostgreSQL is not installed, a failure under
  * GRIDSYNC_REQUIRE_TOOLS=1).
  */
 import fs from 'node:fs';
@@ -16,11 +16,16 @@ import {
   PgJournal,
   type JournalStore,
 } from '../../../src/journal/index.js';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const MB = 1001;
 const OTHER_MB = 1002;
-const hasPostgres = postgresAvailable();
+const hasPostgres = prerequisite(
+  'PostgreSQL (initdb, pg_ctl)',
+  postgresBinDir() !== undefined,
+  'the journal contract on the PostgreSQL backend is not tested',
+);
 
 interface Backend {
   readonly name: 'sqlite' | 'postgres';

@@ -14,10 +14,15 @@ import {
   PgJournal,
   type JournalStore,
 } from '../../../src/journal/index.js';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
 const MB = 1001;
-const hasPostgres = postgresAvailable();
+const hasPostgres = prerequisite(
+  'PostgreSQL (initdb, pg_ctl)',
+  postgresBinDir() !== undefined,
+  'leases and fencing tokens of a shared journal is not tested',
+);
 let server: PostgresServer;
 let databases = 0;
 const opened: JournalStore[] = [];

@@ -11,9 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal, PgJournal, type JournalStore } from '../../../src/journal/index.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli, startCli } from '../../helpers/daemon-child.js';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 
-const hasPostgres = postgresAvailable();
+const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'gridsync journal migrate is not tested');
 let server: PostgresServer;
 const SECRET = 'migr4te-s3cret';
 

@@ -7,10 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseKeeper, type LeaseLossReason } from '../../../src/daemon/lease-keeper.js';
 import { PgJournal } from '../../../src/journal/index.js';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 import { eventually } from '../../helpers/daemon-child.js';
 
-const hasPostgres = postgresAvailable();
+const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'the lease keeper is not tested');
 let server: PostgresServer;
 beforeAll(async () => {
   if (hasPostgres) server = await startPostgres();

@@ -5,7 +5,7 @@
 // space is freed the file is sent, once.
 //
 // The lack of space is real: the outbox and processing/ live on a 1 MiB tmpfs (mounting one needs
-// root; skipped with a notice otherwise). Injecting ENOSPC into a file call would need a seam in the
+// root; skipped through the require-tool helper otherwise). Injecting ENOSPC into a file call would need a seam in the
 // product only tests use; a small filesystem needs none.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,9 +17,9 @@ import { OutboundPipeline } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
 import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
 import { recorder } from '../../helpers/log-recorder.js';
+import { isRoot, prerequisite } from '../../helpers/require-tool.js';
 
-const canMount = process.getuid?.() === 0;
-if (!canMount) console.log('NOTICE: not root: the snapshot-space test needs a small tmpfs and is skipped');
+const canMount = prerequisite('root', isRoot, 'the snapshot-space test (it mounts a small tmpfs) is not run');
 
 let w: TestWorld;
 let small: string;

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/index.js';
+import { parseConfig, secretsOf } from '../../../src/config/index.js';
+import { scrubSecrets } from '../../../src/errors/index.js';
 import { describeJournal } from '../../../src/journal/index.js';
 
 const base = (): Record<string, unknown> => ({
@@ -33,6 +34,12 @@ describe('journal and instance settings', () => {
     const shown = describeJournal({ url: config.journal.url, stateDir: config.stateDir });
     expect(shown).not.toContain('pa55-w0rd-x');
     expect(shown).toContain('db.example.com');
+  });
+
+  it("the journal URL's password is one of the config's secrets: every sink masks it, also where a driver quotes it", () => {
+    const { config } = parseConfig(base(), 't', { GRIDSYNC_JOURNAL_URL: URL_WITH_PASSWORD }, '/');
+    expect(secretsOf(config)).toContain('pa55-w0rd-x');
+    expect(scrubSecrets(`connect failed for ${URL_WITH_PASSWORD}`, secretsOf(config))).not.toContain('pa55-w0rd-x');
   });
 
   it('journal.urlFile (also GRIDSYNC_JOURNAL_URL_FILE) reads the URL from a file', () => {
