@@ -324,7 +324,7 @@ export class InboundPipeline {
     }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
-      if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
+      if (row) void this.journal.noteError(this.mailboxId, parcelId, reason);
       if (err instanceof DeferError || row?.state === 'staged') this.heldLocally.set(parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
@@ -333,7 +333,7 @@ export class InboundPipeline {
     }
     if (err instanceof GridApiError && err.noSuchEndpoint) {
       // The service (or a proxy) has no such endpoint: not the parcel's fault, no attempt counted.
-      this.journal.noteError(this.mailboxId, parcelId, reason);
+      void this.journal.noteError(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
       this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');

@@ -137,7 +137,7 @@ export class Disposal {
       });
       crashPoint('out.archived');
     } catch (err) {
-      journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
+      void journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
       if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
@@ -200,7 +200,7 @@ export class Disposal {
         'file moved to the error folder',
       );
     } catch (err) {
-      journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
+      void journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
     }
   }

@@ -269,11 +269,11 @@ export class OutboxScanner {
           { file: row.file_name, processingPath: processing, processingDir: this.ctx.processingDir, ...errorFields(err) },
           'cannot snapshot a claimed file: no space left; it waits in processing/ and is retried',
         );
-        journal.noteError(row.id, reason);
+        void journal.noteError(row.id, reason);
         return;
       }
       logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');
-      journal.noteError(row.id, (err as Error).message);
+      void journal.noteError(row.id, (err as Error).message);
     }
   }
 

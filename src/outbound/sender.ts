@@ -89,7 +89,7 @@ export class Sender {
         } catch (err) {
           // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
           // next pass — never fall through to a send (that is how a duplicate would happen).
-          journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
+          void journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
           this.ctx.tally('deferred');
           logger.warn(
             { file: row.file_name, ...errorFields(err) },
@@ -154,7 +154,7 @@ export class Sender {
         });
         return false;
       case 'reconcile':
-        journal.noteError(id, reason);
+        void journal.noteError(id, reason);
         this.ctx.tally('deferred');
         logger.warn({ file: row.file_name, err: reason }, 'upload outcome unknown; will reconcile with the outbox list before any resend');
         return false;
