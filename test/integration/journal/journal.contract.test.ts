@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { holdSecrets } from '../../../src/errors/index.js';
 import {
   IllegalTransitionError,
   InboundJournal,
@@ -101,6 +102,25 @@ describe.each(backends)('journal contract: $name', (backend) => {
     const trail = await journal.all<{ to_state: string }>("SELECT to_state FROM events WHERE direction = 'in' AND item = '7' ORDER BY id");
     expect(trail.map((e) => e.to_state)).toEqual(['listed', 'staged', 'placed', 'confirmed']);
     expect(await j.reservedPaths()).toEqual(new Set());
+  });
+
+  it('the secrets in effect never reach it: not in last_error, event details nor meta values', async () => {
+    const secret = `sk-contract-${backend.name}-9f3e1`;
+    holdSecrets([secret]);
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    await j.recordListed(MB, { parcelId: 3 });
+    await j.recordAttemptFailure(MB, 3, `the service said: bad key ${secret}`, 5);
+    await j.noteError(MB, 3, `noted: ${secret}`);
+    await journal.setMeta('lastCycle', JSON.stringify({ error: secret }));
+    const stored = JSON.stringify([
+      await journal.all('SELECT * FROM inbound_parcels'),
+      await journal.all('SELECT * FROM events'),
+      await journal.all('SELECT * FROM meta'),
+    ]);
+    expect(stored).toContain('noted: ');
+    expect(stored).toContain('bad key');
+    expect(stored).not.toContain(secret);
   });
 
   it('inbound: an illegal transition is refused, changes nothing, and does not disturb the commits it shares a transaction with', async () => {
