@@ -17,9 +17,9 @@ import { OutboundPipeline } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
 import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
 import { recorder } from '../../helpers/log-recorder.js';
+import { isRoot, prerequisite } from '../../helpers/require-tool.js';
 
-const canMount = process.getuid?.() === 0;
-if (!canMount) console.log('NOTICE: not root: the snapshot-space test needs a small tmpfs and is skipped');
+const canMount = prerequisite('root', isRoot, 'mounting the small tmpfs needs root: running out of space for a snapshot is not checked');
 
 let w: TestWorld;
 let small: string;
