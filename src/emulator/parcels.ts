@@ -342,7 +342,8 @@ function scanInterchanges(world: World, content: StoredContent): Interchange[] {
 /**
  * At start-up: the demo partner answers what reached it while no process was there to do it (sent
  * just before a stop, or by a `once` that ended first) — its pick-up is a timer, and timers die
- * with the process; the store is what remembers.
+ * with the process; the store is what remembers. They are answered before the emulator serves its
+ * first request (they have waited long enough): the next run's first listing already holds the reply.
  */
 export function resumeAcknowledgments(world: World): void {
   const waiting = world.store.db
@@ -356,7 +357,7 @@ export function resumeAcknowledgments(world: World): void {
   for (const p of waiting) {
     const interchanges = scanInterchanges(world, { name: p.content, bytes: p.bytes, sha256: p.sha256, head: readHead(world, p.content) });
     const [own, sender] = [p.grid_id_to as number, p.grid_id_from as number];
-    world.later(() => acknowledge(world, p.parcel_id, interchanges, own, sender), world.settings.acknowledgeDelayMs);
+    acknowledge(world, p.parcel_id, interchanges, own, sender);
   }
 }
 

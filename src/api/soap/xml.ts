@@ -26,7 +26,6 @@ export interface WriteOptions {
 
 const MIN_DATE = '0001-01-01T00:00:00';
 // Characters XML 1.0 cannot carry at all (not even escaped).
-// eslint-disable-next-line no-control-regex
 const NOT_XML =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 

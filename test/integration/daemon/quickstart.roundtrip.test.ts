@@ -55,7 +55,7 @@ describe('quick start: npm start config, file round trip to the demo partner', (
       10_000,
       'transfer counters in /metrics',
     );
-    expect(metrics).toMatch(/gridsync_last_success_timestamp_seconds \d+/);
+    expect(metrics).toMatch(/gridsync_last_success_timestamp_seconds\{mailbox="mb1001"\} \d+/);
     expect(metrics).toMatch(/gridsync_service_reachable 1/);
 
     child.kill('SIGTERM');

@@ -5,7 +5,7 @@
 // space is freed the file is sent, once.
 //
 // The lack of space is real: the outbox and processing/ live on a 1 MiB tmpfs (mounting one needs
-// root; skipped through the require-tool helper otherwise). Injecting ENOSPC into a file call would need a seam in the
+// root; skipped with a notice otherwise). Injecting ENOSPC into a file call would need a seam in the
 // product only tests use; a small filesystem needs none.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +19,7 @@ import { emulatorParcels, listFiles, makeWorld, type TestWorld } from '../../hel
 import { recorder } from '../../helpers/log-recorder.js';
 import { isRoot, prerequisite } from '../../helpers/require-tool.js';
 
-const canMount = prerequisite('root', isRoot, 'the snapshot-space test (it mounts a small tmpfs) is not run');
+const canMount = prerequisite('root', isRoot, 'mounting the small tmpfs needs root: running out of space for a snapshot is not checked');
 
 let w: TestWorld;
 let small: string;
