@@ -39,12 +39,14 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
       if (m.inbox) {
         const pending = await client.pendingInbox(mailboxId);
         const inJ = journal ? new InboundJournal(journal) : undefined;
-        entry.receive = pending.parcels.map((p) => ({
-          parcelId: p.parcelId,
-          fileName: p.fileName,
-          bytes: p.bytes ?? null,
-          alreadyInJournal: inJ?.get(mailboxId, p.parcelId) !== undefined,
-        }));
+        entry.receive = await Promise.all(
+          pending.parcels.map(async (p) => ({
+            parcelId: p.parcelId,
+            fileName: p.fileName,
+            bytes: p.bytes ?? null,
+            alreadyInJournal: (await inJ?.get(mailboxId, p.parcelId)) !== undefined,
+          })),
+        );
       }
       if (m.outbox) {
         const ignored = ignoreMatcher(m.outbox.ignore);
@@ -65,7 +67,7 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     }
     return { mailboxes };
   } finally {
-    journal?.close();
+    await journal?.close();
     await service.close();
   }
 }

@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
         }
       }
     } finally {
-      journal.close();
+      await journal.close();
       await service.close();
     }
     return failed ? 1 : 0;

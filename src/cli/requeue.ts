@@ -48,11 +48,11 @@ export async function main(argv: string[]): Promise<number> {
           skipped++;
           continue;
         }
-        for (const r of rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
+        for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
         if (!output.quiet) print(`requeued ${t.file} → ${dest}\n`);
       }
     } finally {
-      journal.close();
+      await journal.close();
     }
     return missing.length || skipped ? 1 : 0;
   });

@@ -1,8 +1,16 @@
 /** `gridsync status`: the journal's view — counts per state, last cycle, recent failures. */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config/index.js';
-import { InboundJournal, Journal, JournalLockedError, OutboundJournal } from '../journal/index.js';
+import {
+  describeJournal,
+  InboundJournal,
+  isPostgresUrl,
+  Journal,
+  JournalLockedError,
+  OutboundJournal,
+  openJournal,
+  type JournalStore,
+} from '../journal/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
@@ -16,7 +24,8 @@ claimed; files in errorDir), counts per state, the last cycle, recent failures.`
 /** The pid of the gridsync holding the journal's lock, or null when none runs. */
 function runningDaemon(file: string): { running: boolean; pid: number | null } {
   try {
-    Journal.open(file).close();
+    // Nothing was written: close() is done before it returns.
+    void Journal.open(file).close();
     return { running: false, pid: null };
   } catch (err) {
     if (err instanceof JournalLockedError) return { running: true, pid: err.holderPid ?? null };
@@ -36,19 +45,19 @@ const countFiles = (dir: string | undefined, skip: (name: string) => boolean = (
 const IN_FLIGHT_IN = ['downloading', 'staged', 'placed'] as const;
 const IN_FLIGHT_OUT = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
 
-function perMailbox(cfg: Config, journal: Journal) {
+async function perMailbox(cfg: Config, journal: JournalStore) {
   const inJ = new InboundJournal(journal);
   const outJ = new OutboundJournal(journal);
-  return cfg.mailboxes.map((m) => {
+  const rows = cfg.mailboxes.map(async (m) => {
     const id = m.mailboxId;
     const inbound = m.inbox
       ? id === undefined
         ? { note: "the key user's own mailbox (id learned at start-up): see the totals below" }
-        : { inFlight: inJ.inStates(id, [...IN_FLIGHT_IN]).length, waiting: inJ.inStates(id, ['listed']).length }
+        : { inFlight: (await inJ.inStates(id, [...IN_FLIGHT_IN])).length, waiting: (await inJ.inStates(id, ['listed'])).length }
       : undefined;
     const outbound = m.outbox
       ? {
-          ...(id === undefined ? {} : { inFlight: outJ.inStates(id, m.outbox.dir, [...IN_FLIGHT_OUT]).length }),
+          ...(id === undefined ? {} : { inFlight: (await outJ.inStates(id, m.outbox.dir, [...IN_FLIGHT_OUT])).length }),
           waitingInOutbox: countFiles(
             m.outbox.dir,
             (n) => n.startsWith('.') || n.endsWith('.tmp') || n.endsWith('.part') || n.endsWith(m.outbox?.markerSuffix ?? '.done'),
@@ -58,6 +67,7 @@ function perMailbox(cfg: Config, journal: Journal) {
       : undefined;
     return { name: m.name ?? String(id), mailboxId: id ?? null, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}) };
   });
+  return Promise.all(rows);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -65,20 +75,22 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, json: { type: 'boolean' } });
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
-    const file = path.join(loaded.config.stateDir, 'journal.sqlite');
-    let journal: Journal;
+    const where = { url: loaded.config.journal.url, stateDir: loaded.config.stateDir };
+    const file = describeJournal(where);
+    let journal: JournalStore;
     try {
-      journal = Journal.open(file, { readonly: true });
+      journal = await openJournal(where, { readonly: true });
     } catch (err) {
       throw new UsageError(`cannot read the journal ${file}: ${(err as Error).message} (has gridsync run yet?)`);
     }
-    const daemon = runningDaemon(file);
+    // PostgreSQL: instances show as the owners of live leases, not as a lock on this host.
+    const daemon = isPostgresUrl(where.url) ? { running: null, pid: null } : runningDaemon(file);
     try {
-      const mailboxes = perMailbox(loaded.config, journal);
-      const inbound = new InboundJournal(journal).summary();
-      const outbound = new OutboundJournal(journal).summary();
-      const lastCycle = journal.getMeta('lastCycle');
-      const lastOnceText = journal.getMeta('lastOnce');
+      const mailboxes = await perMailbox(loaded.config, journal);
+      const inbound = await new InboundJournal(journal).summary();
+      const outbound = await new OutboundJournal(journal).summary();
+      const lastCycle = await journal.getMeta('lastCycle');
+      const lastOnceText = await journal.getMeta('lastOnce');
       const lastOnce = lastOnceText
         ? (JSON.parse(lastOnceText) as {
             at: string;
@@ -130,7 +142,7 @@ export async function main(argv: string[]): Promise<number> {
         }`;
       const n = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : String(v));
       const lines = [
-        `daemon      ${daemon.running ? `running (pid ${daemon.pid ?? '?'})` : 'not running'}`,
+        `daemon      ${daemon.running === null ? 'see the leases (shared journal)' : daemon.running ? `running (pid ${daemon.pid ?? '?'})` : 'not running'}`,
         `journal     ${file}`,
         `last cycle  ${lastCycle ? (JSON.parse(lastCycle) as { at: string }).at : 'never'}`,
         '',
@@ -163,7 +175,7 @@ export async function main(argv: string[]): Promise<number> {
       print(`${lines.join('\n')}\n`);
       return 0;
     } finally {
-      journal.close();
+      await journal.close();
     }
   });
 }

@@ -70,6 +70,8 @@ export const DEFAULTS = {
   /** windowFollowUpMs: after a cron window, inbound runs once more this much later (its acknowledgments). */
   schedule: { pollMs: 30 * SECOND, outbound: 'continuous', windowFollowUpMs: 10 * MINUTE },
   retention: { journalDays: 90 },
+  /** A PostgreSQL journal's mailbox leases: how long one lasts, how often its holder renews it. */
+  journal: { leaseMs: 10 * SECOND, renewMs: 3 * SECOND },
   /** In-flight transfers get this long after SIGTERM before the process exits like a crash. */
   shutdownTimeoutMs: 30 * SECOND,
   /** Trading-partner names for `{partner}` in inbox name templates. */

@@ -147,6 +147,16 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       if (w) warnings.push(w);
     }
   }
+  if (config.journal.urlFile && !envKeys.includes('journal.url')) {
+    config.journal.url = readSecretFile(abs(config.journal.urlFile), 'journal.urlFile');
+    const w = secretFileWarning(abs(config.journal.urlFile), 'journal.urlFile');
+    if (w) warnings.push(w);
+    if (!/^postgres(ql)?:\/\//i.test(config.journal.url))
+      throw new ConfigError(
+        `config ${source}: journal.urlFile: ${config.journal.urlFile} does not hold a postgres:// URL`,
+        'journal.urlFile',
+      );
+  }
   // The embedded emulator's demo key guards nothing: no warning for the quick-start config.
   if (secretInFile && api.baseUrl !== 'embedded' && fs.existsSync(source)) warnings.push(...configFileWarnings(source, true));
   else if (fs.existsSync(source)) warnings.push(...configFileWarnings(source, false));

@@ -196,6 +196,25 @@ export const ConfigSchema = z
       .object({ journalDays: int(1).default(DEFAULTS.retention.journalDays) })
       .strict()
       .prefault({}),
+    /** Unset: the embedded SQLite journal in stateDir. A `postgres://` URL: one journal shared by several instances. */
+    journal: z
+      .object({
+        url: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//i, { error: 'expected a postgres:// URL' })
+          .optional(),
+        /** A file holding the URL (it carries the database password). */
+        urlFile: z.string().min(1).optional(),
+        lease: Duration.default(DEFAULTS.journal.leaseMs),
+        renew: Duration.default(DEFAULTS.journal.renewMs),
+      })
+      .strict()
+      .prefault({}),
+    /** This instance's name among those sharing a journal; default the host name and the pid. */
+    instance: z
+      .object({ name: z.string().min(1).optional() })
+      .strict()
+      .prefault({}),
     /** false: a missing folder stops start-up instead of being created (an unmounted share must not fill the local disk). */
     createDirs: bool.default(true),
     shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),

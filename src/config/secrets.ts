@@ -1,7 +1,7 @@
 /** The secrets a loaded config holds: what no log, report or status may show, even when the service echoes it. */
 import type { Config } from './schema.js';
 
-/** The credential values of `config` (API key, password, the emulator's root key, a password inside a URL). */
+/** The credential values of `config` (API key, password, the emulator's root key, a password inside the service's or the journal's URL). */
 export function secretsOf(config: Config): string[] {
   const urlPassword = (url: string): string | undefined => {
     try {
@@ -10,7 +10,11 @@ export function secretsOf(config: Config): string[] {
       return undefined;
     }
   };
-  return [config.api.apiKey, config.api.password, config.emulator.rootKey, urlPassword(config.api.baseUrl)].filter(
-    (v): v is string => v !== undefined,
-  );
+  return [
+    config.api.apiKey,
+    config.api.password,
+    config.emulator.rootKey,
+    urlPassword(config.api.baseUrl),
+    config.journal.url === undefined ? undefined : urlPassword(config.journal.url),
+  ].filter((v): v is string => v !== undefined);
 }

@@ -14,7 +14,7 @@ import type { LoadedConfig } from '../config/index.js';
 import { errorFields } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { configuredPartners, InboundPipeline, PartnerNames } from '../inbound/index.js';
-import { Journal } from '../journal/index.js';
+import { openJournal, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { OutboundPipeline } from '../outbound/index.js';
 import { gridsyncVersion } from '../version.js';
@@ -49,9 +49,6 @@ export interface DaemonOptions {
   readonly signal?: AbortSignal;
 }
 
-/** The journal's storage, as gridsync_build_info names it. */
-const JOURNAL_BACKEND = 'sqlite';
-
 const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
 
 export class Daemon {
@@ -62,7 +59,7 @@ export class Daemon {
   private readonly now: () => number;
   private readonly logger: Logger;
   private readonly notifier: SystemdNotifier;
-  private journal!: Journal;
+  private journal!: JournalStore;
   private client!: MailboxTransport;
   private mailboxes: MailboxRuntime[] = [];
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -142,7 +139,7 @@ export class Daemon {
     }
     const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
     try {
-      this.journal = Journal.open(journalFile);
+      this.journal = await openJournal({ url: cfg.journal.url, stateDir: cfg.stateDir }, { owner: cfg.instance.name });
     } catch (err) {
       if (isGridsyncError(err)) throw err; // the lock: its own code and message
       throw new StartupError('STARTUP_JOURNAL', journalAdvice(journalFile, err), { cause: err });
@@ -150,6 +147,13 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
+    // The pipelines do not run under mailbox leases yet, and a shared journal refuses every write
+    // made without one: say so at start-up rather than fail each transition.
+    if (this.journal.backend === 'postgres')
+      throw new StartupError(
+        'STARTUP_JOURNAL',
+        `journal ${this.journal.location}: run and once do not support a PostgreSQL journal yet (mailbox leases are not wired into the pipelines); it serves gridsync journal migrate and status — see docs/high-availability.md`,
+      );
     if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
       const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));
       hooks.subscribe(this.events);
@@ -232,7 +236,7 @@ export class Daemon {
     }
     this.metrics.declare(
       this.mailboxes.map((m) => ({ name: m.name, inbound: m.inbound !== undefined, outbound: m.outbound !== undefined })),
-      { version: gridsyncVersion(), protocol: cfg.api.protocol, journal: JOURNAL_BACKEND },
+      { version: gridsyncVersion(), protocol: cfg.api.protocol, journal: this.journal.backend },
       Boolean(cfg.schedule.cron?.length),
     );
   }
@@ -280,8 +284,8 @@ export class Daemon {
     const rt = this.runtime;
     await this.startHttp();
     for (const m of this.mailboxes) {
-      if (m.inbound) this.progress.begin(m.name, 'in', unfinished(rt, m, 'in'));
-      if (m.outbound) this.progress.begin(m.name, 'out', unfinished(rt, m, 'out'));
+      if (m.inbound) this.progress.begin(m.name, 'in', await unfinished(rt, m, 'in'));
+      if (m.outbound) this.progress.begin(m.name, 'out', await unfinished(rt, m, 'out'));
     }
     for (const m of this.mailboxes) {
       await m.inbound?.recover();
@@ -292,8 +296,8 @@ export class Daemon {
       }
     }
     const timers = this.options.timers ?? realTimers;
-    pruneAll(rt);
-    const pruneTimer = setInterval(() => pruneAll(rt), 86_400_000);
+    void pruneAll(rt);
+    const pruneTimer = setInterval(() => void pruneAll(rt), 86_400_000);
     pruneTimer.unref();
     this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
     const windows = cfg.schedule.cron?.length ? new CronWindows(cfg.schedule.cron, cfg.schedule.timezone) : undefined;

@@ -50,13 +50,13 @@ const INBOUND_UNFINISHED = ['listed', 'downloading', 'staged', 'placed'] as cons
 const OUTBOUND_UNFINISHED = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
 
 /** What the journal holds unfinished for a mailbox's direction: where its progress starts. */
-export function unfinished(rt: DaemonRuntime, m: MailboxRuntime, direction: 'in' | 'out'): { items: number; bytes: number } {
+export async function unfinished(rt: DaemonRuntime, m: MailboxRuntime, direction: 'in' | 'out'): Promise<{ items: number; bytes: number }> {
   if (direction === 'in') {
-    const rows = new InboundJournal(rt.journal).inStates(m.mailboxId, INBOUND_UNFINISHED);
+    const rows = await new InboundJournal(rt.journal).inStates(m.mailboxId, INBOUND_UNFINISHED);
     return { items: rows.length, bytes: rows.reduce((n, r) => n + (r.declared_bytes ?? 0), 0) };
   }
   if (!m.outboxDir) return { items: 0, bytes: 0 };
-  return { items: new OutboundJournal(rt.journal).inStates(m.mailboxId, m.outboxDir, OUTBOUND_UNFINISHED).length, bytes: 0 };
+  return { items: (await new OutboundJournal(rt.journal).inStates(m.mailboxId, m.outboxDir, OUTBOUND_UNFINISHED)).length, bytes: 0 };
 }
 
 /**
@@ -68,8 +68,8 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker, start:
   const deadline = started + rt.config.once.drainTimeout;
   const totals = emptyTotals();
   for (const m of rt.mailboxes) {
-    if (m.inbound) progress.begin(m.name, 'in', unfinished(rt, m, 'in'));
-    if (m.outbound) progress.begin(m.name, 'out', unfinished(rt, m, 'out'));
+    if (m.inbound) progress.begin(m.name, 'in', await unfinished(rt, m, 'in'));
+    if (m.outbound) progress.begin(m.name, 'out', await unfinished(rt, m, 'out'));
   }
   for (let round = 1; ; round++) {
     progress.newRound();
@@ -110,7 +110,7 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker, start:
     const reached = totals.inbound.listed + totals.inbound.confirmed + totals.outbound.uploaded + totals.outbound.archived;
     const unreachableFromStart =
       round === 1 && start.unreachable !== undefined && inboundUnreachable === inbound && otherErrors === 0 && reached === 0;
-    const left = [...cycleErrors, ...leftItems(rt, started)];
+    const left = [...cycleErrors, ...(await leftItems(rt, started))];
     const retryable = left.filter((l) => l.kind === 'pending' || l.kind === 'service');
     const wait = Math.min(backoffDelay(round, 1000), deadline - rt.now());
     if (retryable.length === 0 || rt.signal.aborted || wait <= 0 || unreachableFromStart) {
@@ -143,13 +143,13 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker, start:
  * later cycle may finish them; deferred: a local condition holds them), rows that failed or went
  * to errorDir during this run, and listed parcels that cannot be acted on.
  */
-function leftItems(rt: DaemonRuntime, since: number): LeftItem[] {
+async function leftItems(rt: DaemonRuntime, since: number): Promise<LeftItem[]> {
   const out: LeftItem[] = [];
   const inJournal = new InboundJournal(rt.journal);
   const outJournal = new OutboundJournal(rt.journal);
   for (const m of rt.mailboxes) {
     if (m.inbound) {
-      for (const r of inJournal.inStates(m.mailboxId, [...INBOUND_UNFINISHED, 'failed'])) {
+      for (const r of await inJournal.inStates(m.mailboxId, [...INBOUND_UNFINISHED, 'failed'])) {
         const item = `parcel ${r.parcel_id}${r.file_name ? ` (${r.file_name})` : ''}`;
         if (r.state === 'failed') {
           if (r.updated_at >= since) out.push({ mailbox: m.name, direction: 'in', item, kind: 'failed', reason: r.last_error ?? 'failed' });
@@ -171,7 +171,7 @@ function leftItems(rt: DaemonRuntime, since: number): LeftItem[] {
       }
     }
     if (m.outbound && m.outboxDir) {
-      for (const r of outJournal.inStates(m.mailboxId, m.outboxDir, [...OUTBOUND_UNFINISHED, 'in_error'])) {
+      for (const r of await outJournal.inStates(m.mailboxId, m.outboxDir, [...OUTBOUND_UNFINISHED, 'in_error'])) {
         if (r.state === 'in_error') {
           if (r.updated_at >= since)
             out.push({

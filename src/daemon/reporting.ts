@@ -10,14 +10,14 @@ import type { CycleObservation, DeliveryWatch, Direction, StuckDirection } from 
 
 /** Stores one record under `key` in the journal's meta table; a failure is a warning, never the cycle's. */
 export function recordInJournal(rt: DaemonRuntime, key: 'lastCycle' | 'lastOnce', record: object): void {
-  try {
-    rt.journal.setMeta(key, JSON.stringify({ at: new Date(rt.now()).toISOString(), ...record }));
-  } catch (err) {
-    rt.logger.warn(
-      { ...errorFields(err) },
-      key === 'lastOnce' ? 'cannot record the run in the journal' : 'cannot record the cycle in the journal',
+  rt.journal
+    .setMeta(key, JSON.stringify({ at: new Date(rt.now()).toISOString(), ...record }))
+    .catch((err: unknown) =>
+      rt.logger.warn(
+        { ...errorFields(err) },
+        key === 'lastOnce' ? 'cannot record the run in the journal' : 'cannot record the cycle in the journal',
+      ),
     );
-  }
 }
 
 /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */

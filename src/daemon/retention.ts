@@ -13,13 +13,14 @@ import type { DaemonRuntime } from './runtime.js';
 const DAY_MS = 86_400_000;
 
 /** The daily retention pass of `run`: old archived and failed files, then finished journal rows and events. */
-export function pruneAll(rt: DaemonRuntime): void {
+export async function pruneAll(rt: DaemonRuntime): Promise<void> {
   pruneFolders(rt);
   const days = rt.config.retention.journalDays;
   try {
     const rows =
-      new InboundJournal(rt.journal).pruneConfirmed(days * DAY_MS) + new OutboundJournal(rt.journal).pruneFinished(days * DAY_MS);
-    const events = rt.journal.pruneEvents(days * DAY_MS);
+      (await new InboundJournal(rt.journal).pruneConfirmed(days * DAY_MS)) +
+      (await new OutboundJournal(rt.journal).pruneFinished(days * DAY_MS));
+    const events = await rt.journal.pruneEvents(days * DAY_MS);
     if (rows + events > 0) rt.logger.info({ rows, events, olderThanDays: days }, 'journal pruned');
   } catch (err) {
     rt.logger.warn({ ...errorFields(err) }, 'journal pruning failed');

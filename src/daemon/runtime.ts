@@ -5,7 +5,7 @@
  */
 import type { LoadedConfig } from '../config/index.js';
 import { emptyInboundResult, type InboundCycleResult, type InboundPipeline } from '../inbound/index.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { emptyOutboundResult, type OutboundCycleResult, type OutboundPipeline } from '../outbound/index.js';
 
@@ -23,7 +23,7 @@ export interface MailboxRuntime {
 export interface DaemonRuntime {
   readonly config: DaemonConfig;
   readonly logger: Logger;
-  readonly journal: Journal;
+  readonly journal: JournalStore;
   readonly mailboxes: readonly MailboxRuntime[];
   /** Aborted by interrupt() and at shutdown: no new items. */
   readonly signal: AbortSignal;

@@ -74,6 +74,36 @@ export const ERROR_TABLE = {
     'a bug: the journal refused a state change its table does not allow',
     'report it with the log line',
   ),
+  JOURNAL_LEASE_LOST: row(
+    EXIT.incomplete,
+    true,
+    "a shared (PostgreSQL) journal refused a write: another instance took over the mailbox's lease, or this one's renewal failed; the daemon goes on",
+    'nothing: the new owner goes on; if it repeats, look for a host that stops for longer than the lease (swap, a VM pause)',
+  ),
+  JOURNAL_UNAVAILABLE: row(
+    EXIT.incomplete,
+    true,
+    'the PostgreSQL journal cannot be reached or broke off (`dbCode`: SQLSTATE or socket code); the message never holds the password',
+    'check the database and the network; writes resume by themselves',
+  ),
+  JOURNAL_SCHEMA_TOO_NEW: row(
+    EXIT.operator,
+    false,
+    'the journal was written by a newer gridsync; it is left untouched',
+    'run the newer version',
+  ),
+  JOURNAL_IN_USE: row(
+    EXIT.operator,
+    false,
+    '`gridsync journal migrate` found a live lease in a PostgreSQL journal: an instance still runs',
+    'stop every gridsync using that journal, then run it again',
+  ),
+  JOURNAL_SCHEMA_MISMATCH: row(
+    EXIT.operator,
+    false,
+    '`gridsync journal migrate`: the two journals are at different schema versions',
+    'open both with the same gridsync version first',
+  ),
   GRID_API_ERROR: row(
     EXIT.incomplete,
     true,

@@ -137,7 +137,7 @@ export class InboundPipeline {
   async recover(): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
-    await this.processRows(this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
+    await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
     return result;
   }
 
@@ -161,7 +161,7 @@ export class InboundPipeline {
     const waiting: (string | undefined)[] = [];
     const listingBytes: number[] = [];
     for (const p of pending.parcels) {
-      const row = this.journal.get(this.mailboxId, p.parcelId);
+      const row = await this.journal.get(this.mailboxId, p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
         listings.push(
@@ -188,7 +188,7 @@ export class InboundPipeline {
       count: waiting.length,
       oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
     });
-    const rows = this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
+    const rows = await this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
     await this.processRows(rows, result, opts.signal);
     await this.confirmations.afterCycle(opts.signal);
     return result;
@@ -219,7 +219,7 @@ export class InboundPipeline {
     this.spaceLeft = undefined;
     // Per cycle: a share can be mounted over the inbox between cycles.
     this.calls = FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir));
-    this.placement.beginCycle();
+    await this.placement.beginCycle();
     try {
       for (const row of rows) {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
@@ -236,15 +236,15 @@ export class InboundPipeline {
     const started = this.now();
     this.active++;
     try {
-      let row = this.journal.get(this.mailboxId, parcelId);
+      let row = await this.journal.get(this.mailboxId, parcelId);
       if (row && (row.state === 'listed' || row.state === 'downloading')) {
         await this.download(row, signal);
-        row = this.journal.get(this.mailboxId, parcelId);
+        row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'staged') {
         await this.placement.place(row, row.staging_path ?? this.stagingPath(row.parcel_id));
         this.tally(result, 'placed');
-        row = this.journal.get(this.mailboxId, parcelId);
+        row = await this.journal.get(this.mailboxId, parcelId);
       }
       if (row?.state === 'placed') {
         const placed = row;
@@ -309,7 +309,7 @@ export class InboundPipeline {
 
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
-    const row = this.journal.get(this.mailboxId, parcelId);
+    const row = await this.journal.get(this.mailboxId, parcelId);
     if (err instanceof StagingLostError && row) {
       // Not the parcel's fault and not an attempt: it is simply fetched again, under a new name choice.
       this.placement.release(row.final_path);
@@ -324,7 +324,7 @@ export class InboundPipeline {
     }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
-      if (row) this.journal.noteError(this.mailboxId, parcelId, reason);
+      if (row) void this.journal.noteError(this.mailboxId, parcelId, reason);
       if (err instanceof DeferError || row?.state === 'staged') this.heldLocally.set(parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
@@ -333,7 +333,7 @@ export class InboundPipeline {
     }
     if (err instanceof GridApiError && err.noSuchEndpoint) {
       // The service (or a proxy) has no such endpoint: not the parcel's fault, no attempt counted.
-      this.journal.noteError(this.mailboxId, parcelId, reason);
+      void this.journal.noteError(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
       this.tally(result, 'deferred', 1, { reason });
       this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');

@@ -49,8 +49,8 @@ export class InboxPlacement {
   }
 
   /** At a cycle's start: the names the journal's unfinished rows hold. */
-  beginCycle(): void {
-    this.reserved = this.ctx.journal.reservedPaths();
+  async beginCycle(): Promise<void> {
+    this.reserved = await this.ctx.journal.reservedPaths();
   }
 
   /** At a cycle's end: the inbox root is let go (a share can be mounted over it between cycles). */

@@ -2,7 +2,7 @@
 import type { MailboxTransport } from '../api/index.js';
 import type { InboxSettings } from '../config/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import type { PartnerNames } from './partner-names.js';
 
@@ -20,7 +20,7 @@ export interface InboundMailbox {
 
 export interface InboundPipelineOptions {
   readonly client: MailboxTransport;
-  readonly journal: Journal;
+  readonly journal: JournalStore;
   readonly mailbox: InboundMailbox;
   readonly stateDir: string;
   readonly logger?: Logger;

@@ -20,8 +20,23 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GridsyncError, scrubHeld } from '../errors/index.js';
+import { GridsyncError } from '../errors/index.js';
+import type { Lease } from './lease.js';
 import { MIGRATIONS } from './migrations.js';
+import { JournalSchemaTooNewError } from './schema-error.js';
+import {
+  eventParams,
+  GET_META_SQL,
+  INSERT_EVENT_SQL,
+  metaParams,
+  PRUNE_EVENTS_SQL,
+  SET_META_SQL,
+  type CommitOptions,
+  type EventInput,
+  type JournalStore,
+  type JournalTx,
+  type Leases,
+} from './store.js';
 
 export type Db = Database.Database;
 
@@ -32,8 +47,6 @@ const MIN_GAP_MS = 0.05;
 /** …and the most transitions one transaction takes before it is committed at once. */
 const MAX_BATCH = 64;
 
-export type Direction = 'in' | 'out' | 'daemon';
-
 export interface OpenJournalOptions {
   /** Take the single-daemon lock (the daemon, `once`, `requeue`). Default true. */
   readonly lock?: boolean;
@@ -41,6 +54,8 @@ export interface OpenJournalOptions {
   readonly readonly?: boolean;
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: () => number;
+  /** This instance's name (the owner of its leases). */
+  readonly owner?: string;
 }
 
 /** Thrown when another process already holds the journal lock. */
@@ -58,37 +73,35 @@ export class JournalLockedError extends GridsyncError {
   }
 }
 
-export interface CommitOptions {
-  /**
-   * The caller is one of many parallel workers and its next step can wait a few milliseconds: in
-   * a burst the commit lingers (up to LINGER_MS) so that others share its transaction and fsync.
-   * Each transaction costs ~0.3 ms of CPU here whatever it holds; the inbound pipeline's per-parcel
-   * transitions use this, and halved the journal's share of a burst's CPU with it.
-   */
-  readonly linger?: boolean;
-}
-
-export interface EventInput {
-  readonly direction: Direction;
-  readonly mailboxId?: number | null;
-  /** The item's key: the parcelId inbound, the outbound row id, or a daemon subject. */
-  readonly item?: string | number | null;
-  readonly from?: string | null;
-  readonly to?: string | null;
-  readonly detail?: Record<string, unknown> | null;
-}
-
 interface Pending {
-  readonly fn: () => unknown;
+  readonly fn: (tx: JournalTx) => Promise<unknown>;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: unknown) => void;
 }
 
-export class Journal {
+/** The single-host lock holds every mailbox for as long as the process lives. */
+const FOREVER = new Date(8.64e15);
+
+function localLeases(owner: string): Leases {
+  return {
+    owner,
+    acquire: (mailboxId) => Promise.resolve({ mailboxId, owner, token: 1, expiresAt: FOREVER }),
+    renew: (lease: Lease) => Promise.resolve(lease),
+    release: () => Promise.resolve(),
+    list: () => Promise.resolve([]),
+    onLost: () => undefined,
+  };
+}
+
+export class Journal implements JournalStore {
+  readonly backend = 'sqlite';
+  readonly leases: Leases;
   private closed = false;
   private readonly insertEvent: Database.Statement;
   private pending: Pending[] = [];
   private flushScheduled = false;
+  /** A batch's transaction is open (its functions run between microtasks): the next one waits. */
+  private flushing = false;
   private readonly statements = new Map<string, Database.Statement>();
   /** Descriptor of the WAL file, fsynced to make commits durable; undefined when read-only. */
   private walFd: number | undefined;
@@ -102,24 +115,46 @@ export class Journal {
   private lingerTimer: NodeJS.Timeout | undefined;
   /** Every commit waiting for the next transaction asked for `linger`. */
   private pendingMayLinger = true;
+  /** Settles when the batch being written (and its fsync) is done: close() waits for it. */
+  private idle: Promise<void> = Promise.resolve();
+  private markIdle: () => void = () => undefined;
+  /** What a commit's function sees: statements run at once, on this connection, in the batch's transaction. */
+  private readonly tx: JournalTx = {
+    get: async <T>(sql: string, ...params: unknown[]) => this.statement(sql).get(...params) as T | undefined,
+    all: async <T>(sql: string, ...params: unknown[]) => this.statement(sql).all(...params) as T[],
+    write: async <T>(_mailboxId: number, sql: string, ...params: unknown[]) => {
+      const st = this.statement(sql);
+      if (st.reader) {
+        const rows = st.all(...params) as T[];
+        return { rows, changes: rows.length };
+      }
+      return { rows: [] as T[], changes: st.run(...params).changes };
+    },
+    recordEvent: async (event: EventInput) => this.recordEvent(event),
+  };
 
   private constructor(
     readonly db: Db,
     readonly path: string,
     readonly now: () => number,
     private readonly lockDb: Db | undefined,
+    owner: string,
   ) {
-    this.insertEvent = db.prepare(
-      'INSERT INTO events (at, direction, mailbox_id, item, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
+    this.insertEvent = db.prepare(INSERT_EVENT_SQL);
+    this.leases = localLeases(owner);
+  }
+
+  get location(): string {
+    return this.path;
   }
 
   static open(journalPath: string, options: OpenJournalOptions = {}): Journal {
     const now = options.now ?? Date.now;
+    const owner = options.owner ?? 'local';
     if (options.readonly) {
       const db = new Database(journalPath, { readonly: true, fileMustExist: true });
       db.pragma('busy_timeout = 5000');
-      return new Journal(db, journalPath, now, undefined);
+      return new Journal(db, journalPath, now, undefined, owner);
     }
     fs.mkdirSync(path.dirname(journalPath), { recursive: true, mode: 0o700 });
     const lockDb = options.lock === false ? undefined : acquireLock(journalPath);
@@ -132,11 +167,11 @@ export class Journal {
       db.pragma('synchronous = FULL');
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
-      migrate(db);
-      const journal = new Journal(db, journalPath, now, lockDb);
+      migrate(db, journalPath);
+      const journal = new Journal(db, journalPath, now, lockDb, owner);
       // Prove now that the journal is writable (a file owned by another user opens read-only
       // without complaint), so the daemon fails at start-up instead of at its first transition.
-      journal.setMeta('openedAt', new Date(now()).toISOString());
+      journal.statement(SET_META_SQL).run('openedAt', new Date(now()).toISOString());
       journal.walFd = fs.openSync(`${journalPath}-wal`, 'r');
       db.pragma('synchronous = NORMAL');
       return journal;
@@ -166,6 +201,18 @@ export class Journal {
     return st;
   }
 
+  async get<T>(sql: string, ...params: unknown[]): Promise<T | undefined> {
+    return this.statement(sql).get(...params) as T | undefined;
+  }
+
+  async all<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+    return this.statement(sql).all(...params) as T[];
+  }
+
+  async maintain(sql: string, ...params: unknown[]): Promise<number> {
+    return this.statement(sql).run(...params).changes;
+  }
+
   /**
    * Group commit: runs `fn` in a transaction shared with every other `commit()` waiting, and
    * resolves once that transaction is durable. Each `fn` runs in its own savepoint, so one that
@@ -180,7 +227,7 @@ export class Journal {
    * its promise resolves. A commit with `linger` may also wait for company before its
    * transaction starts (CommitOptions); until then reads still see the old state.
    */
-  commit<T>(fn: () => T, options: CommitOptions = {}): Promise<T> {
+  commit<T>(fn: (tx: JournalTx) => Promise<T>, options: CommitOptions = {}): Promise<T> {
     const now = performance.now();
     if (this.lastArrival > 0) {
       const gap = now - this.lastArrival;
@@ -196,10 +243,11 @@ export class Journal {
 
   /**
    * Starts the next transaction in the next loop turn — or LINGER_MS later, when every commit
-   * waiting may linger and a burst is on. While an fsync runs nothing starts: its end calls this.
+   * waiting may linger and a burst is on. While a batch or an fsync runs nothing starts: its end
+   * calls this.
    */
   private schedule(): void {
-    if (this.syncing || this.pending.length === 0) return;
+    if (this.syncing || this.flushing || this.pending.length === 0) return;
     const linger = this.pendingMayLinger && this.inBurst() && this.pending.length < MAX_BATCH;
     if (this.lingerTimer) {
       if (linger) return;
@@ -213,9 +261,9 @@ export class Journal {
     if (linger) {
       this.lingerTimer = setTimeout(() => {
         this.lingerTimer = undefined;
-        this.flush();
+        void this.flush();
       }, LINGER_MS);
-    } else setImmediate(() => this.flush());
+    } else setImmediate(() => void this.flush());
   }
 
   /**
@@ -227,34 +275,43 @@ export class Journal {
     return this.arrivalGapMs >= MIN_GAP_MS && this.arrivalGapMs * 2 <= LINGER_MS;
   }
 
-  private flush(syncNow = false): void {
+  private async flush(syncNow = false): Promise<void> {
     this.flushScheduled = false;
     if (this.lingerTimer) {
       clearTimeout(this.lingerTimer);
       this.lingerTimer = undefined;
     }
+    if (this.flushing || this.syncing || this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     this.pendingMayLinger = true;
-    if (batch.length === 0) return;
+    this.flushing = true;
+    this.idle = new Promise((r) => (this.markIdle = r));
     const results: { ok: boolean; value: unknown }[] = [];
     try {
       if (this.syncError !== undefined) throw this.syncError;
-      this.db
-        .transaction(() => {
-          for (const p of batch) {
-            try {
-              results.push({ ok: true, value: this.db.transaction(p.fn)() });
-            } catch (err) {
-              results.push({ ok: false, value: err });
-            }
+      this.statement('BEGIN IMMEDIATE').run();
+      try {
+        for (const p of batch) {
+          this.statement('SAVEPOINT item').run();
+          try {
+            results.push({ ok: true, value: await p.fn(this.tx) });
+            this.statement('RELEASE item').run();
+          } catch (err) {
+            this.statement('ROLLBACK TO item').run();
+            this.statement('RELEASE item').run();
+            results.push({ ok: false, value: err });
           }
-        })
-        .immediate();
+        }
+        this.statement('COMMIT').run();
+      } catch (err) {
+        if (this.db.inTransaction) this.statement('ROLLBACK').run();
+        throw err;
+      }
     } catch (err) {
       // The commit itself failed (disk full, closed): nothing of this batch is durable.
       for (const p of batch) p.reject(err);
-      return;
+      return this.endFlush();
     }
     const settle = (err: unknown): void =>
       batch.forEach((p, i) => {
@@ -264,75 +321,72 @@ export class Journal {
         else p.reject(r.value);
       });
     const fd = this.walFd;
-    if (fd === undefined || results.every((r) => !r.ok)) return settle(undefined); // nothing written
+    if (fd === undefined || results.every((r) => !r.ok)) {
+      settle(undefined); // nothing written
+      return this.endFlush();
+    }
     if (syncNow) {
       try {
         fs.fsyncSync(fd);
       } catch (err) {
         this.syncError ??= err;
       }
-      return settle(this.syncError);
+      settle(this.syncError);
+      return this.endFlush();
     }
     this.syncing = true;
+    this.flushing = false;
     fs.fsync(fd, (err) => {
       this.syncing = false;
       // After a failed fsync what reached the disk is unknown: no later commit may report success.
       if (err) this.syncError ??= err;
       settle(this.syncError);
-      if (this.closed) this.closeWal();
-      else this.schedule();
+      this.endFlush();
     });
   }
 
-  private closeWal(): void {
-    if (this.walFd === undefined || this.syncing) return;
-    fs.closeSync(this.walFd);
-    this.walFd = undefined;
+  private endFlush(): void {
+    this.flushing = false;
+    this.markIdle();
+    if (!this.closed) this.schedule();
   }
 
   /** Append to the audit trail; call inside the transition's transaction. */
   recordEvent(event: EventInput): void {
-    this.insertEvent.run(
-      this.now(),
-      event.direction,
-      event.mailboxId ?? null,
-      event.item === undefined || event.item === null ? null : String(event.item),
-      event.from ?? null,
-      event.to ?? null,
-      // Reasons may quote what the service said, secrets included.
-      event.detail ? scrubHeld(JSON.stringify(event.detail)) : null,
-    );
+    this.insertEvent.run(...eventParams(this.now(), event));
   }
 
-  getMeta(key: string): string | undefined {
-    const row = this.statement('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
-    return row?.value;
+  async getMeta(key: string): Promise<string | undefined> {
+    return (this.statement(GET_META_SQL).get(key) as { value: string } | undefined)?.value;
   }
 
-  setMeta(key: string, value: string): void {
-    this.statement('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-      key,
-      scrubHeld(value),
-    );
+  async setMeta(key: string, value: string): Promise<void> {
+    this.statement(SET_META_SQL).run(...metaParams(key, value));
   }
 
-  /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */
-  pruneEvents(olderThanMs: number): number {
-    return this.db.prepare('DELETE FROM events WHERE at < ?').run(this.now() - olderThanMs).changes;
+  async pruneEvents(olderThanMs: number): Promise<number> {
+    return this.maintain(PRUNE_EVENTS_SQL, this.now() - olderThanMs);
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.db.pragma('user_version', { simple: true }) as number;
   }
 
   integrityCheck(): string[] {
     return (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
   }
 
-  /** Safe to call twice. */
-  close(): void {
+  /** Safe to call twice. Commits still waiting are written and made durable first. */
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Commits still waiting are written and made durable now; an fsync still running on the
-    // thread pool settles its own batch and closes the descriptor when it returns.
-    this.flush(true);
-    this.closeWal();
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    // A batch still running (its functions, or its fsync on the thread pool) settles first.
+    while (this.flushing || this.syncing) await this.idle;
+    while (this.pending.length > 0) await this.flush(true);
+    if (this.walFd !== undefined) fs.closeSync(this.walFd);
+    this.walFd = undefined;
     this.db.close();
     if (this.lockDb) {
       this.lockDb.close();
@@ -341,8 +395,10 @@ export class Journal {
   }
 }
 
-function migrate(db: Db): void {
+function migrate(db: Db, journalPath: string): void {
   const current = db.pragma('user_version', { simple: true }) as number;
+  const known = MIGRATIONS.at(-1)?.version ?? 0;
+  if (current > known) throw new JournalSchemaTooNewError(journalPath, current, known);
   for (const m of MIGRATIONS) {
     if (m.version <= current) continue;
     db.transaction(() => {

@@ -1,8 +1,8 @@
 /**
  * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of
  * docs/architecture.md#inbound-lifecycle. Each transition checks the previous state inside its own savepoint and
- * appends to the event trail; it resolves once durable (group commit: `Journal.commit`). The
- * pipelines never write SQL.
+ * appends to the event trail; it resolves once durable (group commit: `JournalStore.commit`), and
+ * is refused when another instance holds the mailbox's lease. The pipelines never write SQL.
  *
  *   listed → staged → placed → confirmed
  *      ↑_____↓ (attempt failed, retried)    failed (reason; after maxAttempts)
@@ -14,7 +14,7 @@
  * still hold rows in that state; they are recovered like `listed`.
  */
 import { GridsyncError, scrubHeld } from '../errors/index.js';
-import type { Journal } from './db.js';
+import type { JournalStore, JournalTx } from './store.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
 export type InboundState = (typeof INBOUND_STATES)[number];
@@ -80,56 +80,55 @@ export interface InboundJournalOptions {
   readonly mayLinger?: () => boolean;
 }
 
+const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
+
 export class InboundJournal {
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: JournalStore,
     private readonly options: InboundJournalOptions = {},
   ) {}
 
-  get(mailboxId: number, parcelId: number): InboundRow | undefined {
-    return this.journal.statement('SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?').get(mailboxId, parcelId) as
-      InboundRow | undefined;
+  get(mailboxId: number, parcelId: number): Promise<InboundRow | undefined> {
+    return this.journal.get<InboundRow>(SELECT_ROW, mailboxId, parcelId);
   }
 
   /** Rows of a mailbox in the given states, oldest first. */
-  inStates(mailboxId: number, states: readonly InboundState[]): InboundRow[] {
-    return this.journal
-      .statement(
-        `SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`,
-      )
-      .all(mailboxId, ...states) as InboundRow[];
+  inStates(mailboxId: number, states: readonly InboundState[]): Promise<InboundRow[]> {
+    return this.journal.all<InboundRow>(
+      `SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY first_seen_at, parcel_id`,
+      mailboxId,
+      ...states,
+    );
   }
 
   /** Final paths chosen by parcels not yet confirmed: a new parcel must not take one of them. */
-  reservedPaths(): Set<string> {
-    const rows = this.journal
-      .statement("SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL")
-      .all() as { final_path: string }[];
+  async reservedPaths(): Promise<Set<string>> {
+    const rows = await this.journal.all<{ final_path: string }>(
+      "SELECT final_path FROM inbound_parcels WHERE state IN ('staged', 'placed') AND final_path IS NOT NULL",
+    );
     return new Set(rows.map((r) => r.final_path));
   }
 
   /** First sight of a parcel in the pending list. Returns false when it was already known. */
   recordListed(mailboxId: number, p: ListedParcel): Promise<boolean> {
-    return this.journal.commit(() => {
-      if (this.get(mailboxId, p.parcelId)) return false;
+    return this.journal.commit(async (tx) => {
+      if (await tx.get(SELECT_ROW, mailboxId, p.parcelId)) return false;
       const now = this.journal.now();
-      this.journal
-        .statement(
-          `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
-           VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          mailboxId,
-          p.parcelId,
-          p.fileName ?? null,
-          p.bytes ?? null,
-          p.gridIdFrom ?? null,
-          p.gridIdTo ?? null,
-          p.created ?? null,
-          now,
-          now,
-        );
-      this.journal.recordEvent({
+      await tx.write(
+        mailboxId,
+        `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
+         VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
+        mailboxId,
+        p.parcelId,
+        p.fileName ?? null,
+        p.bytes ?? null,
+        p.gridIdFrom ?? null,
+        p.gridIdTo ?? null,
+        p.created ?? null,
+        now,
+        now,
+      );
+      await tx.recordEvent({
         direction: 'in',
         mailboxId,
         item: p.parcelId,
@@ -172,20 +171,33 @@ export class InboundJournal {
    * or `failed` once `maxAttempts` is reached. Returns the new state.
    */
   recordAttemptFailure(mailboxId: number, parcelId: number, reason: string, maxAttempts: number): Promise<InboundState> {
-    return this.journal.commit(() => {
-      const row = this.require(mailboxId, parcelId);
+    return this.journal.commit(async (tx) => {
+      const row = await this.require(tx, mailboxId, parcelId);
       const attempts = row.attempts + 1;
       const to: InboundState = attempts >= maxAttempts ? 'failed' : 'listed';
-      this.apply(row, to, { attempts, last_error: reason, staging_path: null }, { reason, attempts });
+      await this.apply(tx, row, to, { attempts, last_error: reason, staging_path: null }, { reason, attempts });
       return to;
     });
   }
 
-  /** A note on a row that stays in its state (a confirm to retry, a full disk). */
-  noteError(mailboxId: number, parcelId: number, reason: string): void {
-    this.journal
-      .statement('UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?')
-      .run(scrubHeld(reason), this.journal.now(), mailboxId, parcelId);
+  /**
+   * A note on a row that stays in its state (a confirm to retry, a full disk). Best effort: it
+   * never rejects (a note refused for a lost lease or a broken database changes nothing the
+   * pipelines decide on), so callers need not wait for it; it is written in commit order.
+   */
+  noteError(mailboxId: number, parcelId: number, reason: string): Promise<void> {
+    return this.journal
+      .commit(async (tx) => {
+        await tx.write(
+          mailboxId,
+          'UPDATE inbound_parcels SET last_error = ?, updated_at = ? WHERE mailbox_id = ? AND parcel_id = ?',
+          scrubHeld(reason),
+          this.journal.now(),
+          mailboxId,
+          parcelId,
+        );
+      })
+      .catch(() => undefined);
   }
 
   /**
@@ -204,10 +216,11 @@ export class InboundJournal {
 
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
   markRedelivery(mailboxId: number, parcelId: number): Promise<number> {
-    return this.journal.commit(() => {
-      const row = this.require(mailboxId, parcelId);
+    return this.journal.commit(async (tx) => {
+      const row = await this.require(tx, mailboxId, parcelId);
       const delivery = row.delivery + 1;
-      this.apply(
+      await this.apply(
+        tx,
         row,
         'listed',
         { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null },
@@ -218,27 +231,26 @@ export class InboundJournal {
   }
 
   /** Counts per state and the most recent failures, for `gridsync status` and metrics. */
-  summary(limit = 10): { counts: Record<string, number>; recentFailures: InboundRow[] } {
-    const counts = Object.fromEntries(
-      (
-        this.journal.statement('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state').all() as { state: string; n: number }[]
-      ).map((r) => [r.state, r.n]),
+  async summary(limit = 10): Promise<{ counts: Record<string, number>; recentFailures: InboundRow[] }> {
+    const rows = await this.journal.all<{ state: string; n: number }>('SELECT state, count(*) AS n FROM inbound_parcels GROUP BY state');
+    const counts = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    const recentFailures = await this.journal.all<InboundRow>(
+      "SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?",
+      limit,
     );
-    const recentFailures = this.journal
-      .statement("SELECT * FROM inbound_parcels WHERE state = 'failed' ORDER BY updated_at DESC LIMIT ?")
-      .all(limit) as InboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget confirmed rows older than `olderThanMs`. */
-  pruneConfirmed(olderThanMs: number): number {
-    return this.journal
-      .statement("DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?")
-      .run(this.journal.now() - olderThanMs).changes;
+  pruneConfirmed(olderThanMs: number): Promise<number> {
+    return this.journal.maintain(
+      "DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?",
+      this.journal.now() - olderThanMs,
+    );
   }
 
-  private require(mailboxId: number, parcelId: number): InboundRow {
-    const row = this.get(mailboxId, parcelId);
+  private async require(tx: JournalTx, mailboxId: number, parcelId: number): Promise<InboundRow> {
+    const row = await tx.get<InboundRow>(SELECT_ROW, mailboxId, parcelId);
     if (!row) throw new IllegalTransitionError(mailboxId, parcelId, undefined, '(any)');
     return row;
   }
@@ -252,24 +264,27 @@ export class InboundJournal {
   ): Promise<void> {
     // Parcels in flight together may share transactions (see InboundJournalOptions).
     const linger = this.options.mayLinger?.() ?? false;
-    return this.journal.commit(() => this.apply(this.require(mailboxId, parcelId), to, set, detail), { linger });
+    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), { linger });
   }
 
-  private apply(row: InboundRow, to: InboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
+  private async apply(
+    tx: JournalTx,
+    row: InboundRow,
+    to: InboundState,
+    set: Record<string, unknown>,
+    detail: Record<string, unknown> | null,
+  ): Promise<void> {
     if (!canTransition(row.state, to)) throw new IllegalTransitionError(row.mailbox_id, row.parcel_id, row.state, to);
     const cols = Object.keys(set);
-    const now = this.journal.now();
-    this.journal
-      .statement(
-        `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
-      )
-      .run(
-        to,
-        now,
-        ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
-        row.mailbox_id,
-        row.parcel_id,
-      );
-    this.journal.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
+    await tx.write(
+      row.mailbox_id,
+      `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
+      to,
+      this.journal.now(),
+      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+      row.mailbox_id,
+      row.parcel_id,
+    );
+    await tx.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
   }
 }

@@ -1,6 +1,16 @@
 /** The journal: what other folders may import from `src/journal`. */
 export { Journal, JournalLockedError } from './db.js';
-export type { OpenJournalOptions, EventInput } from './db.js';
+export type { OpenJournalOptions } from './db.js';
+export { PgJournal, PG_TIMEOUTS } from './postgres.js';
+export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from './store.js';
+export { openJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
+export type { JournalLocation, OpenOptions } from './open.js';
+export { JournalLeaseLostError, selfFenceDeadline, mayAct, fairShare, defaultInstanceName } from './lease.js';
+export type { Lease, LeaseRow } from './lease.js';
+export { JournalUnavailableError } from './unavailable-error.js';
+export { JournalSchemaTooNewError } from './schema-error.js';
+export { copyJournal, assertNotInUse, JournalInUseError, JournalSchemaMismatchError } from './copy.js';
+export type { CopiedTable } from './copy.js';
 export { crashPoint } from './crash-points.js';
 export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
 export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';

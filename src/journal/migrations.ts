@@ -1,6 +1,7 @@
 /**
  * Versioned schema migrations, applied in order inside one transaction each; the applied version
- * is SQLite's `user_version`. Add a new entry for every change once a version has shipped — never
+ * is SQLite's `user_version`. PostgreSQL's list (`./postgres-migrations.ts`) keeps the same numbers
+ * for the same logical schema. Add a new entry for every change once a version has shipped — never
  * edit a shipped one.
  */
 import { INBOUND_SCHEMA } from './schema-inbound.js';

@@ -1,7 +1,8 @@
 /**
  * Outbound journal: one row per file claimed from an outbox folder, and the named transitions of
  * docs/architecture.md#outbound-lifecycle. Each checks the previous state in one transaction and appends to
- * the event trail; each resolves once durable (group commit: `Journal.commit`).
+ * the event trail; each resolves once durable (group commit: `JournalStore.commit`), and is refused
+ * when another instance holds the mailbox's lease.
  *
  *   claiming → claimed → uploading → uploaded → archived
  *                  ↑________↓ (not sent: retry)
@@ -11,7 +12,7 @@
 import path from 'node:path';
 import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { processingName } from '../files/index.js';
-import type { Journal } from './db.js';
+import type { JournalStore, JournalTx } from './store.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
 export type OutboundState = (typeof OUTBOUND_STATES)[number];
@@ -67,48 +68,58 @@ export interface ErrorDecision {
   readonly httpStatus?: number | null;
 }
 
-export class OutboundJournal {
-  constructor(private readonly journal: Journal) {}
+const SELECT_ROW = 'SELECT * FROM outbound_files WHERE id = ?';
 
-  get(id: number): OutboundRow | undefined {
-    return this.journal.statement('SELECT * FROM outbound_files WHERE id = ?').get(id) as OutboundRow | undefined;
+export class OutboundJournal {
+  constructor(private readonly journal: JournalStore) {}
+
+  get(id: number): Promise<OutboundRow | undefined> {
+    return this.journal.get<OutboundRow>(SELECT_ROW, id);
   }
 
-  inStates(mailboxId: number, outboxDir: string, states: readonly OutboundState[]): OutboundRow[] {
-    return this.journal
-      .statement(
-        `SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`,
-      )
-      .all(mailboxId, outboxDir, ...states) as OutboundRow[];
+  inStates(mailboxId: number, outboxDir: string, states: readonly OutboundState[]): Promise<OutboundRow[]> {
+    return this.journal.all<OutboundRow>(
+      `SELECT * FROM outbound_files WHERE mailbox_id = ? AND outbox_dir = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY id`,
+      mailboxId,
+      outboxDir,
+      ...states,
+    );
   }
 
   /** Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check. */
-  duplicateOf(id: number, sha256: string, sinceMs: number): OutboundRow | undefined {
-    return this.journal
-      .statement(
-        "SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1",
-      )
-      .get(sha256, id, sinceMs, id) as OutboundRow | undefined;
+  duplicateOf(id: number, sha256: string, sinceMs: number): Promise<OutboundRow | undefined> {
+    return this.journal.get<OutboundRow>(
+      "SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1",
+      sha256,
+      id,
+      sinceMs,
+      id,
+    );
   }
 
   /** Parcel ids already adopted by a row: reconciliation must not adopt one twice. */
-  isAdopted(parcelId: number): boolean {
-    return this.journal.statement('SELECT 1 FROM outbound_files WHERE parcel_id = ?').get(parcelId) !== undefined;
+  async isAdopted(parcelId: number): Promise<boolean> {
+    return (await this.journal.get('SELECT 1 AS one FROM outbound_files WHERE parcel_id = ?', parcelId)) !== undefined;
   }
 
   /** claiming: the intent to move `sourcePath` to `processingPath`, journalled before the rename. */
   markClaiming(mailboxId: number, outboxDir: string, fileName: string, sourcePath: string, processingDir: string): Promise<OutboundRow> {
-    return this.journal.commit(() => {
+    return this.journal.commit(async (tx) => {
       const now = this.journal.now();
-      const { lastInsertRowid } = this.journal
-        .statement(
-          "INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?)",
-        )
-        .run(mailboxId, outboxDir, fileName, sourcePath, now, now);
-      const id = Number(lastInsertRowid);
+      const { rows } = await tx.write<{ id: number }>(
+        mailboxId,
+        "INSERT INTO outbound_files (mailbox_id, outbox_dir, file_name, source_path, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'claiming', ?, ?) RETURNING id",
+        mailboxId,
+        outboxDir,
+        fileName,
+        sourcePath,
+        now,
+        now,
+      );
+      const id = Number((rows[0] as { id: number }).id);
       const processingPath = path.join(processingDir, processingName(id, fileName));
-      this.journal.statement('UPDATE outbound_files SET processing_path = ? WHERE id = ?').run(processingPath, id);
-      this.journal.recordEvent({
+      await tx.write(mailboxId, 'UPDATE outbound_files SET processing_path = ? WHERE id = ?', processingPath, id);
+      await tx.recordEvent({
         direction: 'out',
         mailboxId,
         item: id,
@@ -116,7 +127,7 @@ export class OutboundJournal {
         to: 'claiming',
         detail: { sourcePath, processingPath },
       });
-      return this.get(id) as OutboundRow;
+      return (await tx.get<OutboundRow>(SELECT_ROW, id)) as OutboundRow;
     });
   }
 
@@ -126,9 +137,15 @@ export class OutboundJournal {
 
   /** The attempt's start is journalled before the request goes out: the reconciliation window. */
   markUploading(id: number, attemptStartedAt: number): Promise<void> {
-    return this.journal.commit(() => {
-      const row = this.require(id);
-      this.apply(row, 'uploading', { attempts: row.attempts + 1, attempt_started_at: attemptStartedAt }, { attempt: row.attempts + 1 });
+    return this.journal.commit(async (tx) => {
+      const row = await this.require(tx, id);
+      await this.apply(
+        tx,
+        row,
+        'uploading',
+        { attempts: row.attempts + 1, attempt_started_at: attemptStartedAt },
+        { attempt: row.attempts + 1 },
+      );
     });
   }
 
@@ -162,59 +179,72 @@ export class OutboundJournal {
     return this.transition(id, 'requeued', {}, null);
   }
 
-  noteError(id: number, reason: string): void {
-    this.journal
-      .statement('UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?')
-      .run(scrubHeld(reason), this.journal.now(), id);
+  /** A note on a row that stays in its state. Best effort, never rejects (see InboundJournal.noteError). */
+  noteError(id: number, reason: string): Promise<void> {
+    return this.journal
+      .commit(async (tx) => {
+        const row = await this.require(tx, id);
+        await tx.write(
+          row.mailbox_id,
+          'UPDATE outbound_files SET last_error = ?, updated_at = ? WHERE id = ?',
+          scrubHeld(reason),
+          this.journal.now(),
+          id,
+        );
+      })
+      .catch(() => undefined);
   }
 
   /** The in_error rows whose file sits at `finalPath` (for requeue). */
-  inErrorAt(finalPath: string): OutboundRow[] {
-    return this.journal
-      .statement("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?")
-      .all(finalPath) as OutboundRow[];
+  inErrorAt(finalPath: string): Promise<OutboundRow[]> {
+    return this.journal.all<OutboundRow>("SELECT * FROM outbound_files WHERE state = 'in_error' AND final_path = ?", finalPath);
   }
 
-  summary(limit = 10): { counts: Record<string, number>; recentFailures: OutboundRow[] } {
-    const counts = Object.fromEntries(
-      (
-        this.journal.statement('SELECT state, count(*) AS n FROM outbound_files GROUP BY state').all() as { state: string; n: number }[]
-      ).map((r) => [r.state, r.n]),
+  async summary(limit = 10): Promise<{ counts: Record<string, number>; recentFailures: OutboundRow[] }> {
+    const rows = await this.journal.all<{ state: string; n: number }>('SELECT state, count(*) AS n FROM outbound_files GROUP BY state');
+    const counts = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    const recentFailures = await this.journal.all<OutboundRow>(
+      "SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?",
+      limit,
     );
-    const recentFailures = this.journal
-      .statement("SELECT * FROM outbound_files WHERE state IN ('erroring', 'in_error') ORDER BY updated_at DESC LIMIT ?")
-      .all(limit) as OutboundRow[];
     return { counts, recentFailures };
   }
 
   /** Retention: forget finished rows older than `olderThanMs`. */
-  pruneFinished(olderThanMs: number): number {
-    return this.journal
-      .statement("DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?")
-      .run(this.journal.now() - olderThanMs).changes;
+  pruneFinished(olderThanMs: number): Promise<number> {
+    return this.journal.maintain(
+      "DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?",
+      this.journal.now() - olderThanMs,
+    );
   }
 
-  private require(id: number): OutboundRow {
-    const row = this.get(id);
+  private async require(tx: JournalTx, id: number): Promise<OutboundRow> {
+    const row = await tx.get<OutboundRow>(SELECT_ROW, id);
     if (!row) throw new IllegalOutboundTransitionError(id, undefined, '(any)');
     return row;
   }
 
   private transition(id: number, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): Promise<void> {
-    return this.journal.commit(() => this.apply(this.require(id), to, set, detail));
+    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, id), to, set, detail));
   }
 
-  private apply(row: OutboundRow, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): void {
+  private async apply(
+    tx: JournalTx,
+    row: OutboundRow,
+    to: OutboundState,
+    set: Record<string, unknown>,
+    detail: Record<string, unknown> | null,
+  ): Promise<void> {
     if (!canTransitionOutbound(row.state, to)) throw new IllegalOutboundTransitionError(row.id, row.state, to);
     const cols = Object.keys(set);
-    this.journal
-      .statement(`UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`)
-      .run(
-        to,
-        this.journal.now(),
-        ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
-        row.id,
-      );
-    this.journal.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });
+    await tx.write(
+      row.mailbox_id,
+      `UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`,
+      to,
+      this.journal.now(),
+      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+      row.id,
+    );
+    await tx.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });
   }
 }

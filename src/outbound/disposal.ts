@@ -137,7 +137,7 @@ export class Disposal {
       });
       crashPoint('out.archived');
     } catch (err) {
-      journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
+      void journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
       if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
@@ -156,7 +156,7 @@ export class Disposal {
       const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
-      const current = journal.get(row.id) as OutboundRow;
+      const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,
         reason: d.reason,
@@ -200,7 +200,7 @@ export class Disposal {
         'file moved to the error folder',
       );
     } catch (err) {
-      journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
+      void journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
     }
   }

@@ -13,7 +13,7 @@ import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import { OutboundJournal } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
@@ -26,7 +26,7 @@ export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types
 
 export interface OutboundPipelineOptions {
   readonly client: MailboxTransport;
-  readonly journal: Journal;
+  readonly journal: JournalStore;
   readonly mailbox: OutboundMailbox;
   readonly stateDir: string;
   readonly logger?: Logger;
@@ -106,7 +106,7 @@ export class OutboundPipeline {
     };
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
-    this.scanner = new OutboxScanner(this.ctx, this.disposal, () => this.enqueueJournalWork());
+    this.scanner = new OutboxScanner(this.ctx, this.disposal, () => void this.enqueueJournalWork());
     this.queue = new PQueue({ concurrency: Math.max(1, this.cfg.concurrency) });
   }
 
@@ -130,8 +130,8 @@ export class OutboundPipeline {
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.result = emptyResult();
     await this.ctx.refreshCalls();
-    for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
-    this.enqueueJournalWork();
+    for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
+    await this.enqueueJournalWork();
     await this.settled();
     return this.result;
   }
@@ -148,7 +148,7 @@ export class OutboundPipeline {
       if (wait === 0 || this.now() >= deadline) break;
       await this.sleep(Math.min(wait, Math.max(0, deadline - this.now())) + 5);
     }
-    this.enqueueJournalWork();
+    await this.enqueueJournalWork();
     await this.settled();
     return this.result;
   }
@@ -184,8 +184,8 @@ export class OutboundPipeline {
   }
 
   /** Queues every row that has work left (claimed, uploading, uploaded, erroring). */
-  private enqueueJournalWork(): void {
-    for (const row of this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
+  private async enqueueJournalWork(): Promise<void> {
+    for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
       'claiming',
       'claimed',
       'uploading',
@@ -231,10 +231,10 @@ export class OutboundPipeline {
    */
   private async drive(id: number): Promise<{ after?: Promise<void> }> {
     const started = this.now();
-    let row = this.journal.get(id);
+    let row = await this.journal.get(id);
     if (row?.state === 'claiming') {
       await this.scanner.finishClaim(row);
-      row = this.journal.get(id);
+      row = await this.journal.get(id);
     }
     if (row?.state === 'claimed') {
       const rejection = await this.sender.check(row);
@@ -246,7 +246,7 @@ export class OutboundPipeline {
     }
     if (row?.state === 'claimed' || row?.state === 'uploading') {
       if (!(await this.sender.upload(row))) return {};
-      row = this.journal.get(id);
+      row = await this.journal.get(id);
     }
     if (row?.state === 'uploaded') {
       const uploaded = row;

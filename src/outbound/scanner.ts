@@ -149,7 +149,7 @@ export class OutboxScanner {
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
     // A claim already journalled is finished by the queue; a second row for it would stay stuck.
-    const claiming = new Set(this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming']).map((r) => r.source_path));
+    const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
     const readyFiles: ReadyFile[] = [];
     const dirBytes = Buffer.from(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`);
@@ -269,11 +269,11 @@ export class OutboxScanner {
           { file: row.file_name, processingPath: processing, processingDir: this.ctx.processingDir, ...errorFields(err) },
           'cannot snapshot a claimed file: no space left; it waits in processing/ and is retried',
         );
-        journal.noteError(row.id, reason);
+        void journal.noteError(row.id, reason);
         return;
       }
       logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');
-      journal.noteError(row.id, (err as Error).message);
+      void journal.noteError(row.id, (err as Error).message);
     }
   }
 

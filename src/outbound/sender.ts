@@ -65,7 +65,7 @@ export class Sender {
       if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}` };
     }
     if (cfg.duplicates === 'reject' && row.sha256) {
-      const dup = journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
+      const dup = await journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
       if (dup)
         return {
           reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}`,
@@ -89,7 +89,7 @@ export class Sender {
         } catch (err) {
           // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
           // next pass — never fall through to a send (that is how a duplicate would happen).
-          journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
+          void journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
           this.ctx.tally('deferred');
           logger.warn(
             { file: row.file_name, ...errorFields(err) },
@@ -141,7 +141,7 @@ export class Sender {
 
   private async uploadFailed(id: number, err: unknown): Promise<false> {
     const { cfg, journal, logger } = this.ctx;
-    const row = journal.get(id) as OutboundRow;
+    const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
     const api = err instanceof GridApiError ? err : undefined;
     switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
@@ -154,14 +154,14 @@ export class Sender {
         });
         return false;
       case 'reconcile':
-        journal.noteError(id, reason);
+        void journal.noteError(id, reason);
         this.ctx.tally('deferred');
         logger.warn({ file: row.file_name, err: reason }, 'upload outcome unknown; will reconcile with the outbox list before any resend');
         return false;
       case 'give-up':
         if (row.state === 'uploading') await journal.markNotSent(id, reason);
         this.ctx.tally('failed');
-        await this.disposal.toError(journal.get(id) as OutboundRow, {
+        await this.disposal.toError((await journal.get(id)) as OutboundRow, {
           reason: `gave up after ${row.attempts} attempts: ${reason}`,
           errorCode: api?.errorCode,
           httpStatus: api?.httpStatus,
@@ -197,7 +197,7 @@ export class Sender {
 
   private async search(row: OutboundRow, since: number): Promise<number | undefined> {
     for await (const parcel of this.client.outboxParcels({ mailboxId: this.ctx.mailboxId, since: new Date(since).toISOString() })) {
-      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !this.ctx.journal.isAdopted(parcel.parcelId))
+      if (parcel.fileName === row.file_name && parcel.bytes === row.bytes && !(await this.ctx.journal.isAdopted(parcel.parcelId)))
         return parcel.parcelId;
     }
     return undefined;

@@ -49,7 +49,7 @@ export async function makeWorld(
     journal,
     async close() {
       await client.close();
-      journal.close();
+      await journal.close();
       await emu.close();
       fs.rmSync(root, { recursive: true, force: true });
     },

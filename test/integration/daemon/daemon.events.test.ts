@@ -110,7 +110,9 @@ describe('daemon: typed pipeline events', () => {
     cleanups.push(() => journal.close());
     await eventually(
       () => {
-        const last = JSON.parse(journal.getMeta('lastCycle') ?? 'null') as { outbound: { archived: number } } | null;
+        const last = JSON.parse(
+          (journal.db.prepare("SELECT value FROM meta WHERE key = 'lastCycle'").get() as { value: string } | undefined)?.value ?? 'null',
+        ) as { outbound: { archived: number } } | null;
         return last !== null && last.outbound.archived > 0 ? true : undefined;
       },
       10_000,

@@ -98,7 +98,7 @@ describe.each(['rest', 'soap'] as Protocol[])('inbound pipeline against the emul
     const p = pipeline();
     for (let i = 0; i < 3; i++) await p.runCycle();
     expect(listFiles(w.dirs.inbox)).toEqual([]);
-    const row = new InboundJournal(w.journal).get(1001, id);
+    const row = await new InboundJournal(w.journal).get(1001, id);
     expect(row?.state).toBe('failed');
     expect(row?.last_error).toMatch(/byte-mismatch|truncated/);
     expect((await emulatorParcels(w.emu, 1001))[0]?.status).toBe('InBoxReady');

@@ -48,7 +48,7 @@ describe('outbound modes', () => {
     fs.writeFileSync(path.join(w.dirs.outbox, 'secret.x12'), x12(3), { mode: 0o600 });
     fs.writeFileSync(path.join(w.dirs.outbox, 'fine.x12'), x12(4), { mode: 0o644 });
     fs.chownSync(path.join(w.dirs.outbox, 'fine.x12'), 65534, 65534);
-    w.journal.close();
+    await w.journal.close();
     for (const f of fs.readdirSync(w.dirs.state)) fs.rmSync(path.join(w.dirs.state, f), { recursive: true, force: true });
     const cfg = path.join(w.root, 'gridsync.yaml');
     fs.writeFileSync(

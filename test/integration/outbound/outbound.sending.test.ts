@@ -79,7 +79,7 @@ describe.each(['rest', 'soap'] as Protocol[])('outbound pipeline against the emu
     const second = await pipeline().runCycle();
     expect(second).toMatchObject({ uploaded: 1, archived: 1 });
     expect((await uploadsByName()).get('once.x12')).toBe(1);
-    const row = new OutboundJournal(w.journal).summary();
+    const row = await new OutboundJournal(w.journal).summary();
     expect(row.counts).toEqual({ archived: 1 });
   });
 

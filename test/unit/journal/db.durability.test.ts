@@ -15,23 +15,23 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('journal durability settings', () => {
-  it('sets WAL and synchronous=NORMAL (the journal fsyncs the WAL itself) on every open, not only the first', () => {
+  it('sets WAL and synchronous=NORMAL (the journal fsyncs the WAL itself) on every open, not only the first', async () => {
     const file = path.join(dir, 'j.sqlite');
     for (let i = 0; i < 2; i++) {
       const j = Journal.open(file);
       expect(j.db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(j.db.pragma('synchronous', { simple: true })).toBe(1);
       expect(j.db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
-      j.close();
+      await j.close();
     }
   });
 
-  it('applies every migration once and records the version', () => {
+  it('applies every migration once and records the version', async () => {
     const file = path.join(dir, 'j.sqlite');
-    Journal.open(file).close();
+    await Journal.open(file).close();
     const j = Journal.open(file);
     expect(j.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)?.version);
-    j.close();
+    await j.close();
   });
 
   it('keeps committed events across a SIGKILL of the writer', async () => {
@@ -49,22 +49,22 @@ describe('journal durability settings', () => {
     const j = Journal.open(file);
     expect(j.db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 50 });
     expect(j.integrityCheck()).toEqual(['ok']);
-    j.close();
+    await j.close();
   });
 
-  it('prunes events older than the retention and keeps meta values', () => {
+  it('prunes events older than the retention and keeps meta values', async () => {
     let t = 1_000_000;
     const j = Journal.open(path.join(dir, 'j.sqlite'), { now: () => t });
     j.transaction(() => j.recordEvent({ direction: 'daemon', item: 'old' }));
     t += 10_000;
     j.transaction(() => j.recordEvent({ direction: 'daemon', item: 'new', detail: { why: 'kept' } }));
-    expect(j.pruneEvents(5_000)).toBe(1);
+    expect(await j.pruneEvents(5_000)).toBe(1);
     expect(j.db.prepare('SELECT item, detail FROM events').all()).toEqual([{ item: 'new', detail: '{"why":"kept"}' }]);
-    j.setMeta('lastCycle', '1');
-    j.setMeta('lastCycle', '2');
-    expect(j.getMeta('lastCycle')).toBe('2');
-    expect(j.getMeta('missing')).toBeUndefined();
-    j.close();
+    await j.setMeta('lastCycle', '1');
+    await j.setMeta('lastCycle', '2');
+    expect(await j.getMeta('lastCycle')).toBe('2');
+    expect(await j.getMeta('missing')).toBeUndefined();
+    await j.close();
   });
 
   // The durability contract, checked on the real syscalls: a commit() resolves only after an

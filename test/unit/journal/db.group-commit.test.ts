@@ -20,10 +20,10 @@ beforeEach(() => {
     fsync(fd, cb);
   });
 });
-afterEach(() => {
+afterEach(async () => {
   vi.useRealTimers();
   vi.restoreAllMocks();
-  journal.close();
+  await journal.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -40,7 +40,7 @@ describe('journal group commit', () => {
   it('a lone commit that may linger is not delayed: it commits without any timer firing', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     await journal.commit(write(1), { linger: true });
-    expect(journal.getMeta('k1')).toBe('1');
+    expect(await journal.getMeta('k1')).toBe('1');
     expect(walSyncs).toBe(1);
   });
 
@@ -62,7 +62,7 @@ describe('journal group commit', () => {
     await Promise.all(all);
     expect(walSyncs - before).toBeLessThanOrEqual(1);
     expect(walSyncs).toBeLessThanOrEqual(5); // without lingering: one fsync per commit or two
-    for (let k = 0; k < 20; k++) expect(journal.getMeta(`k${k}`)).toBe(String(k));
+    for (let k = 0; k < 20; k++) expect(await journal.getMeta(`k${k}`)).toBe(String(k));
   });
 
   it('a commit that may not linger takes the lingering ones along at once', async () => {
@@ -76,7 +76,7 @@ describe('journal group commit', () => {
     // No timer is advanced: only the plain commit can flush them.
     await journal.commit(write(99));
     await Promise.all(lingering);
-    expect(journal.getMeta('k9')).toBe('9');
-    expect(journal.getMeta('k99')).toBe('99');
+    expect(await journal.getMeta('k9')).toBe('9');
+    expect(await journal.getMeta('k99')).toBe('99');
   });
 });

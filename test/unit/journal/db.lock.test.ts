@@ -39,7 +39,7 @@ describe('journal single-daemon lock', () => {
     expect((await holder.exited).signal).toBe('SIGKILL');
     const j = Journal.open(file);
     expect(j.integrityCheck()).toEqual(['ok']);
-    j.close();
+    await j.close();
   });
 
   it('lets a read-only reader in while the daemon holds the lock', async () => {
@@ -48,19 +48,19 @@ describe('journal single-daemon lock', () => {
     await holder.waitFor(/locked/);
     const reader = Journal.open(file, { readonly: true });
     expect(reader.db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 });
-    reader.close();
+    await reader.close();
     holder.kill('SIGKILL');
     await holder.exited;
   });
 
-  it('is released by close(), and close() is safe twice', () => {
+  it('is released by close(), and close() is safe twice', async () => {
     const file = path.join(dir, 'journal.sqlite');
     const a = Journal.open(file);
     expect(() => Journal.open(file)).toThrow(JournalLockedError);
-    a.close();
-    a.close();
+    await a.close();
+    await a.close();
     const b = Journal.open(file);
-    b.close();
+    await b.close();
     expect(fs.existsSync(`${file}.lock.pid`)).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 describe('journal file modes', () => {
-  it('journal, WAL, shared memory and lock file are 0600 under umask 022, and stateDir is created 0700', () => {
+  it('journal, WAL, shared memory and lock file are 0600 under umask 022, and stateDir is created 0700', async () => {
     oldUmask = process.umask(0o022);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-mode-'));
     const state = path.join(dir, 'state');
@@ -26,16 +26,16 @@ describe('journal file modes', () => {
       }
       expect(fs.statSync(state).mode & 0o777).toBe(0o700);
     } finally {
-      j.close();
+      await j.close();
     }
   });
 
-  it('a journal left readable by others is tightened at open', () => {
+  it('a journal left readable by others is tightened at open', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-mode-'));
     const file = path.join(dir, 'journal.sqlite');
-    Journal.open(file).close();
+    await Journal.open(file).close();
     fs.chmodSync(file, 0o644);
-    Journal.open(file).close();
+    await Journal.open(file).close();
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * `gridsync journal migrate --to TARGET`: copies the configured journal (the SQLite file in
+ * stateDir, or `journal.url`) into TARGET — a `postgres://` URL, or a SQLite file path to move back
+ * — idempotently. Refuses while a gridsync uses either journal: SQLite's single-daemon lock, a live
+ * lease in PostgreSQL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  assertNotInUse,
+  copyJournal,
+  describeJournal,
+  isPostgresUrl,
+  Journal,
+  openJournal,
+  PgJournal,
+  sqliteJournalPath,
+  type JournalStore,
+} from '../journal/index.js';
+import { redactUrl } from '../config/index.js';
+import { output, parseCommand, runCommand, UsageError } from './args.js';
+import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { print } from './print.js';
+
+const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
+
+Copies the configured journal (journal.url, else journal.sqlite in stateDir) into the target: a
+PostgreSQL database (its schema is created) or a SQLite file (moving back). Run it with every
+gridsync stopped; it refuses while one holds either journal. Running it again is harmless: rows are
+matched by their keys. Then point journal.url at the target (or remove it, for SQLite).
+A password written in --to is visible to other users (ps): put the URL in a file only you can
+read and pass --to-file instead.`;
+
+export async function main(argv: string[]): Promise<number> {
+  return runCommand(async () => {
+    const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, to: { type: 'string' }, 'to-file': { type: 'string' } }, true);
+    if (!args) return 0;
+    if (args.positionals[0] !== 'migrate' || args.positionals.length !== 1) throw new UsageError(USAGE);
+    const toFile = args.values['to-file'];
+    const to = toFile ? fs.readFileSync(toFile, 'utf8').trim() : args.values.to;
+    if (!to) throw new UsageError(`--to or --to-file is required\n\n${USAGE}`);
+    const cfg = loadConfigOrThrow(args.values.config).config;
+    const source = { url: cfg.journal.url, stateDir: cfg.stateDir };
+    const toSqlite = !isPostgresUrl(to);
+    if (toSqlite && !isPostgresUrl(source.url))
+      throw new UsageError('the configured journal is SQLite already: --to must be a postgres:// URL');
+    if (!toSqlite && to === source.url) throw new UsageError('--to names the configured journal itself');
+    const owner = `gridsync-journal-migrate-${process.pid}`;
+    const stores: JournalStore[] = [];
+    try {
+      const from = await openJournal(source, { owner });
+      stores.push(from);
+      const target = toSqlite ? Journal.open(path.resolve(to), { owner }) : await PgJournal.open(to, redactUrl(to), { owner });
+      stores.push(target);
+      await assertNotInUse(from);
+      await assertNotInUse(target);
+      const copied = await copyJournal(from, target);
+      if (!output.quiet) {
+        for (const c of copied) print(`${c.table.padEnd(16)} ${String(c.rows).padStart(9)} rows\n`);
+        print(
+          `copied ${describeJournal(source)} → ${target.location}\n${
+            toSqlite
+              ? `now remove journal.url and place ${path.resolve(to)} as ${sqliteJournalPath(cfg.stateDir)} on the host that runs gridsync\n`
+              : 'now set journal.url (or journal.urlFile) to the target on every instance\n'
+          }`,
+        );
+      }
+      return 0;
+    } finally {
+      for (const s of stores.reverse()) await s.close();
+    }
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * Opening the configured journal: PostgreSQL when a `postgres://` URL is given (`journal.url`,
+ * `journal.urlFile`, `GRIDSYNC_JOURNAL_URL`), else the embedded SQLite journal in stateDir.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { redactUrl } from '../config/redact.js';
+import { Journal } from './db.js';
+import { defaultInstanceName } from './lease.js';
+import { PgJournal } from './postgres.js';
+import type { JournalStore } from './store.js';
+
+export interface JournalLocation {
+  /** A `postgres://` or `postgresql://` URL; undefined: SQLite. */
+  readonly url?: string | undefined;
+  /** gridsync's state directory: the SQLite journal lives there as journal.sqlite. */
+  readonly stateDir: string;
+}
+
+export interface OpenOptions {
+  /** This instance's name; default host name + pid. */
+  readonly owner?: string | undefined;
+  /** SQLite: take the single-daemon lock (default true). */
+  readonly lock?: boolean;
+  /** Only read: no migrations, no lock. */
+  readonly readonly?: boolean;
+  readonly now?: () => number;
+}
+
+export const isPostgresUrl = (url: string | undefined): url is string => url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+
+export const sqliteJournalPath = (stateDir: string): string => path.join(stateDir, 'journal.sqlite');
+
+/** The journal's place, safe to show: a URL's password masked. */
+export function describeJournal(where: JournalLocation): string {
+  return isPostgresUrl(where.url) ? redactUrl(where.url) : sqliteJournalPath(where.stateDir);
+}
+
+export async function openJournal(where: JournalLocation, options: OpenOptions = {}): Promise<JournalStore> {
+  const owner = options.owner ?? defaultInstanceName(os.hostname(), process.pid);
+  if (isPostgresUrl(where.url)) {
+    return PgJournal.open(where.url, describeJournal(where), {
+      owner,
+      migrate: options.readonly !== true,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+  return Journal.open(sqliteJournalPath(where.stateDir), {
+    owner,
+    ...(options.lock === undefined ? {} : { lock: options.lock }),
+    ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+}

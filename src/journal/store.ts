@@ -1,0 +1,124 @@
+/**
+ * The journal's one interface, implemented by the embedded SQLite journal (`./db.ts`, the default)
+ * and by PostgreSQL (`./postgres.ts`, shared by several instances). Glossary:
+ *
+ * - store: one open journal; reads answer from committed (SQLite: also from pending) state.
+ * - commit: a write, grouped with the others waiting (group commit) in one database transaction;
+ *   each runs in its own savepoint, so one that throws rolls back alone; it resolves once durable.
+ * - lease: which instance may write a mailbox's rows now, with a fencing token that grows on every
+ *   takeover (`./lease.ts`). Every write of a mailbox's rows checks, inside its own transaction,
+ *   that this instance still holds that mailbox's lease with its token; a stale token refuses the
+ *   write (`JournalLeaseLostError`). SQLite's lease is trivial: the single-daemon lock holds it.
+ *
+ * SQL is written once, for both backends: `?` placeholders, `RETURNING`, `ON CONFLICT`; integers
+ * come back as numbers from both.
+ */
+import { scrubHeld } from '../errors/index.js';
+import type { Lease, LeaseRow } from './lease.js';
+
+export type Direction = 'in' | 'out' | 'daemon';
+
+export interface EventInput {
+  readonly direction: Direction;
+  readonly mailboxId?: number | null;
+  /** The item's key: the parcelId inbound, the outbound row id, or a daemon subject. */
+  readonly item?: string | number | null;
+  readonly from?: string | null;
+  readonly to?: string | null;
+  readonly detail?: Record<string, unknown> | null;
+}
+
+export interface CommitOptions {
+  /**
+   * The caller is one of many parallel workers and its next step can wait a few milliseconds: in
+   * a burst the commit lingers (up to a few ms) so that others share its transaction and fsync.
+   * Each transaction costs ~0.3 ms of CPU whatever it holds; the inbound pipeline's per-parcel
+   * transitions use this, and halved the journal's share of a burst's CPU with it.
+   */
+  readonly linger?: boolean;
+}
+
+/** What a commit's function may do inside its transaction. */
+export interface JournalTx {
+  get<T>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /**
+   * A write to rows of `mailboxId`: the lease is checked first (once per transaction and mailbox),
+   * a stale token throws `JournalLeaseLostError` and nothing is written. Returns the rows a
+   * `RETURNING` clause gives, and how many rows changed.
+   */
+  write<T = Record<string, unknown>>(mailboxId: number, sql: string, ...params: unknown[]): Promise<{ rows: T[]; changes: number }>;
+  /** Append to the audit trail (fenced like `write` when the event names a mailbox). */
+  recordEvent(event: EventInput): Promise<void>;
+}
+
+/** Leases of mailboxes, on the database's clock (`./lease.ts`). */
+export interface Leases {
+  /** This instance's name: the owner written into the leases it holds. */
+  readonly owner: string;
+  /**
+   * Takes the mailbox's lease when it is free or expired (the token grows), or renews this
+   * instance's own (the token stays unless it had expired). undefined: another instance holds it.
+   */
+  acquire(mailboxId: number, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a held lease; undefined when it was taken over meanwhile (the lease is lost). */
+  renew(lease: Lease, ttlMs: number): Promise<Lease | undefined>;
+  /** Hands the lease back at once (SIGTERM): another instance may take it without waiting. */
+  release(lease: Lease): Promise<void>;
+  /** Every mailbox's lease as the database has it, with whether it is live on the server's clock. */
+  list(): Promise<LeaseRow[]>;
+  /** Called once each time this instance learns it lost a mailbox's lease (a refused write, a failed renewal). */
+  onLost(listener: (mailboxId: number) => void): void;
+}
+
+export interface JournalStore {
+  readonly backend: 'sqlite' | 'postgres';
+  /** Where it lives, safe to show (a URL's password masked). */
+  readonly location: string;
+  /** Milliseconds since the epoch, as written into rows (injectable for tests). */
+  readonly now: () => number;
+  readonly leases: Leases;
+  get<T>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** Group commit (see the glossary above). */
+  commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T>;
+  /**
+   * Housekeeping across mailboxes that no lease guards: retention deletes of finished rows and
+   * daemon metadata. Returns the number of rows changed.
+   */
+  maintain(sql: string, ...params: unknown[]): Promise<number>;
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+  /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */
+  pruneEvents(olderThanMs: number): Promise<number>;
+  /** The applied schema version. */
+  schemaVersion(): Promise<number>;
+  /** Commits still waiting are written first. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The event trail's insert, shared by both backends. */
+export const INSERT_EVENT_SQL =
+  'INSERT INTO events (at, direction, mailbox_id, item, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?, ?)';
+
+export function eventParams(at: number, event: EventInput): unknown[] {
+  return [
+    at,
+    event.direction,
+    event.mailboxId ?? null,
+    event.item === undefined || event.item === null ? null : String(event.item),
+    event.from ?? null,
+    event.to ?? null,
+    // Reasons may quote what the service said, secrets included.
+    event.detail ? scrubHeld(JSON.stringify(event.detail)) : null,
+  ];
+}
+
+/** Daemon metadata (the last run's leftovers) may quote the service too. */
+export function metaParams(key: string, value: string): [string, string] {
+  return [key, scrubHeld(value)];
+}
+
+export const GET_META_SQL = 'SELECT value FROM meta WHERE key = ?';
+export const SET_META_SQL = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+export const PRUNE_EVENTS_SQL = 'DELETE FROM events WHERE at < ?';

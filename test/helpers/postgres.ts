@@ -1,0 +1,121 @@
+/**
+ * A real PostgreSQL server for a test file: `initdb -A trust` in a temporary directory, `pg_ctl
+ * start` on a free 127.0.0.1 port (socket in the same directory), stopped with `pg_ctl -m
+ * immediate stop`. The programs come from `pg_config --bindir`, else the newest
+ * /usr/lib/postgresql/<version>/bin. As root the server runs as the `postgres` user (PostgreSQL
+ * refuses root), via `runuser -u postgres --`, in a directory that user owns.
+ *
+ * Whether a test file can have one is `postgresBinDir() !== undefined`, handed to the require-tool
+ * helper's `prerequisite` (its NOTICE, or a failure under GRIDSYNC_REQUIRE_TOOLS=1).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export interface PostgresServer {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  readonly url: string;
+  readonly port: number;
+  /** A fresh database on this server (each test file or test can have its own). */
+  createDatabase(name: string): Promise<string>;
+  /** Runs one statement as the superuser (pg_terminate_backend, SHOW …). */
+  admin<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Stop (immediate: like a crash) and start again on the same port and data. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The folder holding initdb, pg_ctl and postgres, or undefined. */
+export function postgresBinDir(): string | undefined {
+  const fromConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  const candidates = [fromConfig.status === 0 ? fromConfig.stdout.trim() : ''];
+  const root = '/usr/lib/postgresql';
+  if (fs.existsSync(root)) {
+    const versions = fs
+      .readdirSync(root)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
+    candidates.push(...versions.map((v) => path.join(root, v, 'bin')));
+  }
+  return candidates.find((d) => d && fs.existsSync(path.join(d, 'initdb')) && fs.existsSync(path.join(d, 'pg_ctl')));
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('PostgreSQL is not installed (check postgresBinDir() first)');
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-pg-'));
+  const data = path.join(dir, 'data');
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    fs.chownSync(dir, uid, gid);
+  }
+  const run = (tool: string, args: string[]): void => {
+    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args]] : [path.join(bin, tool), args];
+    const r = spawnSync(cmd, argv, { encoding: 'utf8', cwd: dir });
+    if (r.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
+  };
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  const port = await freePort();
+  const start = (): void =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      path.join(dir, 'server.log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`,
+      '-w',
+      'start',
+    ]);
+  const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+  start();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const admin = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query(sql, params)).rows as T[];
+    } finally {
+      await c.end();
+    }
+  };
+  let stopped = false;
+  return {
+    url,
+    port,
+    admin,
+    async createDatabase(name) {
+      await admin(`CREATE DATABASE ${name}`);
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async restart() {
+      stop();
+      start();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        stop();
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,263 @@
+/**
+ * One contract for every journal backend: the same transitions, refusals, recovery reads, group
+ * commit and housekeeping, run against the embedded SQLite journal and a real PostgreSQL server
+ * (started by the test; skipped, through the require-tool helper, where PostgreSQL is not installed, a failure under
+ * GRIDSYNC_REQUIRE_TOOLS=1).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { holdSecrets } from '../../../src/errors/index.js';
+import {
+  IllegalTransitionError,
+  InboundJournal,
+  Journal,
+  OutboundJournal,
+  PgJournal,
+  type JournalStore,
+} from '../../../src/journal/index.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
+
+const MB = 1001;
+const OTHER_MB = 1002;
+const hasPostgres = prerequisite(
+  'PostgreSQL (initdb, pg_ctl)',
+  postgresBinDir() !== undefined,
+  'the journal contract on the PostgreSQL backend is not tested',
+);
+
+interface Backend {
+  readonly name: 'sqlite' | 'postgres';
+  /** A fresh, empty journal (the mailboxes' leases held), and how to reopen the same one. */
+  fresh(): Promise<{ journal: JournalStore; reopen: () => Promise<JournalStore> }>;
+}
+
+let server: PostgresServer | undefined;
+let databases = 0;
+const opened: JournalStore[] = [];
+const dirs: string[] = [];
+
+async function holdLeases(j: JournalStore): Promise<JournalStore> {
+  opened.push(j);
+  for (const m of [MB, OTHER_MB]) expect(await j.leases.acquire(m, 60_000)).toBeDefined();
+  return j;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    async fresh() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-contract-'));
+      dirs.push(dir);
+      const file = path.join(dir, 'journal.sqlite');
+      return { journal: await holdLeases(Journal.open(file)), reopen: async () => holdLeases(Journal.open(file)) };
+    },
+  },
+  ...(hasPostgres
+    ? [
+        {
+          name: 'postgres' as const,
+          async fresh() {
+            const url = await (server as PostgresServer).createDatabase(`contract_${++databases}`);
+            const open = async () => holdLeases(await PgJournal.open(url, 'test', { owner: 'contract' }));
+            return { journal: await open(), reopen: open };
+          },
+        },
+      ]
+    : []),
+];
+
+beforeAll(async () => {
+  if (hasPostgres) server = await startPostgres();
+});
+afterEach(async () => {
+  for (const j of opened.splice(0)) await j.close();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+afterAll(async () => server?.stop());
+
+const staged = (id: number) => ({
+  stagingPath: `/staging/${id}.part`,
+  bytes: 10,
+  sha256: 'ab'.repeat(32),
+  finalPath: `/inbox/p${id}.x12`,
+  fileName: `p${id}.x12`,
+});
+
+describe.each(backends)('journal contract: $name', (backend) => {
+  it('inbound: listed → staged → placed → confirmed, each step on the trail; a second listing is a no-op', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    expect(await j.recordListed(MB, { parcelId: 7, fileName: 'p7.x12', bytes: 10, gridIdFrom: 5002, gridIdTo: 5001 })).toBe(true);
+    expect(await j.recordListed(MB, { parcelId: 7, fileName: 'p7.x12' })).toBe(false);
+    await j.markStaged(MB, 7, staged(7));
+    expect(await j.reservedPaths()).toEqual(new Set(['/inbox/p7.x12']));
+    await j.markPlaced(MB, 7);
+    await j.markConfirmed(MB, 7, 'confirmed');
+    const row = await j.get(MB, 7);
+    expect(row).toMatchObject({ state: 'confirmed', bytes: 10, grid_id_from: 5002, final_path: '/inbox/p7.x12', delivery: 1 });
+    expect(typeof row?.first_seen_at).toBe('number');
+    const trail = await journal.all<{ to_state: string }>("SELECT to_state FROM events WHERE direction = 'in' AND item = '7' ORDER BY id");
+    expect(trail.map((e) => e.to_state)).toEqual(['listed', 'staged', 'placed', 'confirmed']);
+    expect(await j.reservedPaths()).toEqual(new Set());
+  });
+
+  it('the secrets in effect never reach it: not in last_error, event details nor meta values', async () => {
+    const secret = `sk-contract-${backend.name}-9f3e1`;
+    holdSecrets([secret]);
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    await j.recordListed(MB, { parcelId: 3 });
+    await j.recordAttemptFailure(MB, 3, `the service said: bad key ${secret}`, 5);
+    await j.noteError(MB, 3, `noted: ${secret}`);
+    await journal.setMeta('lastCycle', JSON.stringify({ error: secret }));
+    const stored = JSON.stringify([
+      await journal.all('SELECT * FROM inbound_parcels'),
+      await journal.all('SELECT * FROM events'),
+      await journal.all('SELECT * FROM meta'),
+    ]);
+    expect(stored).toContain('noted: ');
+    expect(stored).toContain('bad key');
+    expect(stored).not.toContain(secret);
+  });
+
+  it('inbound: an illegal transition is refused, changes nothing, and does not disturb the commits it shares a transaction with', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    await j.recordListed(MB, { parcelId: 1 });
+    await j.recordListed(MB, { parcelId: 2 });
+    const [a, b, c] = await Promise.allSettled([j.markStaged(MB, 1, staged(1)), j.markConfirmed(MB, 2, 'confirmed'), j.markPlaced(MB, 99)]);
+    expect(a.status).toBe('fulfilled');
+    expect(b.status === 'rejected' && b.reason).toBeInstanceOf(IllegalTransitionError);
+    expect(c.status === 'rejected' && (c.reason as IllegalTransitionError).code).toBe('JOURNAL_ILLEGAL_TRANSITION');
+    expect((await j.get(MB, 1))?.state).toBe('staged');
+    expect((await j.get(MB, 2))?.state).toBe('listed');
+    expect(await j.get(MB, 99)).toBeUndefined();
+  });
+
+  it('inbound: failed attempts go back to listed, then to failed at maxAttempts; a redelivery lists a confirmed parcel again', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    await j.recordListed(MB, { parcelId: 3 });
+    expect(await j.recordAttemptFailure(MB, 3, 'truncated', 2)).toBe('listed');
+    expect(await j.recordAttemptFailure(MB, 3, 'truncated again', 2)).toBe('failed');
+    expect(await j.get(MB, 3)).toMatchObject({ state: 'failed', attempts: 2, last_error: 'truncated again' });
+    await j.recordListed(MB, { parcelId: 4 });
+    await j.markStaged(MB, 4, staged(4));
+    await j.markPlaced(MB, 4);
+    await j.markConfirmed(MB, 4, 'already-transferred');
+    expect(await j.markRedelivery(MB, 4)).toBe(2);
+    expect(await j.get(MB, 4)).toMatchObject({ state: 'listed', delivery: 2, final_path: null, attempts: 0 });
+    await j.noteError(MB, 4, 'disk full');
+    expect((await j.get(MB, 4))?.last_error).toBe('disk full');
+    expect((await j.summary()).counts).toEqual({ failed: 1, listed: 1 });
+  });
+
+  it('recovery reads: rows left mid-way (a crash at any point) come back per mailbox, oldest first, and survive a reopen', async () => {
+    let t = 1_000;
+    const { journal, reopen } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    for (const id of [30, 10, 20]) {
+      t += 1;
+      await journal.commit(async (tx) => {
+        await tx.write(
+          MB,
+          "INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, first_seen_at, updated_at) VALUES (?, ?, 'listed', ?, ?)",
+          MB,
+          id,
+          t,
+          t,
+        );
+      });
+    }
+    await j.recordListed(OTHER_MB, { parcelId: 40 });
+    await j.markStaged(MB, 10, staged(10)); // crash after in.staged
+    await j.markStaged(MB, 20, staged(20));
+    await j.markPlaced(MB, 20); // crash after in.placed
+    await journal.close();
+    const again = new InboundJournal(await reopen());
+    expect((await again.inStates(MB, ['downloading', 'staged', 'placed'])).map((r) => [r.parcel_id, r.state])).toEqual([
+      [10, 'staged'],
+      [20, 'placed'],
+    ]);
+    expect((await again.inStates(MB, ['listed'])).map((r) => r.parcel_id)).toEqual([30]);
+    expect((await again.inStates(OTHER_MB, ['listed'])).map((r) => r.parcel_id)).toEqual([40]);
+  });
+
+  it('outbound: claiming → claimed → uploading ⇄ claimed → uploaded → archived; and the error path to requeued', async () => {
+    const { journal } = await backend.fresh();
+    const j = new OutboundJournal(journal);
+    const row = await j.markClaiming(MB, '/out', 'a.x12', '/out/a.x12', '/proc');
+    expect(row).toMatchObject({ state: 'claiming', mailbox_id: MB, file_name: 'a.x12' });
+    expect(row.processing_path).toContain(String(row.id));
+    await j.markClaimed(row.id, 5, 'cd'.repeat(32));
+    await j.markUploading(row.id, 111);
+    await j.markNotSent(row.id, 'connection refused');
+    await j.markUploading(row.id, 222);
+    expect(await j.get(row.id)).toMatchObject({ state: 'uploading', attempts: 2, attempt_started_at: 222 });
+    expect(await j.isAdopted(9001)).toBe(false);
+    await j.markUploaded(row.id, 9001, 'reconciled');
+    expect(await j.isAdopted(9001)).toBe(true);
+    await j.markArchived(row.id, '/sent/a.x12');
+    expect((await j.get(row.id))?.state).toBe('archived');
+
+    const second = await j.markClaiming(MB, '/out', 'b.x12', '/out/b.x12', '/proc');
+    expect(second.id).toBeGreaterThan(row.id);
+    await j.markClaimed(second.id, 5, 'cd'.repeat(32));
+    expect((await j.duplicateOf(second.id, 'cd'.repeat(32), 0))?.id).toBe(row.id);
+    await j.markErroring(second.id, { reason: 'duplicate', errorCode: 'DUP', httpStatus: null });
+    await j.markInError(second.id, '/err/b.x12');
+    expect((await j.inErrorAt('/err/b.x12')).map((r) => r.id)).toEqual([second.id]);
+    await j.markRequeued(second.id);
+    await expect(j.markArchived(second.id, null)).rejects.toMatchObject({ code: 'JOURNAL_ILLEGAL_TRANSITION' });
+    expect((await j.inStates(MB, '/out', ['requeued', 'archived'])).map((r) => r.state)).toEqual(['archived', 'requeued']);
+    expect((await j.summary()).counts).toEqual({ archived: 1, requeued: 1 });
+  });
+
+  it('group commit: a burst of concurrent commits all resolve, durable across a reopen', async () => {
+    const { journal, reopen } = await backend.fresh();
+    const j = new InboundJournal(journal, { mayLinger: () => true });
+    const ids = Array.from({ length: 300 }, (_, k) => k + 1);
+    expect(await Promise.all(ids.map((id) => j.recordListed(MB, { parcelId: id })))).toEqual(ids.map(() => true));
+    await Promise.all(ids.map((id) => j.markStaged(MB, id, staged(id))));
+    await journal.close();
+    const again = await reopen();
+    expect(await again.get('SELECT count(*) AS n FROM inbound_parcels WHERE state = ?', 'staged')).toEqual({ n: 300 });
+  });
+
+  it('housekeeping: retention prunes finished rows and old events; meta is kept; the schema version is the latest', async () => {
+    let t = 1_000_000;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-contract-'));
+    dirs.push(dir);
+    const { journal } = await backend.fresh();
+    const clocked = journal as unknown as { now: () => number };
+    Object.defineProperty(clocked, 'now', { value: () => t });
+    const j = new InboundJournal(journal);
+    await j.recordListed(MB, { parcelId: 1 });
+    await j.markStaged(MB, 1, staged(1));
+    await j.markPlaced(MB, 1);
+    await j.markConfirmed(MB, 1, 'confirmed');
+    await j.recordListed(MB, { parcelId: 2 });
+    t += 10_000;
+    expect(await j.pruneConfirmed(5_000)).toBe(1);
+    expect(await journal.pruneEvents(5_000)).toBe(5);
+    expect((await j.inStates(MB, ['listed'])).map((r) => r.parcel_id)).toEqual([2]);
+    await journal.setMeta('lastCycle', '1');
+    await journal.setMeta('lastCycle', '2');
+    expect(await journal.getMeta('lastCycle')).toBe('2');
+    expect(await journal.getMeta('missing')).toBeUndefined();
+    expect(await journal.schemaVersion()).toBe(1);
+  });
+
+  it('close() writes the commits still waiting, and is safe to call twice', async () => {
+    const { journal, reopen } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    const listed = j.recordListed(MB, { parcelId: 5 });
+    await journal.close();
+    await journal.close();
+    expect(await listed).toBe(true);
+    expect((await new InboundJournal(await reopen()).get(MB, 5))?.state).toBe('listed');
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Leases and fencing tokens on a real PostgreSQL server: two journals (two instances) share one
+ * database. What must hold: a takeover bumps the token; a write under the stale token changes
+ * nothing and fails with JOURNAL_LEASE_LOST; a holder frozen inside a transaction cannot block a
+ * takeover for longer than the server's idle-in-transaction timeout; a killed connection is
+ * replaced (or the write fails typed); the password never reaches an error.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  InboundJournal,
+  JournalLeaseLostError,
+  JournalUnavailableError,
+  PG_TIMEOUTS,
+  PgJournal,
+  type JournalStore,
+} from '../../../src/journal/index.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
+
+const MB = 1001;
+const hasPostgres = prerequisite(
+  'PostgreSQL (initdb, pg_ctl)',
+  postgresBinDir() !== undefined,
+  'leases and fencing tokens of a shared journal is not tested',
+);
+let server: PostgresServer;
+let databases = 0;
+const opened: JournalStore[] = [];
+
+beforeAll(async () => {
+  if (hasPostgres) server = await startPostgres();
+});
+afterEach(async () => {
+  for (const j of opened.splice(0)) await j.close().catch(() => undefined);
+});
+afterAll(async () => server?.stop());
+
+async function twoInstances(): Promise<{ url: string; a: PgJournal; b: PgJournal }> {
+  const url = await server.createDatabase(`lease_${++databases}`);
+  const a = await PgJournal.open(url, 'test', { owner: 'host-a' });
+  const b = await PgJournal.open(url, 'test', { owner: 'host-b' });
+  opened.push(a, b);
+  return { url, a, b };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Acquire until it succeeds (the lease must expire first), within `withinMs`. */
+async function takeOver(j: JournalStore, withinMs: number) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const lease = await j.leases.acquire(MB, 60_000).catch((err: unknown) => {
+      expect(err).toBeInstanceOf(JournalUnavailableError); // a lock timeout, typed
+      return undefined;
+    });
+    if (lease) return lease;
+    if (Date.now() > deadline) throw new Error(`no takeover within ${withinMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe.skipIf(!hasPostgres)('journal leases (PostgreSQL)', () => {
+  it('a takeover bumps the token; the old holder cannot renew, and its write changes nothing and fails typed', async () => {
+    const { a, b } = await twoInstances();
+    const lostA: number[] = [];
+    a.leases.onLost((m) => lostA.push(m));
+    const la = await a.leases.acquire(MB, 300);
+    expect(la).toMatchObject({ mailboxId: MB, owner: 'host-a' });
+    expect(await b.leases.acquire(MB, 60_000)).toBeUndefined(); // held and live
+    const inA = new InboundJournal(a);
+    await inA.recordListed(MB, { parcelId: 1 });
+    const lb = await takeOver(b, 10_000);
+    expect(lb.token).toBeGreaterThan(la?.token ?? Infinity);
+    expect(await a.leases.renew(la as NonNullable<typeof la>, 10_000)).toBeUndefined();
+
+    const refused = await inA
+      .markStaged(MB, 1, { stagingPath: '/s', bytes: 1, sha256: 'x', finalPath: '/i', fileName: null })
+      .catch((e) => e);
+    expect(refused).toBeInstanceOf(JournalLeaseLostError);
+    expect((refused as JournalLeaseLostError).code).toBe('JOURNAL_LEASE_LOST');
+    expect(lostA).toEqual([MB]);
+    const row = await new InboundJournal(b).get(MB, 1);
+    expect(row?.state).toBe('listed');
+    expect(await b.all("SELECT to_state FROM events WHERE item = '1'")).toEqual([{ to_state: 'listed' }]);
+    // The new holder writes.
+    await new InboundJournal(b).markStaged(MB, 1, { stagingPath: '/s', bytes: 1, sha256: 'x', finalPath: '/i', fileName: null });
+    // …and the tokens seen only grow.
+    const rows = await b.leases.list();
+    expect(rows).toEqual([expect.objectContaining({ mailboxId: MB, owner: 'host-b', token: lb.token, live: true })]);
+  });
+
+  it('a write without any lease is refused; a renewal by the holder keeps its token', async () => {
+    const { a } = await twoInstances();
+    await expect(new InboundJournal(a).recordListed(MB, { parcelId: 2 })).rejects.toMatchObject({ code: 'JOURNAL_LEASE_LOST' });
+    const la = await a.leases.acquire(MB, 5_000);
+    const renewed = await a.leases.renew(la as NonNullable<typeof la>, 5_000);
+    expect(renewed?.token).toBe(la?.token);
+    expect(await a.leases.acquire(MB, 5_000)).toMatchObject({ token: la?.token });
+    expect(await new InboundJournal(a).recordListed(MB, { parcelId: 2 })).toBe(true);
+  });
+
+  it('a release hands the lease over at once, with a new token; a restarted instance of the same name never inherits its token', async () => {
+    const { url, a, b } = await twoInstances();
+    const la = await a.leases.acquire(MB, 60_000);
+    await a.leases.release(la as NonNullable<typeof la>);
+    const lb = await b.leases.acquire(MB, 60_000);
+    expect(lb?.token).toBe((la?.token ?? 0) + 1);
+    await b.close(); // a planned stop hands its leases back
+    const b2 = await PgJournal.open(url, 'test', { owner: 'host-b' });
+    opened.push(b2);
+    const again = await b2.leases.acquire(MB, 60_000);
+    expect(again?.token).toBe((lb?.token ?? 0) + 1);
+  });
+
+  it('a holder frozen inside its transaction does not block a takeover beyond the idle-in-transaction timeout, and its write never lands', async () => {
+    const { a, b } = await twoInstances();
+    await a.leases.acquire(MB, 200);
+    let unfreeze: () => void = () => undefined;
+    const frozen = new Promise<void>((r) => (unfreeze = r));
+    // A's write takes the fence (the lease row FOR SHARE), then its process "stops" mid-transaction.
+    const write = a.commit(async (tx) => {
+      await tx.write(MB, 'INSERT INTO meta (key, value) VALUES (?, ?)', 'frozen', 'a');
+      await frozen;
+      await tx.write(MB, 'INSERT INTO meta (key, value) VALUES (?, ?)', 'after', 'a');
+    });
+    await sleep(300); // A's lease has expired; its transaction still holds the row
+    const started = Date.now();
+    await takeOver(b, PG_TIMEOUTS.idleInTxMs + PG_TIMEOUTS.lockMs + 5_000);
+    const waited = Date.now() - started;
+    expect(waited).toBeLessThan(PG_TIMEOUTS.idleInTxMs + PG_TIMEOUTS.lockMs + 5_000);
+    unfreeze();
+    const outcome = await write.catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(JournalUnavailableError);
+    expect(await b.getMeta('frozen')).toBeUndefined();
+    expect(await b.getMeta('after')).toBeUndefined();
+  });
+
+  it('pg_terminate_backend of the journal’s connections: the next writes reconnect (a failure is typed), nothing is half-written', async () => {
+    const { a } = await twoInstances();
+    await a.leases.acquire(MB, 60_000);
+    const j = new InboundJournal(a);
+    await j.recordListed(MB, { parcelId: 1 });
+    const killed = await server.admin<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'gridsync' AND pid <> pg_backend_pid()",
+    );
+    await server.admin(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gridsync' AND pid <> pg_backend_pid()",
+    );
+    expect(killed.length).toBeGreaterThan(0);
+    let listed: boolean | undefined;
+    for (let i = 0; i < 5 && listed === undefined; i++) {
+      listed = await j.recordListed(MB, { parcelId: 2 }).catch((err: unknown) => {
+        expect(err).toBeInstanceOf(JournalUnavailableError);
+        return undefined;
+      });
+    }
+    expect(listed).toBe(true);
+    expect((await j.inStates(MB, ['listed'])).map((r) => r.parcel_id)).toEqual([1, 2]);
+  });
+
+  it('connections start with keepalive-safe server limits (statement, lock and idle-in-transaction timeouts)', async () => {
+    const { a } = await twoInstances();
+    const show = async (name: string) => Object.values((await a.get<Record<string, string>>(`SHOW ${name}`)) ?? {})[0];
+    expect(await show('statement_timeout')).toBe(`${PG_TIMEOUTS.statementMs / 1000}s`);
+    expect(await show('lock_timeout')).toBe(`${PG_TIMEOUTS.lockMs / 1000}s`);
+    expect(await show('idle_in_transaction_session_timeout')).toBe(`${PG_TIMEOUTS.idleInTxMs / 1000}s`);
+  });
+
+  it('the password in the URL never reaches an error text or the shown location', async () => {
+    const secret = 'Sup3r-s3cret-pw';
+    // A refused connection, and a database that does not exist (the server names it in its answer).
+    for (const url of [
+      `postgres://gridsync:${secret}@127.0.0.1:1/db`,
+      `${server.url.replace('postgres@', `postgres:${secret}@`)}_${secret}`,
+    ]) {
+      const err = await PgJournal.open(url, 'shown', { owner: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JournalUnavailableError);
+      expect(String((err as Error).message)).not.toContain(secret);
+      expect(JSON.stringify(err)).not.toContain(secret);
+    }
+  });
+});

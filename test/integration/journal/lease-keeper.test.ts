@@ -1,0 +1,114 @@
+/**
+ * The lease keeper against a real PostgreSQL: two instances, the same mailboxes. The holder keeps
+ * them while it renews; a planned stop hands them over at once; a holder that stopped renewing
+ * (a frozen process) learns on waking that it lost them, and may act on none; a holder whose
+ * renewals come too late stops acting at its self-fencing deadline even before anyone takes over.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseKeeper, type LeaseLossReason } from '../../../src/daemon/lease-keeper.js';
+import { PgJournal } from '../../../src/journal/index.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { prerequisite } from '../../helpers/require-tool.js';
+import { eventually } from '../../helpers/daemon-child.js';
+
+const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'the lease keeper is not tested');
+let server: PostgresServer;
+beforeAll(async () => {
+  if (hasPostgres) server = await startPostgres();
+});
+afterAll(async () => server?.stop());
+
+const MAILBOXES = [1001, 1002];
+
+describe.skipIf(!hasPostgres)('lease keeper (PostgreSQL)', () => {
+  it('holds, hands over on stop, and a woken stale holder learns its loss and acts on nothing', async () => {
+    const url = await server.createDatabase('keeper_a');
+    const a = await PgJournal.open(url, 'test', { owner: 'host-a' });
+    const b = await PgJournal.open(url, 'test', { owner: 'host-b' });
+    const lost: [string, number, LeaseLossReason][] = [];
+    const keeper = (j: PgJournal, name: string) =>
+      new LeaseKeeper({
+        leases: j.leases,
+        mailboxIds: MAILBOXES,
+        ttlMs: 800,
+        renewMs: 150,
+        marginMs: 100,
+        onLost: (m, why) => lost.push([name, m, why]),
+      });
+    const ka = keeper(a, 'a');
+    const kb = keeper(b, 'b');
+    try {
+      await ka.start();
+      expect(MAILBOXES.every((m) => ka.mayAct(m))).toBe(true);
+      await kb.start();
+      await new Promise((r) => setTimeout(r, 1_200)); // longer than a lease: a's renewals keep it
+      expect(MAILBOXES.some((m) => kb.mayAct(m))).toBe(false);
+      const tokens = ka.heldLeases().map((l) => l.token);
+
+      await ka.stop(); // planned: handed back at once
+      await eventually(() => MAILBOXES.every((m) => kb.mayAct(m)), 5_000, 'b takes over after a release');
+      expect(
+        kb
+          .heldLeases()
+          .map((l) => l.token)
+          .sort(),
+      ).toEqual(tokens.map((t) => t + 1).sort());
+
+      // b freezes (no renewals); a new a takes over after the expiry; b wakes.
+      const frozen = kb as unknown as { timer: NodeJS.Timeout };
+      clearInterval(frozen.timer);
+      const ka2 = keeper(a, 'a2');
+      await ka2.start();
+      await eventually(async () => (await ka2.tick(), MAILBOXES.every((m) => ka2.mayAct(m))), 5_000, 'a takes over from a frozen b');
+      expect(MAILBOXES.some((m) => kb.mayAct(m))).toBe(false); // its deadline passed while frozen
+      await kb.tick();
+      expect(
+        lost
+          .filter(([who]) => who === 'b')
+          .map(([, m]) => m)
+          .sort(),
+      ).toEqual(MAILBOXES);
+      await ka2.stop();
+    } finally {
+      await kb.stop();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('self-fencing: renewals answered too late stop the holder at its deadline (monotonic clock), before any takeover', async () => {
+    const url = await server.createDatabase('keeper_b');
+    const a = await PgJournal.open(url, 'test', { owner: 'host-a' });
+    let t = 0;
+    const lost: LeaseLossReason[] = [];
+    const k = new LeaseKeeper({
+      leases: a.leases,
+      mailboxIds: [1001],
+      ttlMs: 10_000,
+      renewMs: 3_000,
+      marginMs: 1_000,
+      now: () => t,
+      onLost: (_m, why) => lost.push(why),
+    });
+    try {
+      await k.start();
+      expect(k.mayAct(1001)).toBe(true);
+      t = 8_999;
+      expect(k.mayAct(1001)).toBe(true);
+      t = 9_000; // sent at 0 + lease 10 s − margin 1 s
+      expect(k.mayAct(1001)).toBe(false);
+      const slow = a.leases.renew.bind(a.leases);
+      a.leases.renew = async (lease, ttl) => {
+        const r = await slow(lease, ttl);
+        t += 20_000; // the answer arrives after the whole lease
+        return r;
+      };
+      await k.tick();
+      expect(lost).toEqual(['renewal-late']);
+      expect(k.mayAct(1001)).toBe(false);
+    } finally {
+      await k.stop();
+      await a.close();
+    }
+  });
+});
