@@ -25,6 +25,7 @@ import {
 } from './tolerant.js';
 import {
   isDownloadTarget,
+  openAttemptFor,
   type CallOptions,
   type DownloadOptions,
   type DownloadTarget,
@@ -225,13 +226,7 @@ export class GridClient implements MailboxTransport {
     return this.core.run(retry, { transfer: () => written }, async (headers, { signal }) => {
       const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, headers ?? {}, body, signal);
       if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
-      let writable: Writable;
-      try {
-        writable = resettable ? await target.openAttempt() : target;
-      } catch (err) {
-        res.body.destroy();
-        throw err;
-      }
+      const writable = await openAttemptFor(target, res.body);
       written = 0;
       try {
         return await receiveParcel(res, writable, {

@@ -42,6 +42,19 @@ export function isDownloadTarget(t: DownloadTarget | Writable): t is DownloadTar
   return typeof (t as Partial<DownloadTarget>).openAttempt === 'function';
 }
 
+/**
+ * The destination of one download attempt whose answer `body` has arrived: a fresh one from a
+ * DownloadTarget, else the Writable itself. If none can be opened the answer is dropped unread.
+ */
+export async function openAttemptFor(target: DownloadTarget | Writable, body: { destroy(): void }): Promise<Writable> {
+  try {
+    return isDownloadTarget(target) ? await target.openAttempt() : target;
+  } catch (err) {
+    body.destroy();
+    throw err;
+  }
+}
+
 /** Who the credential is: the session's context. Only `mailboxId` is acted on. */
 export interface SessionContext {
   readonly mailboxId?: number;

@@ -23,6 +23,7 @@ import type { GridAuth } from '../session.js';
 import { CONFIRMED_STATUS } from '../tolerant.js';
 import {
   isDownloadTarget,
+  openAttemptFor,
   type CallOptions,
   type DownloadOptions,
   type DownloadResultInfo,
@@ -226,13 +227,7 @@ export class SoapClient implements MailboxTransport {
       const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), signal);
       if (res.statusCode !== 200) return readAnswer(def, res, this.core.limits, this.core.now()) as never;
       written = 0;
-      let writable: Writable;
-      try {
-        writable = resettable ? await target.openAttempt() : target;
-      } catch (err) {
-        res.body.destroy();
-        throw err;
-      }
+      const writable = await openAttemptFor(target, res.body);
       try {
         return await receiveParcel(def, res, writable, {
           parcelId,
