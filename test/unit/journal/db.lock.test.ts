@@ -14,7 +14,9 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 const holdLock = (file: string) =>
   runModuleChild(`
     const { Journal } = await import(${JSON.stringify(distUrl('journal/db.js'))});
-    Journal.open(${JSON.stringify(file)});
+    // Held in a global: an unreferenced Journal is garbage-collected, and better-sqlite3 closes
+    // its lock database with it, which would free the lock while the holder still runs.
+    globalThis.holder = Journal.open(${JSON.stringify(file)});
     console.log('locked');
     setInterval(() => {}, 1000);
   `);
