@@ -19,6 +19,7 @@ export type {
 } from './transport.js';
 export * from './errors.js';
 export { mayHaveReachedService } from './retry.js';
+export { CONFIRMED_STATUS } from './tolerant.js';
 export { ALL_ENDPOINTS, catalog, endpointByName, matchEndpoint } from './catalog/index.js';
 export type { EndpointDef } from './catalog/index.js';
 export * as wire from './wire.js';

@@ -3,7 +3,7 @@
  * recorded is never placed again on the strength of a confirm that did not take: only a parcel
  * seen to leave `InBoxReady` after its confirm and then seen ready again is a redelivery.
  */
-import { GridApiError, GridResponseError, type MailboxTransport, type PendingInbox } from '../api/index.js';
+import { CONFIRMED_STATUS, GridApiError, GridResponseError, type MailboxTransport, type PendingInbox } from '../api/index.js';
 import { errorFields } from '../errors/index.js';
 import { crashPoint, type InboundJournal, type InboundRow } from '../journal/index.js';
 import type { Logger } from '../log.js';
@@ -42,17 +42,21 @@ export class Confirmations {
     if (this.confirmedNow.size > 0) await this.verifyConfirms(signal);
   }
 
-  /** placed → confirmed; an error answer is checked with GET: already transferred counts as done. */
+  /**
+   * placed → confirmed; an error answer is checked with GET: only a status that proves a confirm
+   * (`InBoxArchived`) counts as done. `InBoxTransferred` is what a download leaves on the service:
+   * read as "confirmed", the parcel would never be confirmed and would expire there.
+   */
   async confirm(row: InboundRow, signal?: AbortSignal): Promise<{ committed: Promise<void> }> {
-    let how: 'confirmed' | 'already-transferred' = 'confirmed';
+    let how: 'confirmed' | 'already-confirmed' = 'confirmed';
     try {
       await this.ctx.client.confirmParcel(row.parcel_id, { signal });
     } catch (err) {
       // An error answer (or a legacy `false`): the parcel may be confirmed already; its status decides.
       if (!((err instanceof GridApiError && !err.retryable) || err instanceof GridResponseError)) throw err;
       const info = await this.ctx.client.parcel(row.parcel_id, { signal });
-      if (info.status !== 'InBoxTransferred' && info.status !== 'InBoxArchived') throw err;
-      how = 'already-transferred';
+      if (info.status !== CONFIRMED_STATUS) throw err;
+      how = 'already-confirmed';
     }
     crashPoint('in.confirm-answered');
     if (how === 'confirmed') {

@@ -158,7 +158,7 @@ export class InboundJournal {
     return this.transition(mailboxId, parcelId, 'placed', {}, null);
   }
 
-  markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-transferred'): Promise<void> {
+  markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-confirmed'): Promise<void> {
     return this.transition(mailboxId, parcelId, 'confirmed', { last_error: null }, { how });
   }
 

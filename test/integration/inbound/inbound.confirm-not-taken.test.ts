@@ -67,6 +67,30 @@ describe('a confirm that does not take', () => {
     });
   }
 
+  it('an error answer read back as InBoxTransferred (what a download leaves) is not a confirm: it is repeated until one takes', async () => {
+    const { svc, inbox, pipeline } = await setup();
+    const p = svc.addInbound('po.x12', 'ISA*00*po~');
+    let refusals = 2;
+    svc.variants.fault = (req, res) => {
+      // The service of the developer notes: a download moves the parcel to InBoxTransferred, a confirm to InBoxArchived.
+      if (req.path === '/v2/parcels/download') p.status = 'InBoxTransferred';
+      if (req.path !== '/v2/parcels/confirm') return false;
+      if (refusals-- > 0) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(wireJson({ success: false, data: null, errorCode: 'InvalidParameter', message: 'parcel is being processed' }));
+        return true;
+      }
+      p.status = 'InBoxArchived';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(wireJson({ success: true, data: true, errorCode: '', message: '' }));
+      return true;
+    };
+    for (let cycle = 0; cycle < 4; cycle++) await pipeline.runCycle();
+    expect(svc.requests.filter((r) => r.path === '/v2/parcels/confirm')).toHaveLength(3);
+    expect(p.status).toBe('InBoxArchived');
+    expect(listFiles(inbox)).toEqual(['po.x12']);
+  });
+
   it('a parcel reset after its confirm was seen to take is delivered again (redelivery)', async () => {
     const { svc, inbox, pipeline } = await setup();
     const p = svc.addInbound('po.x12', 'ISA*00*po~');

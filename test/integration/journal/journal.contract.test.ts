@@ -147,7 +147,7 @@ describe.each(backends)('journal contract: $name', (backend) => {
     await j.recordListed(MB, { parcelId: 4 });
     await j.markStaged(MB, 4, staged(4));
     await j.markPlaced(MB, 4);
-    await j.markConfirmed(MB, 4, 'already-transferred');
+    await j.markConfirmed(MB, 4, 'already-confirmed');
     expect(await j.markRedelivery(MB, 4)).toBe(2);
     expect(await j.get(MB, 4)).toMatchObject({ state: 'listed', delivery: 2, final_path: null, attempts: 0 });
     await j.noteError(MB, 4, 'disk full');
