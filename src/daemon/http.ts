@@ -51,9 +51,10 @@ export async function startHealthServer(host: string, port: number, sources: Hea
       return send(r.ready ? 200 : 503, scrubHeld(JSON.stringify(r)));
     }
     if (url === '/metrics') {
+      // Unauthenticated too: a label value may one day carry text from the service (a name, a reason).
       sources.metrics().then(
-        (m) => send(200, m.body, m.contentType),
-        (err: unknown) => send(500, JSON.stringify({ error: (err as Error).message })),
+        (m) => send(200, scrubHeld(m.body), m.contentType),
+        (err: unknown) => send(500, scrubHeld(JSON.stringify({ error: (err as Error).message }))),
       );
       return;
     }

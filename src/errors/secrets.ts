@@ -1,7 +1,7 @@
 /**
  * Secrets in text that came from outside. A service may quote the API key in an error message, a
  * SOAP fault may echo the session id: such text is stored and shown (error reports in errorDir,
- * logs, the journal, `gridsync status`, `/readyz`), so every value gridsync holds as a secret is
+ * logs, the journal, `gridsync status`, `/readyz`, `/metrics`), so every value gridsync holds as a secret is
  * masked in it first, in the forms an echo can take (as is, percent-encoded, base64).
  */
 
@@ -29,7 +29,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 /**
  * The secrets in effect in this process: the credentials of the loaded config, and the session
  * tokens the client obtains on the way. Every sink (error reports, the log, the journal, status,
- * /readyz) scrubs what it stores or shows against this one set, so none depends on the text having
+ * /readyz, /metrics) scrubs what it stores or shows against this one set, so none depends on the text having
  * been scrubbed before it arrived.
  */
 const held = new Set<string>();

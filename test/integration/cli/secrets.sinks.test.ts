@@ -2,7 +2,7 @@
 // SOAP fault quoting the session id (with an API key, the session id is the key). The built
 // daemon runs against it as a real process; afterwards the key must appear in none of the places
 // gridsync stores or shows text from outside: the .error.json in errorDir, the log, the journal's
-// bytes, `gridsync status` (table and JSON) and the unauthenticated /readyz.
+// bytes, `gridsync status` (table and JSON), the unauthenticated /readyz and the /metrics scrape.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -96,6 +96,7 @@ describe('secrets echoed by the service reach no sink', () => {
       20_000,
       '/readyz naming the last error',
     );
+    const metrics = await (await fetch(`${url}/metrics`)).text();
     child.kill('SIGTERM');
     const exit = await child.exited;
     const table = runCli(['status', '-c', w.configFile], {}, w.dir);
@@ -112,12 +113,14 @@ describe('secrets echoed by the service reach no sink', () => {
       status: table.stdout + table.stderr,
       statusJson: json.stdout + json.stderr,
       readyz,
+      metrics,
     };
     // The echo did reach gridsync (the test is not vacuous), masked.
     expect(sinks.errorReport).toContain('***');
     expect(sinks.log).toContain('***');
     expect(sinks.readyz).toContain('***');
     expect(sinks.statusJson).toContain('***');
+    expect(sinks.metrics).toContain('gridsync_deferred_total');
     for (const [sink, text] of Object.entries(sinks)) {
       expect({ sink, leaked: text.includes(service.key) }).toEqual({ sink, leaked: false });
       expect({ sink, leaked: text.includes(Buffer.from(service.key).toString('base64')) }).toEqual({ sink, leaked: false });

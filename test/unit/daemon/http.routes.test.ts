@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdSecrets } from '../../../src/errors/index.js';
 import { startHealthServer, type HealthServer } from '../../../src/daemon/http.js';
 import { DaemonMetrics } from '../../../src/daemon/metrics.js';
 
@@ -36,5 +37,29 @@ describe('health server (real HTTP on 127.0.0.1)', () => {
     await server.close();
     await server.close(); // safe twice
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('/metrics masks every secret in effect, wherever in the scrape it appears (a label value, an error)', async () => {
+    const secret = 'sk-metrics-echo-5Tq9zW';
+    holdSecrets([secret]);
+    const metrics = new DaemonMetrics();
+    let broken = false;
+    server = await startHealthServer('127.0.0.1', 0, {
+      ready: () => ({ ready: true, lastSuccessAt: null, lastError: null }),
+      metrics: async () => {
+        if (broken) throw new Error(`collector failed for ${secret}`);
+        return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
+      },
+    });
+    metrics.transfers.inc({ direction: 'in', mailbox: `echo ${secret}` }, 2);
+    metrics.freeBytes.set({ mailbox: Buffer.from(secret).toString('base64'), folder: 'inbox' }, 1);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toContain('gridsync_transfers_total{direction="in",mailbox="echo ***"} 2');
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(Buffer.from(secret).toString('base64'));
+    broken = true;
+    const failed = await fetch(`${server.url}/metrics`);
+    expect(failed.status).toBe(500);
+    expect(await failed.text()).toContain('collector failed for ***');
   });
 });
