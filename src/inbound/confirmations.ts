@@ -19,22 +19,21 @@ export interface ConfirmContext {
 
 export class Confirmations {
   /**
-   * Parcels confirmed by this process whose leaving `InBoxReady` nobody has seen yet (a listing
-   * without them, a lookup showing another status). Listed ready again, such a parcel is one
-   * whose confirm never took — an answer about another parcel, an "ok" that changed nothing —
-   * and is confirmed again, never placed again. Only a parcel seen to leave and come back is a
-   * redelivery. Rows confirmed by an earlier process count as seen (`gridsync redeliver` between two runs).
+   * Parcels confirmed in the cycle under way (verifyConfirms). Which confirms nobody has seen take
+   * yet — the parcel not seen to leave `InBoxReady` since (a listing without it, a lookup showing
+   * another status) — the journal keeps, so that a restart does not forget it: listed ready
+   * again, such a parcel is one whose confirm never took (an answer about another parcel, an
+   * "ok" that changed nothing) and is confirmed again, never placed again. Only a parcel seen to
+   * leave and come back is a redelivery (or one an operator had reset: `gridsync redeliver`).
    */
-  private readonly unverified = new Set<number>();
-  /** Parcels confirmed in the cycle under way (verifyConfirms). */
   private readonly confirmedNow = new Set<number>();
 
   constructor(private readonly ctx: ConfirmContext) {}
 
   /** A cycle's pending list: what it no longer shows was seen to leave; a new cycle's confirmations start. */
-  noteListing(pending: PendingInbox): void {
-    this.seeLeft(pending, this.unverified);
+  async noteListing(pending: PendingInbox): Promise<void> {
     this.confirmedNow.clear();
+    await this.seeLeft(pending, await this.ctx.journal.unverifiedConfirms(this.ctx.mailboxId));
   }
 
   /** After the cycle's parcels: one more listing when some were confirmed. */
@@ -59,10 +58,7 @@ export class Confirmations {
       how = 'already-confirmed';
     }
     crashPoint('in.confirm-answered');
-    if (how === 'confirmed') {
-      this.unverified.add(row.parcel_id);
-      this.confirmedNow.add(row.parcel_id);
-    }
+    if (how === 'confirmed') this.confirmedNow.add(row.parcel_id);
     return { committed: this.ctx.journal.markConfirmed(this.ctx.mailboxId, row.parcel_id, how).then(() => crashPoint('in.confirmed')) };
   }
 
@@ -73,10 +69,10 @@ export class Confirmations {
   async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
     const info = await this.ctx.client.parcel(row.parcel_id, { signal });
     if (info.status !== 'InBoxReady') {
-      this.unverified.delete(row.parcel_id);
+      if (row.confirm_unverified) await this.ctx.journal.markConfirmsSeen(this.ctx.mailboxId, [row.parcel_id]);
       return false;
     }
-    if (this.unverified.has(row.parcel_id)) {
+    if (row.confirm_unverified) {
       await this.confirmAgain(row, signal);
       return false;
     }
@@ -109,11 +105,14 @@ export class Confirmations {
   }
 
   /** Parcels of `ids` that a complete listing no longer shows left `InBoxReady`: their confirm took. */
-  private seeLeft(pending: { parcels: readonly { parcelId: number }[]; omitted: number }, ids: ReadonlySet<number>): void {
+  private async seeLeft(pending: PendingInbox, ids: Iterable<number>): Promise<void> {
     // A cut list proves nothing by what it leaves out.
     if (pending.omitted > 0) return;
     const listed = new Set(pending.parcels.map((p) => p.parcelId));
-    for (const id of ids) if (!listed.has(id)) this.unverified.delete(id);
+    await this.ctx.journal.markConfirmsSeen(
+      this.ctx.mailboxId,
+      [...ids].filter((id) => !listed.has(id)),
+    );
   }
 
   /**
@@ -123,7 +122,7 @@ export class Confirmations {
    */
   private async verifyConfirms(signal?: AbortSignal): Promise<void> {
     try {
-      this.seeLeft(await this.ctx.client.pendingInbox(this.ctx.mailboxId, { signal }), this.confirmedNow);
+      await this.seeLeft(await this.ctx.client.pendingInbox(this.ctx.mailboxId, { signal }), this.confirmedNow);
     } catch (err) {
       this.ctx.logger.debug({ ...errorFields(err) }, 'could not list the inbox again to see the confirms take; the next cycle does');
     }

@@ -155,7 +155,7 @@ export class InboundPipeline {
       );
     }
     this.tally(result, 'unreadable', pending.unreadable.length);
-    this.confirmations.noteListing(pending);
+    await this.confirmations.noteListing(pending);
     const listings: Promise<boolean>[] = [];
     // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
     const waiting: (string | undefined)[] = [];

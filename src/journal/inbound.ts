@@ -61,6 +61,8 @@ export interface InboundRow {
   last_error: string | null;
   first_seen_at: number;
   updated_at: number;
+  /** 1 while a confirm of ours has not been seen to take (the parcel not yet seen to leave `InBoxReady`). */
+  confirm_unverified: number;
 }
 
 export interface ListedParcel {
@@ -81,6 +83,7 @@ export interface InboundJournalOptions {
 }
 
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
+const CONFIRM_SEEN = 'UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ?';
 
 export class InboundJournal {
   constructor(
@@ -158,8 +161,46 @@ export class InboundJournal {
     return this.transition(mailboxId, parcelId, 'placed', {}, null);
   }
 
+  /** `confirmed`: the service answered our confirm, which is yet to be seen to take; `already-confirmed`: a read-back showed it. */
   markConfirmed(mailboxId: number, parcelId: number, how: 'confirmed' | 'already-confirmed'): Promise<void> {
-    return this.transition(mailboxId, parcelId, 'confirmed', { last_error: null }, { how });
+    return this.transition(
+      mailboxId,
+      parcelId,
+      'confirmed',
+      { last_error: null, confirm_unverified: how === 'confirmed' ? 1 : 0 },
+      { how },
+    );
+  }
+
+  /** Confirmed parcels of the mailbox whose confirm has not been seen to take yet. */
+  async unverifiedConfirms(mailboxId: number): Promise<number[]> {
+    const rows = await this.journal.all<{ parcel_id: number }>(
+      'SELECT parcel_id FROM inbound_parcels WHERE mailbox_id = ? AND confirm_unverified = 1',
+      mailboxId,
+    );
+    return rows.map((r) => r.parcel_id);
+  }
+
+  /** These parcels were seen to leave `InBoxReady` after our confirm: listed ready again, they are a redelivery. */
+  markConfirmsSeen(mailboxId: number, parcelIds: readonly number[]): Promise<void> {
+    if (parcelIds.length === 0) return Promise.resolve();
+    return this.journal.commit(async (tx) => {
+      for (const id of parcelIds) await tx.write(mailboxId, CONFIRM_SEEN, mailboxId, id);
+    });
+  }
+
+  /**
+   * An operator had the service reset this parcel (`gridsync redeliver`): listed ready again, it is
+   * a redelivery, whether or not its confirm was seen to take. In every mailbox that has it.
+   */
+  markResetRequested(parcelId: number): Promise<void> {
+    return this.journal.commit(async (tx) => {
+      const rows = await tx.all<{ mailbox_id: number }>(
+        'SELECT mailbox_id FROM inbound_parcels WHERE parcel_id = ? AND confirm_unverified = 1',
+        parcelId,
+      );
+      for (const r of rows) await tx.write(r.mailbox_id, CONFIRM_SEEN, r.mailbox_id, parcelId);
+    });
   }
 
   markFailed(mailboxId: number, parcelId: number, reason: string): Promise<void> {
@@ -223,7 +264,7 @@ export class InboundJournal {
         tx,
         row,
         'listed',
-        { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null },
+        { delivery, attempts: 0, last_error: null, final_path: null, staging_path: null, bytes: null, sha256: null, confirm_unverified: 0 },
         { redelivery: delivery },
       );
       return delivery;

@@ -4,7 +4,7 @@
  * for the same logical schema. Add a new entry for every change once a version has shipped — never
  * edit a shipped one.
  */
-import { INBOUND_SCHEMA } from './schema-inbound.js';
+import { INBOUND_CONFIRM_UNVERIFIED, INBOUND_SCHEMA } from './schema-inbound.js';
 import { OUTBOUND_SCHEMA } from './schema-outbound.js';
 
 export interface Migration {
@@ -37,5 +37,10 @@ export const MIGRATIONS: readonly Migration[] = [
         value TEXT NOT NULL
       ) WITHOUT ROWID;
     `,
+  },
+  {
+    version: 2,
+    description: 'inbound: confirms not yet seen to take survive a restart',
+    sql: INBOUND_CONFIRM_UNVERIFIED,
   },
 ];

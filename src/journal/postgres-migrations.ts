@@ -5,6 +5,7 @@
  * of `schema_migrations`. Add an entry for every change once a version has shipped.
  */
 import type { Migration } from './migrations.js';
+import { INBOUND_CONFIRM_UNVERIFIED } from './schema-inbound.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -78,5 +79,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
         expires_at timestamptz NOT NULL
       );
     `,
+  },
+  {
+    version: 2,
+    description: 'inbound: confirms not yet seen to take survive a restart',
+    sql: INBOUND_CONFIRM_UNVERIFIED,
   },
 ];

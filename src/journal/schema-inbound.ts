@@ -25,3 +25,14 @@ CREATE TABLE inbound_parcels (
 ) WITHOUT ROWID;
 CREATE INDEX inbound_by_state ON inbound_parcels (state, updated_at);
 `;
+
+/**
+ * Migration 2, the same SQL on both backends: whether a confirm of ours has yet to be seen to take.
+ * Set when the service answered a confirm, cleared once the parcel is seen to leave `InBoxReady`.
+ * A restart must not forget it: listed ready again, such a parcel is confirmed again, never placed
+ * again (src/inbound/confirmations.ts). Rows from before it count as seen (0).
+ */
+export const INBOUND_CONFIRM_UNVERIFIED = `
+ALTER TABLE inbound_parcels ADD COLUMN confirm_unverified INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX inbound_unverified_confirms ON inbound_parcels (mailbox_id, parcel_id) WHERE confirm_unverified = 1;
+`;

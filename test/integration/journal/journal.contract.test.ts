@@ -155,6 +155,31 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect((await j.summary()).counts).toEqual({ failed: 1, listed: 1 });
   });
 
+  it('inbound: a confirm not yet seen to take is remembered across a reopen, until seen, redelivered or reset by an operator', async () => {
+    const { journal, reopen } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    for (const id of [5, 6, 7, 8]) {
+      await j.recordListed(MB, { parcelId: id });
+      await j.markStaged(MB, id, staged(id));
+      await j.markPlaced(MB, id);
+    }
+    await j.markConfirmed(MB, 5, 'confirmed');
+    await j.markConfirmed(MB, 6, 'confirmed');
+    await j.markConfirmed(MB, 7, 'already-confirmed');
+    await j.markConfirmed(MB, 8, 'confirmed');
+    await j.recordListed(OTHER_MB, { parcelId: 5 });
+    await journal.close();
+    const again = new InboundJournal(await reopen());
+    expect((await again.unverifiedConfirms(MB)).sort()).toEqual([5, 6, 8]);
+    expect(await again.unverifiedConfirms(OTHER_MB)).toEqual([]);
+    expect((await again.get(MB, 5))?.confirm_unverified).toBe(1);
+    await again.markConfirmsSeen(MB, [5]);
+    expect(await again.markRedelivery(MB, 6)).toBe(2);
+    await again.markResetRequested(8);
+    expect(await again.unverifiedConfirms(MB)).toEqual([]);
+    expect((await again.get(MB, 6))?.confirm_unverified).toBe(0);
+  });
+
   it('recovery reads: rows left mid-way (a crash at any point) come back per mailbox, oldest first, and survive a reopen', async () => {
     let t = 1_000;
     const { journal, reopen } = await backend.fresh();
@@ -248,7 +273,7 @@ describe.each(backends)('journal contract: $name', (backend) => {
     await journal.setMeta('lastCycle', '2');
     expect(await journal.getMeta('lastCycle')).toBe('2');
     expect(await journal.getMeta('missing')).toBeUndefined();
-    expect(await journal.schemaVersion()).toBe(1);
+    expect(await journal.schemaVersion()).toBe(2);
   });
 
   it('close() writes the commits still waiting, and is safe to call twice', async () => {
