@@ -233,7 +233,7 @@ export class GridClient implements MailboxTransport {
           endpoint: endpoint.name,
           parcelId,
           expectedBytes: options.expectedBytes,
-          maxBytes: contentCap(this.core.limits.maxParcelBytes, options.expectedBytes),
+          bounds: { cap: contentCap(this.core.limits.maxParcelBytes, options.expectedBytes), roomBytes: options.roomBytes },
           signal,
           now: this.core.now(),
           shapes: this.shapes,

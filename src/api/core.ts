@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULTS } from '../config/defaults.js';
 import { withAttemptLimits, type AttemptControl } from './attempt-limits.js';
 import { HttpChannel, type HttpTimeouts } from './http.js';
+import { ContentIntegrityError, DownloadRoomError } from './errors.js';
 import { RateGate } from './rate-gate.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
 import { RetryLoop, type Credentials, type RetryOptions } from './retry-loop.js';
@@ -135,4 +136,26 @@ export class ClientCore<C> {
  */
 export function contentCap(maxParcelBytes: number, ...declared: (number | undefined)[]): number {
   return Math.min(maxParcelBytes, ...declared.filter((n): n is number => n !== undefined && n >= 0));
+}
+
+/** What one download may write: `cap` (contentCap) and the destination's room (DownloadOptions.roomBytes). */
+export interface ContentBounds {
+  readonly cap: number;
+  readonly roomBytes?: number | undefined;
+}
+
+/**
+ * Checked before each decoded chunk is written, by REST and SOAP alike: content past the cap is
+ * the answer's fault (byte-mismatch), content past the room a local condition (DownloadRoomError).
+ */
+export function admitContent(endpoint: string, parcelId: number, written: number, chunk: number, bounds: ContentBounds): void {
+  const total = written + chunk;
+  if (total > bounds.cap)
+    throw new ContentIntegrityError(
+      endpoint,
+      parcelId,
+      'byte-mismatch',
+      `the content runs past ${bounds.cap} bytes; stopped before writing more`,
+    );
+  if (bounds.roomBytes !== undefined && total > bounds.roomBytes) throw new DownloadRoomError(endpoint, parcelId, bounds.roomBytes);
 }

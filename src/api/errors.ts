@@ -132,6 +132,25 @@ export class GridLimitError extends GridError {
 }
 
 /**
+ * A download's content outgrew the room its destination has (the caller's free space less its
+ * margin, `DownloadOptions.roomBytes`): stopped before the first byte past it. A local condition,
+ * not the parcel's fault — whatever size the service declared, this is what it actually sent.
+ */
+export class DownloadRoomError extends GridError {
+  readonly code = 'GRID_DOWNLOAD_NO_ROOM';
+  constructor(
+    endpoint: string,
+    readonly parcelId: number,
+    readonly roomBytes: number,
+  ) {
+    super(
+      `${endpoint}: parcel ${parcelId}: the content runs past the ${roomBytes} bytes its destination has room for; stopped before writing more`,
+      endpoint,
+    );
+  }
+}
+
+/**
  * The service answered a confirm, but not with a confirm of this parcel: a success answer naming
  * another parcel, a status that is not "confirmed", a SOAP `false` whose read-back does not show
  * the parcel archived. The parcel is not confirmed; the confirm is safe to repeat (transient).

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from './base64.js';
+import { admitContent, type ContentBounds } from './core.js';
 import { apiErrorFrom } from './envelope.js';
 import { ContentIntegrityError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
@@ -39,8 +40,8 @@ export interface ReceiveOptions {
   readonly parcelId: number;
   /** Byte count known from the list: verified too. */
   readonly expectedBytes?: number | undefined;
-  /** Content beyond this is never written: the attempt stops at the first byte past it. */
-  readonly maxBytes: number;
+  /** Content beyond these is never written: the attempt stops at the first byte past them. */
+  readonly bounds: ContentBounds;
   readonly signal?: AbortSignal | undefined;
   readonly now: number;
   readonly shapes: ShapeWarnings;
@@ -62,14 +63,7 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
     const slab = await slabs.take(maxDecodedLength(text.length));
     const buf = decoder.push(text, slab);
     if (buf.length === 0) return slabs.give(slab);
-    if (written + buf.length > options.maxBytes) {
-      throw new ContentIntegrityError(
-        endpoint,
-        parcelId,
-        'byte-mismatch',
-        `the content runs past the ${options.maxBytes} bytes declared; stopped before writing more`,
-      );
-    }
+    admitContent(endpoint, parcelId, written, buf.length, options.bounds);
     hash.update(buf);
     written += buf.length;
     options.onWritten(written);

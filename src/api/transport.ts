@@ -16,6 +16,12 @@ export interface CallOptions {
 export interface DownloadOptions extends CallOptions {
   /** Byte count known from the list: verified too. */
   readonly expectedBytes?: number | undefined;
+  /**
+   * The most content bytes the destination has room for (the caller's free space less its margin):
+   * counted on the bytes as they arrive, so a declared size cannot talk past it; the attempt stops
+   * before the first byte past it (DownloadRoomError).
+   */
+  readonly roomBytes?: number | undefined;
 }
 
 export interface UploadCallOptions extends CallOptions {

@@ -146,6 +146,12 @@ export const ERROR_TABLE = {
     'an answer went past a protective limit (`limitKey`): a body too large, a download longer than declared',
     'the item is retried next cycle; raise the limit only if the service legitimately sends that much',
   ),
+  GRID_DOWNLOAD_NO_ROOM: row(
+    EXIT.incomplete,
+    true,
+    "a download's content, as it arrives, would leave less free space than `inbox.minFreeBytes` (whatever size the service declared): stopped before writing more; the parcel is deferred (`INBOUND_DEFERRED`)",
+    'free space; the parcel is downloaded again next cycle',
+  ),
   GRID_CONFIRM_NOT_TAKEN: row(
     EXIT.incomplete,
     true,

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import { ContentIntegrityError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
+import { ContentIntegrityError, DownloadRoomError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
 import { CrossFilesystemError, ensureDirDurable, FileCalls, freeBytes, onLocalFilesystems, sameFilesystem } from '../files/index.js';
 import { crashPoint } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -42,8 +42,9 @@ export class InboundPipeline {
   /** Cheap file calls on this thread when staging and inbox are on local filesystems (files/calls). */
   private calls = FileCalls.POOL;
   /**
-   * Free bytes in staging as last measured, less the declared size of every download started
-   * since: one statfs per cycle instead of one per parcel (measured again when it runs short).
+   * Free bytes in staging as last measured, less what every download started since may write (its
+   * declared size, or all the room it was given when none was declared): one statfs per cycle
+   * instead of one per parcel (measured again when it runs short).
    */
   private spaceLeft: number | undefined;
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
@@ -367,11 +368,14 @@ export class InboundPipeline {
 
   private async download(row: InboundRow, signal?: AbortSignal): Promise<void> {
     const declared = row.declared_bytes ?? 0;
-    const need = declared + (this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes);
+    const margin = this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes;
+    const need = declared + margin;
     if (this.spaceLeft === undefined || this.spaceLeft < need) this.spaceLeft = await freeBytes(this.stagingDir);
+    // The declared size only refuses early; the room holds on the bytes that actually arrive.
     if (this.spaceLeft < need)
       throw new DeferError(`not enough free space in ${this.stagingDir}: ${this.spaceLeft} bytes free, ${need} needed`);
-    this.spaceLeft -= declared;
+    const roomBytes = this.spaceLeft - margin;
+    this.spaceLeft -= row.declared_bytes ?? roomBytes;
     // No journal write before the download: a crash during it leaves the row `listed` and the
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);
@@ -380,6 +384,7 @@ export class InboundPipeline {
     try {
       info = await this.options.client.downloadParcel(row.parcel_id, target, {
         ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
+        roomBytes,
         ...(signal ? { signal } : {}),
       });
       await target.finish();
@@ -387,6 +392,8 @@ export class InboundPipeline {
       await target.discardAttempt();
       if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? ''))
         throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
+      if (err instanceof DownloadRoomError)
+        throw new DeferError(`not enough free space in ${this.stagingDir}: ${err.message} (inbox.minFreeBytes ${margin})`, { cause: err });
       throw err;
     }
     crashPoint('in.downloaded');

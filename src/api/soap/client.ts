@@ -232,6 +232,7 @@ export class SoapClient implements MailboxTransport {
         return await receiveParcel(def, res, writable, {
           parcelId,
           expectedBytes: options.expectedBytes,
+          roomBytes: options.roomBytes,
           limits: this.core.limits,
           onWritten: (n) => (written = n),
         });

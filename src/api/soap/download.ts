@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import { Base64Decoder, InvalidBase64Error, maxDecodedLength } from '../base64.js';
-import { contentCap, type ClientLimits } from '../core.js';
-import { ContentIntegrityError, GridLimitError, GridResponseError, GridTransportError } from '../errors.js';
+import { admitContent, contentCap, type ClientLimits } from '../core.js';
+import { ContentIntegrityError, DownloadRoomError, GridLimitError, GridResponseError, GridTransportError } from '../errors.js';
 import { toTransportError, type RawResponse } from '../http.js';
 import type { DownloadResultInfo } from '../transport.js';
 import { answerBounds, checkPayload, decodeResult, readFailure } from './answer.js';
@@ -26,6 +26,8 @@ export interface ReceiveOptions {
   /** The size the list declared. */
   readonly expectedBytes?: number | undefined;
   readonly limits: ClientLimits;
+  /** The destination's room (DownloadOptions.roomBytes). */
+  readonly roomBytes?: number | undefined;
   /** Called with the running count of decoded bytes written. */
   readonly onWritten: (bytes: number) => void;
 }
@@ -57,13 +59,7 @@ export async function receiveParcel(
     for (let i = 0; i < clean.length; i += SLAB_CHARS) {
       const buf = decoder.push(clean.slice(i, i + SLAB_CHARS), slab);
       if (buf.length === 0) continue;
-      if (written + buf.length > cap)
-        throw new ContentIntegrityError(
-          def.name,
-          parcelId,
-          'byte-mismatch',
-          `the content runs past ${cap} bytes; stopped before writing more`,
-        );
+      admitContent(def.name, parcelId, written, buf.length, { cap, roomBytes: options.roomBytes });
       hash.update(buf);
       written += buf.length;
       options.onWritten(written);
@@ -108,7 +104,7 @@ function declaredBytes(parent: XmlNode): number | undefined {
 }
 
 function failure(def: OperationDef, parcelId: number, err: unknown, limits: ClientLimits): Error {
-  if (err instanceof ContentIntegrityError || err instanceof GridLimitError) return err;
+  if (err instanceof ContentIntegrityError || err instanceof DownloadRoomError || err instanceof GridLimitError) return err;
   if (err instanceof InvalidBase64Error)
     return new ContentIntegrityError(def.name, parcelId, 'invalid-base64', err.message, { cause: err });
   if (err instanceof SoapLimitError) return readFailure(def.name, 200, err, limits);

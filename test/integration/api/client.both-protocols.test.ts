@@ -310,6 +310,21 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
     expect(s.sent()).toBeLessThan(32 * MiB);
   });
 
+  it("a download that runs past its destination's room stops before the first byte past it, whatever size it declared", async () => {
+    const { head, tail } = wire.download(1_000_000_000);
+    const s = await start((_k, res, count) => {
+      res.writeHead(200, { 'content-type': typeOf(wire) });
+      pump(res, count, head, repeat('QUFB', 64 * MiB), tail);
+    });
+    const st = stage();
+    const err = await client(s.url)
+      .downloadParcel(7, st.target, { roomBytes: MiB })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'GRID_DOWNLOAD_NO_ROOM', roomBytes: MiB });
+    expect(st.written()).toBeLessThanOrEqual(MiB);
+    expect(s.sent()).toBeLessThan(32 * MiB);
+  });
+
   it('a list of 300,000 records keeps api.limits.maxListEntries of them and counts the rest', async () => {
     const total = 300_000;
     const s = await start((_kind, res, count) => {
