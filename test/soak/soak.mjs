@@ -109,6 +109,7 @@ class Child {
     this.gid = gid;
     this.proc = null;
     this.exits = [];
+    this.spawnErrors = [];
   }
 
   start() {
@@ -118,12 +119,18 @@ class Child {
     this.proc = spawn(process.execPath, [cliPath, ...this.args], opts);
     fs.closeSync(log);
     const proc = this.proc;
-    this.exited = new Promise((resolve) =>
+    this.exited = new Promise((resolve) => {
       proc.once('exit', (code, signal) => {
         this.exits.push({ code, signal });
         resolve({ code, signal });
-      }),
-    );
+      });
+      // A start that fails (EACCES, EAGAIN) emits 'error' and never 'exit': recorded, so that the
+      // report names it instead of an unhandled error and a run that only counts lost items.
+      proc.once('error', (err) => {
+        this.spawnErrors.push(err.code ?? err.message);
+        resolve({ code: null, signal: null, error: err.code });
+      });
+    });
     return proc;
   }
 
@@ -149,6 +156,28 @@ class Child {
     } catch {
       return 0;
     }
+  }
+}
+
+/**
+ * Why `user` cannot start the built CLI with this Node, or null when it can. Run as that user, so
+ * the answer is the kernel's. Every folder above the Node binary and the clone must be searchable
+ * by others: a `mktemp -d` (mode 0700) on the way makes each daemon start fail with EACCES.
+ */
+export function whyUserCannotStart(user, nodePath = process.execPath, cli = cliPath) {
+  const r = spawnSync(nodePath, [cli, '--version'], { cwd: '/', uid: user.uid, gid: user.gid, encoding: 'utf8', timeout: 30_000 });
+  if (!r.error && r.status === 0) return null;
+  const closed = [nodePath, cli].flatMap(closedFoldersAbove);
+  const why = r.error ? (r.error.code ?? r.error.message) : `exit ${r.status}: ${r.stderr.trim().split('\n')[0]}`;
+  return `uid ${user.uid} cannot start ${nodePath} ${cli} (${why})${closed.length ? `; not searchable by others: ${[...new Set(closed)].join(', ')}` : ''}`;
+}
+
+/** The folders above `file` that others may not enter (no o+x). */
+function closedFoldersAbove(file) {
+  const closed = [];
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) closed.push(dir);
+    if (dir === path.dirname(dir)) return closed;
   }
 }
 
@@ -265,6 +294,9 @@ export async function runSoak(opts) {
   const drainTimeoutMs = opts.drainTimeoutMs ?? 90_000;
   const maxParcelBytes = opts.maxParcelBytes ?? 3 * 1024 * 1024;
   const asRoot = process.getuid?.() === 0;
+  // Before anything is made or mounted: a daemon that cannot start would only show as items lost.
+  const cannotStart = asRoot && whyUserCannotStart(NOBODY);
+  if (cannotStart) throw new Error(`the daemon cannot run as nobody: ${cannotStart}`);
   const work = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-soak-'));
   log(`seed ${seed}, ${opts.seconds}s of chaos over ${opts.protocol ?? 'rest'}, artefacts in ${work}`);
 
@@ -636,6 +668,8 @@ export async function runSoak(opts) {
     );
   verdict.violations.push(...(await securityChecks(work)));
 
+  for (const child of [daemon, emulator])
+    if (child.spawnErrors.length) verdict.violations.push(`the ${child.name} failed to start: ${child.spawnErrors.join(', ')}`);
   figures.lost = verdict.lost;
   figures.duplicated = verdict.duplicated;
   figures.violations = verdict.violations;
