@@ -562,7 +562,6 @@ export async function runSoak(opts) {
   };
   await admin.setFaults(faultConfig);
   const chaosStart = Date.now();
-  let lastFaultAt = chaosStart;
   // Every kind of fault happens at least once (a seeded order first), then at random.
   const kinds = ['sigkill', 'outage', 'diskfull', 'unwritable', 'sigterm', 'sigkill'];
   for (let i = kinds.length - 1; i > 0; i--) {
@@ -618,7 +617,6 @@ export async function runSoak(opts) {
         fs.chmodSync(dirs.inbox, 0o755);
         log('inbox writable again');
       }
-      lastFaultAt = Date.now();
     }
   })();
   await chaos;
@@ -629,7 +627,7 @@ export async function runSoak(opts) {
   await admin.setFaults({ seed, rules: [] });
   addFaults(await admin.faults().catch(() => null));
   if (!daemon.running) daemon.start();
-  lastFaultAt = Date.now();
+  const drainFrom = Date.now();
   log(`chaos over; ${figures.parcelsIn} parcels in, ${figures.filesOut + figures.invalidOut + figures.duplicateOut} files out; draining`);
 
   let verdict;
@@ -640,7 +638,7 @@ export async function runSoak(opts) {
     if (verdict.ok || Date.now() > drainDeadline) break;
     await sleep(1000);
   }
-  figures.drainMs = Date.now() - lastFaultAt;
+  figures.drainMs = Date.now() - drainFrom;
 
   // Shut the daemon down gracefully: a clean SIGTERM exit is part of the contract.
   const term = await daemon.kill('SIGTERM', 20_000);
