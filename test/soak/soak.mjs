@@ -59,7 +59,7 @@ async function freePort() {
     const srv = net.createServer();
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -100,6 +100,11 @@ export function edifactInterchange(control, bodyBytes, rnd) {
 // ---------------------------------------------------------------- processes
 
 class Child {
+  /**
+   * @param {string} name
+   * @param {string[]} args
+   * @param {{ logFile: string, env?: Record<string, string>, uid?: number, gid?: number }} opts
+   */
   constructor(name, args, { logFile, env, uid, gid }) {
     this.name = name;
     this.args = args;
@@ -114,6 +119,7 @@ class Child {
 
   start() {
     const log = fs.openSync(this.logFile, 'a');
+    /** @type {import('node:child_process').SpawnOptions} */
     const opts = { cwd: repoRoot, env: { ...process.env, ...this.env }, stdio: ['ignore', log, log] };
     if (this.uid !== undefined) Object.assign(opts, { uid: this.uid, gid: this.gid });
     this.proc = spawn(process.execPath, [cliPath, ...this.args], opts);
@@ -126,7 +132,7 @@ class Child {
       });
       // A start that fails (EACCES, EAGAIN) emits 'error' and never 'exit': recorded, so that the
       // report names it instead of an unhandled error and a run that only counts lost items.
-      proc.once('error', (err) => {
+      proc.once('error', (/** @type {NodeJS.ErrnoException} */ err) => {
         this.spawnErrors.push(err.code ?? err.message);
         resolve({ code: null, signal: null, error: err.code });
       });
@@ -168,7 +174,8 @@ export function whyUserCannotStart(user, nodePath = process.execPath, cli = cliP
   const r = spawnSync(nodePath, [cli, '--version'], { cwd: '/', uid: user.uid, gid: user.gid, encoding: 'utf8', timeout: 30_000 });
   if (!r.error && r.status === 0) return null;
   const closed = [nodePath, cli].flatMap(closedFoldersAbove);
-  const why = r.error ? (r.error.code ?? r.error.message) : `exit ${r.status}: ${r.stderr.trim().split('\n')[0]}`;
+  const err = /** @type {NodeJS.ErrnoException | undefined} */ (r.error);
+  const why = err ? (err.code ?? err.message) : `exit ${r.status}: ${r.stderr.trim().split('\n')[0]}`;
   return `uid ${user.uid} cannot start ${nodePath} ${cli} (${why})${closed.length ? `; not searchable by others: ${[...new Set(closed)].join(', ')}` : ''}`;
 }
 
@@ -813,8 +820,8 @@ async function securityChecks(work) {
     if (!tls) throw new Error('openssl not found');
     const { default: https } = await import('node:https');
     const server = https.createServer(tls, (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'));
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    const port = server.address().port;
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
     const r = await new Promise((resolve) => {
       const c = spawn(
         process.execPath,
