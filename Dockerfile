@@ -5,7 +5,9 @@
 #   docker build -t gridsync .
 #   docker run -d --init -v gridsync-data:/data -v ./gridsync.yaml:/etc/gridsync/gridsync.yaml:ro \
 #     -e GRIDSYNC_API_KEY_FILE=/run/secrets/api-key -p 127.0.0.1:9464:9464 gridsync
-FROM node:24-bookworm AS build
+# Node 24.18.1, not the floating 24 tag: better-sqlite3 12 compiled against 24.19+ headers aborts the
+# process when a GC frees a statement outside any JavaScript context (docs/development.md).
+FROM node:24.18.1-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
@@ -14,7 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim AS run
+FROM node:24.18.1-bookworm-slim AS run
 ENV NODE_ENV=production
 WORKDIR /app
 # A fixed uid/gid, so files on mounted shares belong to a known owner; match your share with

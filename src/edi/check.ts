@@ -4,7 +4,8 @@
  * chunk by chunk, it stops at the first problem, so its cost is one pass over the bytes and its
  * memory one partial segment.
  */
-import { EnvelopeReader, type Problem, type ProblemCode } from './envelope.js';
+import { EnvelopeReader } from './envelope.js';
+import type { Problem, ProblemCode } from './structure.js';
 import type { Syntax } from './tokenizer.js';
 
 export interface CheckOptions {

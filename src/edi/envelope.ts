@@ -9,159 +9,16 @@
  * counters whatever the size of the stream; in detail mode it also keeps one small record per
  * group and set (what an acknowledgment needs).
  */
-import { Tokenizer, type Segment, type Separators, type Syntax, type TokenizerFailure, type TokenizerOptions } from './tokenizer.js';
-
-export type ProblemLevel = 'envelope' | 'counts';
-
-export type ProblemCode =
-  | 'NOT_EDI'
-  | 'BAD_HEADER'
-  | 'SEGMENT_TOO_LONG'
-  | 'OUTSIDE_INTERCHANGE'
-  | 'HEADER_INSIDE_INTERCHANGE'
-  | 'MISSING_CONTROL'
-  | 'MISSING_PARTY'
-  | 'CONTROL_MISMATCH'
-  | 'NOT_CLOSED'
-  | 'EMPTY'
-  | 'INTERCHANGE_COUNT_MISMATCH'
-  | 'GROUP_TRAILER_MISSING'
-  | 'GROUP_CONTROL_MISMATCH'
-  | 'GROUP_COUNT_MISMATCH'
-  | 'SET_OUTSIDE_GROUP'
-  | 'SET_TRAILER_MISSING'
-  | 'SET_CONTROL_MISMATCH'
-  | 'SET_COUNT_MISMATCH'
-  | 'TRAILER_WITHOUT_HEADER';
-
-export interface Problem {
-  readonly level: ProblemLevel;
-  readonly code: ProblemCode;
-  /** 1-based interchange index in the stream; 0 when the problem is outside any interchange. */
-  readonly interchange: number;
-  /** 1-based index of the segment the problem was found at, in the whole stream. */
-  readonly segment: number;
-  readonly tag: string;
-  readonly message: string;
-}
-
-export interface Party {
-  readonly qualifier: string;
-  readonly id: string;
-  /** The element as sent (X12: qualifier and id are two elements; EDIFACT: the S002/S003 composite). */
-  readonly raw: string;
-}
-
-export interface TransactionSet {
-  /** ST01 / message type (UNH S009 first component). */
-  readonly id: string;
-  /** ST02 / UNH 0062. */
-  readonly control: string;
-  /** The UNH S009 composite as sent (EDIFACT), '' for X12. */
-  readonly identifier: string;
-  /** Segments read from ST/UNH to SE/UNT inclusive. */
-  segments: number;
-  complete: boolean;
-  readonly problems: Problem[];
-}
-
-export interface FunctionalGroup {
-  /** GS01 / UNG 0038; '' for the implicit group of EDIFACT messages sent without UNG. */
-  readonly functionalId: string;
-  /** GS06 / UNG 0048. */
-  readonly control: string;
-  /** GS08 / UNG S008 as sent. */
-  readonly version: string;
-  /** GS02 / UNG S006 (application sender). */
-  readonly sender: string;
-  /** GS03 / UNG S007 (application receiver). */
-  readonly receiver: string;
-  /** False for EDIFACT messages that sit directly in the interchange (no UNG). */
-  readonly explicit: boolean;
-  readonly sets: TransactionSet[];
-  setCount: number;
-  /** The number of sets GE01 / UNE 0060 declares (NaN when not a number, undefined without trailer). */
-  declaredSets: number | undefined;
-  complete: boolean;
-  readonly problems: Problem[];
-}
-
-export interface Interchange {
-  /** 1-based position in the stream. */
-  readonly index: number;
-  readonly standard: Syntax;
-  readonly separators: Separators;
-  /** X12: the 106-character ISA with its terminator; EDIFACT: the UNB without terminator. */
-  readonly header: string;
-  /** ISA13 / UNB 0020 (trimmed). */
-  readonly control: string;
-  readonly sender: Party;
-  readonly receiver: Party;
-  /** ISA15 (`P`/`T`/…) or UNB 0035 (`1` = test, '' = not given). */
-  readonly testIndicator: string;
-  /** ISA12 (`00401`, `00501`…) or the UNB syntax version (`3`, `4`…). */
-  readonly version: string;
-  /** EDIFACT syntax identifier (`UNOC`…); ISA11 for X12. */
-  readonly syntaxId: string;
-  /** Groups in order (detail mode only; empty in summary mode). */
-  readonly groups: FunctionalGroup[];
-  /** Explicit groups read (GS, UNG). */
-  groupCount: number;
-  /** Sets / messages read (ST, UNH). */
-  setCount: number;
-  /** Closed by its IEA/UNZ. */
-  complete: boolean;
-  readonly problems: Problem[];
-}
+import { firstThree, split, splitElements } from './elements.js';
+import { headerFields } from './header.js';
+import type { FunctionalGroup, Interchange, Problem, ProblemCode, ProblemLevel, TransactionSet } from './structure.js';
+import { Tokenizer, type Segment, type TokenizerFailure, type TokenizerOptions } from './tokenizer.js';
 
 export interface ReaderOptions extends TokenizerOptions {
   /** Keep one record per group and set (for acknowledgments). */
   readonly detail?: boolean;
   readonly onInterchange?: (ix: Interchange) => void;
   readonly onProblem?: (p: Problem) => void;
-}
-
-/** `text.split(sep)` by indexOf: String#split was most of the cost of reading a large file. */
-function split(text: string, sep: string): string[] {
-  const out: string[] = [];
-  let from = 0;
-  for (;;) {
-    const at = text.indexOf(sep, from);
-    if (at === -1) break;
-    out.push(text.slice(from, at));
-    from = at + 1;
-  }
-  out.push(text.slice(from));
-  return out;
-}
-
-/** The first three elements (tag, 01, 02): all a set or group trailer or an ST needs, without splitting the rest. */
-function firstThree(text: string, sep: string): string[] {
-  const a = text.indexOf(sep);
-  if (a === -1) return [text];
-  const b = text.indexOf(sep, a + 1);
-  if (b === -1) return [text.slice(0, a), text.slice(a + 1)];
-  const c = text.indexOf(sep, b + 1);
-  return [text.slice(0, a), text.slice(a + 1, b), c === -1 ? text.slice(b + 1) : text.slice(b + 1, c)];
-}
-
-/** Splits a segment into elements, honouring the EDIFACT release character. */
-export function splitElements(text: string, sep: string, release: string): string[] {
-  if (release === '' || !text.includes(release)) return split(text, sep);
-  const out: string[] = [];
-  let cur = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (c === release && i + 1 < text.length) {
-      cur += c + (text[i + 1] as string);
-      i++;
-    } else if (c === sep) {
-      out.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  out.push(cur);
-  return out;
 }
 
 /** Shared by every group and set in summary mode, where nothing is recorded on them: no array per set. */
@@ -288,32 +145,7 @@ export class EnvelopeReader {
 
   private openInterchange(s: Segment, f: string[]): void {
     const x12 = s.syntax === 'X12';
-    const el = (i: number): string => (f[i] ?? '').trim();
-    let sender: Party;
-    let receiver: Party;
-    let control: string;
-    let testIndicator: string;
-    let version: string;
-    let syntaxId: string;
-    if (x12) {
-      sender = { qualifier: el(5), id: el(6), raw: `${f[5] ?? ''}${s.separators.element}${f[6] ?? ''}` };
-      receiver = { qualifier: el(7), id: el(8), raw: `${f[7] ?? ''}${s.separators.element}${f[8] ?? ''}` };
-      control = el(13);
-      testIndicator = el(15);
-      version = el(12);
-      syntaxId = f[11] ?? '';
-    } else {
-      const part = (i: number): string[] => splitElements(f[i] ?? '', s.separators.component, s.separators.release);
-      const [sid = '', sq = ''] = part(2);
-      const [rid = '', rq = ''] = part(3);
-      sender = { qualifier: sq, id: sid, raw: f[2] ?? '' };
-      receiver = { qualifier: rq, id: rid, raw: f[3] ?? '' };
-      control = el(5);
-      testIndicator = el(11);
-      const [syn = '', ver = ''] = part(1);
-      syntaxId = syn;
-      version = ver;
-    }
+    const { sender, receiver, control, testIndicator, version, syntaxId } = headerFields(s, f);
     this.interchanges++;
     this.ix = {
       index: this.interchanges,

@@ -8,15 +8,7 @@ export {
   type TokenizerFailure,
   type TokenizerSink,
 } from './tokenizer.js';
-export {
-  EnvelopeReader,
-  splitElements,
-  type FunctionalGroup,
-  type Interchange,
-  type Party,
-  type Problem,
-  type ProblemCode,
-  type ProblemLevel,
-  type TransactionSet,
-} from './envelope.js';
+export { EnvelopeReader } from './envelope.js';
+export { splitElements } from './elements.js';
+export type { FunctionalGroup, Interchange, Party, Problem, ProblemCode, ProblemLevel, TransactionSet } from './structure.js';
 export { EnvelopeCheck, checkEnvelope, checkEnvelopeStream, describeProblem, type CheckOptions, type EnvelopeVerdict } from './check.js';

@@ -149,13 +149,12 @@ export class Disposal {
     const { cfg, journal } = this.ctx;
     if (row.state !== 'erroring') await journal.markErroring(row.id, d);
     const processing = row.processing_path as string;
-    let finalPath: string | null = null;
     try {
       await ensureDirDurable(cfg.errorDir);
       const original = pathFromText(row.source_path);
       const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
-      finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
+      const finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,

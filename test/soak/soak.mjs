@@ -59,7 +59,7 @@ async function freePort() {
     const srv = net.createServer();
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -100,6 +100,11 @@ export function edifactInterchange(control, bodyBytes, rnd) {
 // ---------------------------------------------------------------- processes
 
 class Child {
+  /**
+   * @param {string} name
+   * @param {string[]} args
+   * @param {{ logFile: string, env?: Record<string, string>, uid?: number, gid?: number }} opts
+   */
   constructor(name, args, { logFile, env, uid, gid }) {
     this.name = name;
     this.args = args;
@@ -109,21 +114,29 @@ class Child {
     this.gid = gid;
     this.proc = null;
     this.exits = [];
+    this.spawnErrors = [];
   }
 
   start() {
     const log = fs.openSync(this.logFile, 'a');
+    /** @type {import('node:child_process').SpawnOptions} */
     const opts = { cwd: repoRoot, env: { ...process.env, ...this.env }, stdio: ['ignore', log, log] };
     if (this.uid !== undefined) Object.assign(opts, { uid: this.uid, gid: this.gid });
     this.proc = spawn(process.execPath, [cliPath, ...this.args], opts);
     fs.closeSync(log);
     const proc = this.proc;
-    this.exited = new Promise((resolve) =>
+    this.exited = new Promise((resolve) => {
       proc.once('exit', (code, signal) => {
         this.exits.push({ code, signal });
         resolve({ code, signal });
-      }),
-    );
+      });
+      // A start that fails (EACCES, EAGAIN) emits 'error' and never 'exit': recorded, so that the
+      // report names it instead of an unhandled error and a run that only counts lost items.
+      proc.once('error', (/** @type {NodeJS.ErrnoException} */ err) => {
+        this.spawnErrors.push(err.code ?? err.message);
+        resolve({ code: null, signal: null, error: err.code });
+      });
+    });
     return proc;
   }
 
@@ -149,6 +162,29 @@ class Child {
     } catch {
       return 0;
     }
+  }
+}
+
+/**
+ * Why `user` cannot start the built CLI with this Node, or null when it can. Run as that user, so
+ * the answer is the kernel's. Every folder above the Node binary and the clone must be searchable
+ * by others: a `mktemp -d` (mode 0700) on the way makes each daemon start fail with EACCES.
+ */
+export function whyUserCannotStart(user, nodePath = process.execPath, cli = cliPath) {
+  const r = spawnSync(nodePath, [cli, '--version'], { cwd: '/', uid: user.uid, gid: user.gid, encoding: 'utf8', timeout: 30_000 });
+  if (!r.error && r.status === 0) return null;
+  const closed = [nodePath, cli].flatMap(closedFoldersAbove);
+  const err = /** @type {NodeJS.ErrnoException | undefined} */ (r.error);
+  const why = err ? (err.code ?? err.message) : `exit ${r.status}: ${r.stderr.trim().split('\n')[0]}`;
+  return `uid ${user.uid} cannot start ${nodePath} ${cli} (${why})${closed.length ? `; not searchable by others: ${[...new Set(closed)].join(', ')}` : ''}`;
+}
+
+/** The folders above `file` that others may not enter (no o+x). */
+function closedFoldersAbove(file) {
+  const closed = [];
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) closed.push(dir);
+    if (dir === path.dirname(dir)) return closed;
   }
 }
 
@@ -265,6 +301,9 @@ export async function runSoak(opts) {
   const drainTimeoutMs = opts.drainTimeoutMs ?? 90_000;
   const maxParcelBytes = opts.maxParcelBytes ?? 3 * 1024 * 1024;
   const asRoot = process.getuid?.() === 0;
+  // Before anything is made or mounted: a daemon that cannot start would only show as items lost.
+  const cannotStart = asRoot && whyUserCannotStart(NOBODY);
+  if (cannotStart) throw new Error(`the daemon cannot run as nobody: ${cannotStart}`);
   const work = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-soak-'));
   log(`seed ${seed}, ${opts.seconds}s of chaos over ${opts.protocol ?? 'rest'}, artefacts in ${work}`);
 
@@ -356,306 +395,315 @@ export async function runSoak(opts) {
       20_000,
     );
   };
-  await startEmulator();
-  daemon.start();
-
-  const inbound = new Map(); // parcelId → { sha, bytes, name }
-  const outbound = new Map(); // fileName → { sha, bytes, kind: 'valid'|'invalid'|'duplicate' }
   let stop = false;
-  const loops = [];
-  const every = (fn) =>
-    loops.push(
-      (async () => {
-        while (!stop) {
-          try {
-            await fn();
-          } catch (err) {
-            if (!stop) log(`loop error (tolerated while the service is down): ${err.message}`);
-            await sleep(200);
+  try {
+    await startEmulator();
+    daemon.start();
+
+    const inbound = new Map(); // parcelId → { sha, bytes, name }
+    const outbound = new Map(); // fileName → { sha, bytes, kind: 'valid'|'invalid'|'duplicate' }
+    const loops = [];
+    const every = (fn) =>
+      loops.push(
+        (async () => {
+          while (!stop) {
+            try {
+              await fn();
+            } catch (err) {
+              if (!stop) log(`loop error (tolerated while the service is down): ${err.message}`);
+              await sleep(200);
+            }
           }
+        })(),
+      );
+
+    const oddNames = [
+      'invoice.x12',
+      'invoice.x12',
+      '../../escape.x12',
+      '/etc/passwd',
+      'a\\b.edi',
+      'CON',
+      'nul.txt',
+      'line\nbreak.x12',
+      'Ünïcödé-名前.edi',
+      'x'.repeat(300) + '.x12',
+      '',
+      '.hidden',
+      'trailing. ',
+      'ORDERS.edi',
+    ];
+    let controlSeq = rnd.int(1000, 9000) * 1000;
+
+    // Partner: inbound parcels, sizes from 0 bytes to several MB, odd and colliding names.
+    every(async () => {
+      await sleep(rnd.int(50, 400));
+      const kind = rnd.pick(['x12', 'edifact', 'binary', 'tiny']);
+      const size = kind === 'tiny' ? rnd.int(0, 20) : rnd.chance(0.05) ? rnd.int(1, maxParcelBytes) : rnd.int(100, 20_000);
+      const content =
+        kind === 'x12'
+          ? Buffer.from(x12Interchange(++controlSeq, size, rnd))
+          : kind === 'edifact'
+            ? Buffer.from(edifactInterchange(++controlSeq, size, rnd))
+            : Buffer.concat([rnd.bytes(size), Buffer.from(`#${++controlSeq}`)]);
+      const fileName = rnd.chance(0.4)
+        ? rnd.pick(oddNames)
+        : `in-${controlSeq}.${kind === 'binary' ? 'bin' : kind === 'edifact' ? 'edi' : 'x12'}`;
+      const r = await admin.inject({ mailboxId: OUR_MAILBOX, fileName, content: content.toString('base64') });
+      const parcelId = typeof r === 'object' ? r.parcelId : r;
+      inbound.set(Number(parcelId), { sha: sha256(content), bytes: content.length, name: fileName });
+      figures.parcelsIn++;
+      figures.bytesIn += content.length;
+    });
+
+    // ERP producer: outbound files — some written slowly in pieces, some invalid, some duplicates.
+    const sentContents = [];
+    let outSeq = 0;
+    every(async () => {
+      await sleep(rnd.int(100, 600));
+      const seq = ++outSeq;
+      const roll = rnd.next();
+      let content;
+      let kind = 'valid';
+      if (roll < 0.06) {
+        kind = 'invalid';
+        content = Buffer.from(x12Interchange(++controlSeq, rnd.int(200, 3000), rnd)).subarray(0, rnd.int(120, 180));
+      } else if (roll < 0.09) {
+        kind = 'invalid';
+        content = Buffer.alloc(0);
+      } else if (roll < 0.12 && sentContents.length > 0) {
+        // Same bytes as a file sent at least 10 s ago: the duplicate-content check must reject it.
+        const old = sentContents.find((s) => Date.now() - s.at > 10_000);
+        if (!old) return;
+        kind = 'duplicate';
+        content = old.content;
+      } else {
+        const size = rnd.chance(0.05) ? rnd.int(100_000, maxParcelBytes) : rnd.int(200, 20_000);
+        content = Buffer.from(rnd.chance(0.5) ? x12Interchange(++controlSeq, size, rnd) : edifactInterchange(++controlSeq, size, rnd));
+      }
+      const fileName = `out-${seq}.${content.toString('latin1', 0, 3) === 'ISA' ? 'x12' : 'edi'}`;
+      const target = path.join(dirs.outbox, fileName);
+      outbound.set(fileName, { sha: sha256(content), bytes: content.length, kind });
+      if (kind === 'valid' && content.length > 3000 && rnd.chance(0.3)) {
+        // Written slowly in pieces, each gap well inside stableMs: never claimed half-written.
+        figures.slowWrites++;
+        const fd = fs.openSync(target, 'w', 0o644);
+        const pieces = 4;
+        const step = Math.ceil(content.length / pieces);
+        for (let i = 0; i < pieces; i++) {
+          fs.writeSync(fd, content.subarray(i * step, (i + 1) * step));
+          if (i < pieces - 1) await sleep(STABLE_MS / 4);
         }
-      })(),
-    );
-
-  const oddNames = [
-    'invoice.x12',
-    'invoice.x12',
-    '../../escape.x12',
-    '/etc/passwd',
-    'a\\b.edi',
-    'CON',
-    'nul.txt',
-    'line\nbreak.x12',
-    'Ünïcödé-名前.edi',
-    'x'.repeat(300) + '.x12',
-    '',
-    '.hidden',
-    'trailing. ',
-    'ORDERS.edi',
-  ];
-  let controlSeq = rnd.int(1000, 9000) * 1000;
-
-  // Partner: inbound parcels, sizes from 0 bytes to several MB, odd and colliding names.
-  every(async () => {
-    await sleep(rnd.int(50, 400));
-    const kind = rnd.pick(['x12', 'edifact', 'binary', 'tiny']);
-    const size = kind === 'tiny' ? rnd.int(0, 20) : rnd.chance(0.05) ? rnd.int(1, maxParcelBytes) : rnd.int(100, 20_000);
-    const content =
-      kind === 'x12'
-        ? Buffer.from(x12Interchange(++controlSeq, size, rnd))
-        : kind === 'edifact'
-          ? Buffer.from(edifactInterchange(++controlSeq, size, rnd))
-          : Buffer.concat([rnd.bytes(size), Buffer.from(`#${++controlSeq}`)]);
-    const fileName = rnd.chance(0.4)
-      ? rnd.pick(oddNames)
-      : `in-${controlSeq}.${kind === 'binary' ? 'bin' : kind === 'edifact' ? 'edi' : 'x12'}`;
-    const r = await admin.inject({ mailboxId: OUR_MAILBOX, fileName, content: content.toString('base64') });
-    const parcelId = typeof r === 'object' ? r.parcelId : r;
-    inbound.set(Number(parcelId), { sha: sha256(content), bytes: content.length, name: fileName });
-    figures.parcelsIn++;
-    figures.bytesIn += content.length;
-  });
-
-  // ERP producer: outbound files — some written slowly in pieces, some invalid, some duplicates.
-  const sentContents = [];
-  let outSeq = 0;
-  every(async () => {
-    await sleep(rnd.int(100, 600));
-    const seq = ++outSeq;
-    const roll = rnd.next();
-    let content;
-    let kind = 'valid';
-    if (roll < 0.06) {
-      kind = 'invalid';
-      content = Buffer.from(x12Interchange(++controlSeq, rnd.int(200, 3000), rnd)).subarray(0, rnd.int(120, 180));
-    } else if (roll < 0.09) {
-      kind = 'invalid';
-      content = Buffer.alloc(0);
-    } else if (roll < 0.12 && sentContents.length > 0) {
-      // Same bytes as a file sent at least 10 s ago: the duplicate-content check must reject it.
-      const old = sentContents.find((s) => Date.now() - s.at > 10_000);
-      if (!old) return;
-      kind = 'duplicate';
-      content = old.content;
-    } else {
-      const size = rnd.chance(0.05) ? rnd.int(100_000, maxParcelBytes) : rnd.int(200, 20_000);
-      content = Buffer.from(rnd.chance(0.5) ? x12Interchange(++controlSeq, size, rnd) : edifactInterchange(++controlSeq, size, rnd));
-    }
-    const fileName = `out-${seq}.${content.toString('latin1', 0, 3) === 'ISA' ? 'x12' : 'edi'}`;
-    const target = path.join(dirs.outbox, fileName);
-    outbound.set(fileName, { sha: sha256(content), bytes: content.length, kind });
-    if (kind === 'valid' && content.length > 3000 && rnd.chance(0.3)) {
-      // Written slowly in pieces, each gap well inside stableMs: never claimed half-written.
-      figures.slowWrites++;
-      const fd = fs.openSync(target, 'w', 0o644);
-      const pieces = 4;
-      const step = Math.ceil(content.length / pieces);
-      for (let i = 0; i < pieces; i++) {
-        fs.writeSync(fd, content.subarray(i * step, (i + 1) * step));
-        if (i < pieces - 1) await sleep(STABLE_MS / 4);
+        fs.closeSync(fd);
+      } else {
+        // The ERP's usual atomic drop: write a temp name, rename into place.
+        const tmp = path.join(dirs.outbox, `${fileName}.tmp`);
+        fs.writeFileSync(tmp, content, { mode: 0o644 });
+        fs.renameSync(tmp, target);
       }
-      fs.closeSync(fd);
-    } else {
-      // The ERP's usual atomic drop: write a temp name, rename into place.
-      const tmp = path.join(dirs.outbox, `${fileName}.tmp`);
-      fs.writeFileSync(tmp, content, { mode: 0o644 });
-      fs.renameSync(tmp, target);
-    }
-    if (daemonUser) fs.chownSync(target, daemonUser.uid, daemonUser.gid);
-    if (kind === 'valid') {
-      sentContents.push({ content, at: Date.now() });
-      if (sentContents.length > 50) sentContents.shift();
-      figures.filesOut++;
-      figures.bytesOut += content.length;
-    } else if (kind === 'duplicate') figures.duplicateOut++;
-    else figures.invalidOut++;
-  });
+      if (daemonUser) fs.chownSync(target, daemonUser.uid, daemonUser.gid);
+      if (kind === 'valid') {
+        sentContents.push({ content, at: Date.now() });
+        if (sentContents.length > 50) sentContents.shift();
+        figures.filesOut++;
+        figures.bytesOut += content.length;
+      } else if (kind === 'duplicate') figures.duplicateOut++;
+      else figures.invalidOut++;
+    });
 
-  // ERP consumer: takes complete files (their done marker is present) out of the inbox.
-  const consumed = []; // { sha, mode }
-  let consumedSeq = 0;
-  const consumeInbox = async () => {
-    for (const file of await walk(dirs.inbox)) {
-      if (file.endsWith('.done') || !fs.existsSync(`${file}.done`)) continue;
-      let st;
-      try {
-        st = fs.statSync(file);
-      } catch {
-        continue;
-      }
-      const content = fs.readFileSync(file);
-      const dest = path.join(dirs.consumed, `${++consumedSeq}-${path.basename(file).slice(0, 100)}`);
-      fs.writeFileSync(dest, content);
-      fs.unlinkSync(file);
-      fs.unlinkSync(`${file}.done`);
-      consumed.push({ sha: sha256(content), mode: st.mode & 0o777, rel: path.relative(dirs.inbox, file) });
-    }
-  };
-  every(async () => {
-    await sleep(500);
-    await consumeInbox();
-  });
-
-  // RSS sampler.
-  every(async () => {
-    await sleep(1000);
-    const rss = daemon.rssMb();
-    if (rss > 0) {
-      figures.rssSamples.push(Math.round(rss));
-      figures.maxRssMb = Math.max(figures.maxRssMb, Math.round(rss));
-    }
-  });
-
-  // Chaos: faults on every endpoint, kills, outages, disk full, unwritable inbox.
-  // Fault counters live in the emulator process: add them up before each restart.
-  const addFaults = (f) => {
-    for (const [k, v] of Object.entries(f?.injected ?? {})) figures.faultsInjected[k] = (figures.faultsInjected[k] ?? 0) + v;
-  };
-  const faultConfig = {
-    seed,
-    rules: [
-      {
-        endpoint: '*',
-        rate429: 0.03,
-        retryAfterSeconds: 1,
-        rate500: 0.03,
-        rate503: 0.03,
-        latencyMs: [0, 150],
-        resetBeforeRate: 0.02,
-        resetAfterRate: 0.02,
-        resetDuringBodyRate: 0.02,
-        truncateRate: 0.02,
-      },
-    ],
-  };
-  await admin.setFaults(faultConfig);
-  const chaosStart = Date.now();
-  let lastFaultAt = chaosStart;
-  // Every kind of fault happens at least once (a seeded order first), then at random.
-  const kinds = ['sigkill', 'outage', 'diskfull', 'unwritable', 'sigterm', 'sigkill'];
-  for (let i = kinds.length - 1; i > 0; i--) {
-    const j = rnd.int(0, i);
-    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
-  }
-  const nextKind = () => kinds.shift() ?? rnd.pick(['sigkill', 'sigkill', 'sigkill', 'sigterm', 'outage', 'diskfull', 'unwritable']);
-  const chaos = (async () => {
-    const gap = Math.max(1500, Math.min(6000, chaosMs / 10));
-    while (Date.now() - chaosStart < chaosMs) {
-      await sleep(rnd.int(gap / 2, gap));
-      if (Date.now() - chaosStart >= chaosMs) break;
-      const kind = nextKind();
-      if (kind === 'sigkill' || kind === 'sigterm') {
-        const sig = kind === 'sigterm' ? 'SIGTERM' : 'SIGKILL';
-        if (await daemon.kill(sig)) figures.kills[sig]++;
-        await sleep(rnd.int(100, 1000));
-        daemon.start();
-      } else if (kind === 'outage') {
-        figures.outages++;
-        addFaults(await admin.faults().catch(() => null));
-        log('outage: emulator stopped');
-        await emulator.kill(rnd.chance(0.5) ? 'SIGKILL' : 'SIGTERM');
-        await sleep(rnd.int(1000, 4000));
-        await startEmulator();
-        await admin.setFaults(faultConfig);
-        log('outage over');
-      } else if (kind === 'diskfull' && tmpfsMounted) {
-        figures.diskFullEpisodes++;
-        const filler = path.join(dirs.mount, 'filler');
-        const free = fs.statfsSync(dirs.mount);
-        const bytes = Math.max(0, free.bavail * free.bsize - 16 * 1024);
-        const fd = fs.openSync(filler, 'w');
+    // ERP consumer: takes complete files (their done marker is present) out of the inbox.
+    const consumed = []; // { sha, mode }
+    let consumedSeq = 0;
+    const consumeInbox = async () => {
+      for (const file of await walk(dirs.inbox)) {
+        if (file.endsWith('.done') || !fs.existsSync(`${file}.done`)) continue;
+        let st;
         try {
-          const chunk = Buffer.alloc(1024 * 1024);
-          let left = bytes;
-          while (left > 0) left -= fs.writeSync(fd, chunk, 0, Math.min(chunk.length, left));
-        } catch (err) {
-          if (err.code !== 'ENOSPC') throw err;
-        } finally {
-          // An open descriptor would keep the deleted filler's space allocated (found by a failed run).
-          fs.closeSync(fd);
+          st = fs.statSync(file);
+        } catch {
+          continue;
         }
-        log('disk full');
-        await sleep(rnd.int(1500, 4000));
-        fs.rmSync(filler, { force: true });
-        log('disk freed');
-      } else if (kind === 'unwritable' && daemonUser) {
-        figures.unwritableEpisodes++;
-        fs.chmodSync(dirs.inbox, 0o555);
-        log('inbox unwritable');
-        await sleep(rnd.int(1500, 4000));
-        fs.chmodSync(dirs.inbox, 0o755);
-        log('inbox writable again');
+        const content = fs.readFileSync(file);
+        const dest = path.join(dirs.consumed, `${++consumedSeq}-${path.basename(file).slice(0, 100)}`);
+        fs.writeFileSync(dest, content);
+        fs.unlinkSync(file);
+        fs.unlinkSync(`${file}.done`);
+        consumed.push({ sha: sha256(content), mode: st.mode & 0o777, rel: path.relative(dirs.inbox, file) });
       }
-      lastFaultAt = Date.now();
+    };
+    every(async () => {
+      await sleep(500);
+      await consumeInbox();
+    });
+
+    // RSS sampler.
+    every(async () => {
+      await sleep(1000);
+      const rss = daemon.rssMb();
+      if (rss > 0) {
+        figures.rssSamples.push(Math.round(rss));
+        figures.maxRssMb = Math.max(figures.maxRssMb, Math.round(rss));
+      }
+    });
+
+    // Chaos: faults on every endpoint, kills, outages, disk full, unwritable inbox.
+    // Fault counters live in the emulator process: add them up before each restart.
+    const addFaults = (f) => {
+      for (const [k, v] of Object.entries(f?.injected ?? {})) figures.faultsInjected[k] = (figures.faultsInjected[k] ?? 0) + v;
+    };
+    const faultConfig = {
+      seed,
+      rules: [
+        {
+          endpoint: '*',
+          rate429: 0.03,
+          retryAfterSeconds: 1,
+          rate500: 0.03,
+          rate503: 0.03,
+          latencyMs: [0, 150],
+          resetBeforeRate: 0.02,
+          resetAfterRate: 0.02,
+          resetDuringBodyRate: 0.02,
+          truncateRate: 0.02,
+        },
+      ],
+    };
+    await admin.setFaults(faultConfig);
+    const chaosStart = Date.now();
+    // Every kind of fault happens at least once (a seeded order first), then at random.
+    const kinds = ['sigkill', 'outage', 'diskfull', 'unwritable', 'sigterm', 'sigkill'];
+    for (let i = kinds.length - 1; i > 0; i--) {
+      const j = rnd.int(0, i);
+      [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
     }
-  })();
-  await chaos;
+    const nextKind = () => kinds.shift() ?? rnd.pick(['sigkill', 'sigkill', 'sigkill', 'sigterm', 'outage', 'diskfull', 'unwritable']);
+    const chaos = (async () => {
+      const gap = Math.max(1500, Math.min(6000, chaosMs / 10));
+      while (Date.now() - chaosStart < chaosMs) {
+        await sleep(rnd.int(gap / 2, gap));
+        if (Date.now() - chaosStart >= chaosMs) break;
+        const kind = nextKind();
+        if (kind === 'sigkill' || kind === 'sigterm') {
+          const sig = kind === 'sigterm' ? 'SIGTERM' : 'SIGKILL';
+          if (await daemon.kill(sig)) figures.kills[sig]++;
+          await sleep(rnd.int(100, 1000));
+          daemon.start();
+        } else if (kind === 'outage') {
+          figures.outages++;
+          addFaults(await admin.faults().catch(() => null));
+          log('outage: emulator stopped');
+          await emulator.kill(rnd.chance(0.5) ? 'SIGKILL' : 'SIGTERM');
+          await sleep(rnd.int(1000, 4000));
+          await startEmulator();
+          await admin.setFaults(faultConfig);
+          log('outage over');
+        } else if (kind === 'diskfull' && tmpfsMounted) {
+          figures.diskFullEpisodes++;
+          const filler = path.join(dirs.mount, 'filler');
+          const free = fs.statfsSync(dirs.mount);
+          const bytes = Math.max(0, free.bavail * free.bsize - 16 * 1024);
+          const fd = fs.openSync(filler, 'w');
+          try {
+            const chunk = Buffer.alloc(1024 * 1024);
+            let left = bytes;
+            while (left > 0) left -= fs.writeSync(fd, chunk, 0, Math.min(chunk.length, left));
+          } catch (err) {
+            if (err.code !== 'ENOSPC') throw err;
+          } finally {
+            // An open descriptor would keep the deleted filler's space allocated (found by a failed run).
+            fs.closeSync(fd);
+          }
+          log('disk full');
+          await sleep(rnd.int(1500, 4000));
+          fs.rmSync(filler, { force: true });
+          log('disk freed');
+        } else if (kind === 'unwritable' && daemonUser) {
+          figures.unwritableEpisodes++;
+          fs.chmodSync(dirs.inbox, 0o555);
+          log('inbox unwritable');
+          await sleep(rnd.int(1500, 4000));
+          fs.chmodSync(dirs.inbox, 0o755);
+          log('inbox writable again');
+        }
+      }
+    })();
+    await chaos;
 
-  // Quiet period: no more faults or new work; let everything drain and check.
-  stop = true;
-  await Promise.allSettled(loops);
-  await admin.setFaults({ seed, rules: [] });
-  addFaults(await admin.faults().catch(() => null));
-  if (!daemon.running) daemon.start();
-  lastFaultAt = Date.now();
-  log(`chaos over; ${figures.parcelsIn} parcels in, ${figures.filesOut + figures.invalidOut + figures.duplicateOut} files out; draining`);
+    // Quiet period: no more faults or new work; let everything drain and check.
+    stop = true;
+    await Promise.allSettled(loops);
+    await admin.setFaults({ seed, rules: [] });
+    addFaults(await admin.faults().catch(() => null));
+    if (!daemon.running) daemon.start();
+    const drainFrom = Date.now();
+    log(`chaos over; ${figures.parcelsIn} parcels in, ${figures.filesOut + figures.invalidOut + figures.duplicateOut} files out; draining`);
 
-  let verdict;
-  const drainDeadline = Date.now() + drainTimeoutMs;
-  for (;;) {
-    await consumeInbox();
-    verdict = await checkInvariants({ admin, dirs, inbound, outbound, consumed });
-    if (verdict.ok || Date.now() > drainDeadline) break;
-    await sleep(1000);
-  }
-  figures.drainMs = Date.now() - lastFaultAt;
-
-  // Shut the daemon down gracefully: a clean SIGTERM exit is part of the contract.
-  const term = await daemon.kill('SIGTERM', 20_000);
-  if (term && term.code !== 0) verdict.violations.push(`daemon exited ${JSON.stringify(term)} on the final SIGTERM`);
-  await emulator.kill('SIGTERM');
-
-  // Journal integrity after everything (the daemon is stopped, so no lock).
-  const journalFile = findJournal(dirs.state);
-  if (journalFile) {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(journalFile, { readonly: true });
-    const ic = db.pragma('integrity_check', { simple: true });
-    db.close();
-    if (ic !== 'ok') verdict.violations.push(`journal integrity_check: ${ic}`);
-  } else verdict.violations.push(`no journal found under ${dirs.state}`);
-
-  // Security: secrets never in logs; files written with the configured mode.
-  const daemonLog = fs.readFileSync(daemon.logFile, 'utf8');
-  if (daemonLog.includes(API_KEY)) verdict.violations.push('the API key appears in the daemon log');
-  if (/Bearer\s+[A-Za-z0-9._-]{8,}/.test(daemonLog)) verdict.violations.push('a bearer token appears in the daemon log');
-  const wrongMode = consumed.filter((c) => c.mode !== INBOX_FILE_MODE);
-  if (wrongMode.length)
-    verdict.violations.push(
-      `${wrongMode.length} inbox files without mode ${INBOX_FILE_MODE.toString(8)} (e.g. ${wrongMode[0].mode.toString(8)})`,
-    );
-  verdict.violations.push(...(await securityChecks(work)));
-
-  figures.lost = verdict.lost;
-  figures.duplicated = verdict.duplicated;
-  figures.violations = verdict.violations;
-  const samples = figures.rssSamples;
-  delete figures.rssSamples;
-  figures.rssMbFirstThird = median(samples.slice(0, Math.floor(samples.length / 3)));
-  figures.rssMbLastThird = median(samples.slice(Math.floor((2 * samples.length) / 3)));
-  figures.daemonStarts = daemon.exits.length;
-  figures.artefacts = work;
-
-  if (tmpfsMounted) {
-    try {
-      // Keep the artefacts: copy the mount's content out before unmounting.
-      fs.cpSync(dirs.mount, path.join(work, 'fs-copy'), { recursive: true });
-      execFileSync('umount', [dirs.mount]);
-    } catch (err) {
-      notices.push(`umount failed: ${err.message}`);
+    let verdict;
+    const drainDeadline = Date.now() + drainTimeoutMs;
+    for (;;) {
+      await consumeInbox();
+      verdict = await checkInvariants({ admin, dirs, inbound, outbound, consumed });
+      if (verdict.ok || Date.now() > drainDeadline) break;
+      await sleep(1000);
     }
+    figures.drainMs = Date.now() - drainFrom;
+
+    // Shut the daemon down gracefully: a clean SIGTERM exit is part of the contract.
+    const term = await daemon.kill('SIGTERM', 20_000);
+    if (term && term.code !== 0) verdict.violations.push(`daemon exited ${JSON.stringify(term)} on the final SIGTERM`);
+    await emulator.kill('SIGTERM');
+
+    // Journal integrity after everything (the daemon is stopped, so no lock).
+    const journalFile = findJournal(dirs.state);
+    if (journalFile) {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(journalFile, { readonly: true });
+      const ic = db.pragma('integrity_check', { simple: true });
+      db.close();
+      if (ic !== 'ok') verdict.violations.push(`journal integrity_check: ${ic}`);
+    } else verdict.violations.push(`no journal found under ${dirs.state}`);
+
+    // Security: secrets never in logs; files written with the configured mode.
+    const daemonLog = fs.readFileSync(daemon.logFile, 'utf8');
+    if (daemonLog.includes(API_KEY)) verdict.violations.push('the API key appears in the daemon log');
+    if (/Bearer\s+[A-Za-z0-9._-]{8,}/.test(daemonLog)) verdict.violations.push('a bearer token appears in the daemon log');
+    const wrongMode = consumed.filter((c) => c.mode !== INBOX_FILE_MODE);
+    if (wrongMode.length)
+      verdict.violations.push(
+        `${wrongMode.length} inbox files without mode ${INBOX_FILE_MODE.toString(8)} (e.g. ${wrongMode[0].mode.toString(8)})`,
+      );
+    verdict.violations.push(...(await securityChecks(work)));
+
+    for (const child of [daemon, emulator])
+      if (child.spawnErrors.length) verdict.violations.push(`the ${child.name} failed to start: ${child.spawnErrors.join(', ')}`);
+    figures.lost = verdict.lost;
+    figures.duplicated = verdict.duplicated;
+    figures.violations = verdict.violations;
+    const samples = figures.rssSamples;
+    delete figures.rssSamples;
+    figures.rssMbFirstThird = median(samples.slice(0, Math.floor(samples.length / 3)));
+    figures.rssMbLastThird = median(samples.slice(Math.floor((2 * samples.length) / 3)));
+    figures.daemonStarts = daemon.exits.length;
+    figures.artefacts = work;
+
+    if (tmpfsMounted) {
+      try {
+        // Keep the artefacts: copy the mount's content out before unmounting.
+        fs.cpSync(dirs.mount, path.join(work, 'fs-copy'), { recursive: true });
+        execFileSync('umount', [dirs.mount]);
+      } catch (err) {
+        notices.push(`umount failed: ${err.message}`);
+      }
+    }
+    return figures;
+  } catch (err) {
+    // A run that breaks off (a child that never came up) must not leave children or a mount behind.
+    stop = true;
+    await daemon.kill('SIGKILL');
+    await emulator.kill('SIGKILL');
+    if (tmpfsMounted) spawnSync('umount', [dirs.mount]);
+    throw err;
   }
-  return figures;
 }
 
 function median(xs) {
@@ -772,8 +820,8 @@ async function securityChecks(work) {
     if (!tls) throw new Error('openssl not found');
     const { default: https } = await import('node:https');
     const server = https.createServer(tls, (_req, res) => res.end('{"success":true,"data":{"version":"2.6"}}'));
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    const port = server.address().port;
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
     const r = await new Promise((resolve) => {
       const c = spawn(
         process.execPath,
