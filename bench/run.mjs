@@ -848,18 +848,30 @@ async function main() {
       const emu = await startEmulatorProcess();
       await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs }] });
       const c = size.wanConcurrency;
-      const measure = (name) =>
-        runChild(name, { url: emu.url, n: size.wan, warm: 2 * c, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid });
+      const measure = (name, distDir) =>
+        runChild(name, { url: emu.url, n: size.wan, warm: 2 * c, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid }, distDir);
       for (const dir of ['inbound', 'outbound']) {
         const ideal = [];
         const ours = [];
+        const theirs = [];
         for (let i = 0; i < runs; i++) {
           ideal.push(await measure(`${dir}-ideal`));
           ours.push(await measure(`${dir}-gridsync`));
+          if (against) theirs.push(await measure(`${dir}-gridsync`, against));
         }
         const idealRate = stat(ideal, 'perSecond').median;
         const label = `${dir} at ${latencyMs} ms per call, ${size.wan} × 5 KB`;
         burstRow(`${dir} ideal client at ${latencyMs} ms per call, c${c}`, ideal, null, null, { items: size.wan });
+        if (against)
+          burstRow(
+            `${dir} gridsync of ${path.basename(path.dirname(against))}/ at ${latencyMs} ms per call, c${c}`,
+            theirs,
+            idealRate,
+            null,
+            {
+              items: size.wan,
+            },
+          );
         burstRow(`${dir} gridsync at ${latencyMs} ms per call, c${c}`, ours, idealRate, null, {
           items: size.wan,
           wan: { direction: dir, latencyMs, goal: wanGoal(latencyMs), label },
