@@ -72,11 +72,14 @@ export class RunCycle {
       const offsets = SPREAD_REASONS.has(reason) ? pollOffsets(rt.mailboxes.length, rt.config.schedule.poll) : [];
       const gate = new PQueue({ concurrency: MAILBOXES_AT_ONCE });
       let failure: { err: unknown } | undefined;
-      await Promise.all(
-        rt.mailboxes.map(async (m, i) => {
-          const wait = (offsets[i] ?? 0) - (rt.now() - start);
-          if (wait > 0) await rt.sleep(wait, this.d.stopSignal).catch(() => undefined);
-          await gate.add(async () => {
+      const started: Promise<void>[] = [];
+      // One waiter at a time, in offset order: the offsets only grow.
+      for (const [i, m] of rt.mailboxes.entries()) {
+        const wait = (offsets[i] ?? 0) - (rt.now() - start);
+        if (wait > 0) await rt.sleep(wait, this.d.stopSignal).catch(() => undefined);
+        if (this.d.stopping() || failure) break;
+        started.push(
+          gate.add(async () => {
             if (this.d.stopping() || failure) return;
             try {
               await this.mailbox(m, reason, totals);
@@ -84,9 +87,10 @@ export class RunCycle {
             } catch (err) {
               failure ??= { err };
             }
-          });
-        }),
-      );
+          }),
+        );
+      }
+      await Promise.all(started);
       if (this.d.stopping()) return true;
       if (failure) throw failure.err;
       recordInJournal(rt, 'lastCycle', totals);
