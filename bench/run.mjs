@@ -37,8 +37,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // ---------------------------------------------------------------- shared pieces
 
 /** Starts `gridsync emulator` as a child process; resolves with its URL. */
-export async function startEmulatorProcess(dataFile) {
-  const args = [cliPath, 'emulator', '--port', '0'];
+export async function startEmulatorProcess(dataFile, extraArgs = []) {
+  const args = [cliPath, 'emulator', '--port', '0', ...extraArgs];
   if (dataFile) args.push('--data', dataFile);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
@@ -728,6 +728,67 @@ async function idleCost(seconds) {
   return { cpuSecondsPerMinute: ((b.cpu - a.cpu) * 60) / seconds, wakeupsPerMinute: ((b.switches - a.switches) * 60) / seconds };
 }
 
+async function manyMailboxes({ count, pollSeconds, idleSeconds }) {
+  // `gridsync run` over `count` mailboxes of one network (the network admin's key acts for all):
+  // idle CPU and RSS once started, and how the list calls spread over the poll interval.
+  const dirs = await tempDirs(['state', 'in']);
+  const ids = Array.from({ length: count }, (_, i) => 3001 + i);
+  const seed = [
+    'networks: [{ networkId: 1, uniqueId: BENCHNET, companyName: Bench Network }]',
+    'mailboxes:',
+    ...ids.map((id) => `  - { mailboxId: ${id}, networkId: 1, uniqueId: MB${id}, companyName: Mailbox ${id} }`),
+    'gridIds: []',
+    'users:',
+    '  - { userId: 1, login: admin, authLevel: NetworkAdmin, networkId: 1, mailboxId: 3001, apiKey: bench-admin }',
+  ].join('\n');
+  const seedFile = path.join(dirs.root, 'seed.yaml');
+  await fsp.writeFile(seedFile, seed);
+  const emu = await startEmulatorProcess(undefined, ['--seed', seedFile]);
+  const cfg = path.join(dirs.root, 'gridsync.yaml');
+  await fsp.writeFile(
+    cfg,
+    [
+      `api: { baseUrl: '${emu.url}', apiKey: bench-admin }`,
+      `stateDir: ${dirs.state}`,
+      `schedule: { poll: ${pollSeconds}s }`,
+      'mailboxes:',
+      ...ids.map((id) => `  - { mailboxId: ${id}, inbox: { dir: ${path.join(dirs.in, String(id))} } }`),
+    ].join('\n'),
+  );
+  const proc = spawn(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  const t0 = performance.now();
+  while (!out.includes('"msg":"gridsync started"') && proc.exitCode === null) await sleep(100);
+  const startSeconds = (performance.now() - t0) / 1000;
+  await sleep(pollSeconds * 1000); // the first cycle is start-up, not idle
+  const sample = () => {
+    const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${proc.pid}/status`, 'utf8'))[1]) / 1024;
+    return { cpu: (Number(stat[11]) + Number(stat[12])) / 100, rss, at: Date.now() };
+  };
+  const a = sample();
+  await sleep(idleSeconds * 1000);
+  const b = sample();
+  const requests = await (await fetch(`${emu.url}/_emulator/requests`)).json();
+  const lists = (requests.data ?? requests)
+    .filter((r) => r.endpoint === 'parcels.pendingInboxList' && Date.parse(r.at) >= a.at && Date.parse(r.at) <= b.at)
+    .map((r) => Date.parse(r.at));
+  const perSecond = new Map();
+  for (const t of lists) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  await emu.close();
+  await cleanUp(dirs.root);
+  return {
+    startSeconds,
+    cpuSecondsPerMinute: ((b.cpu - a.cpu) * 60) / idleSeconds,
+    rssMb: b.rss,
+    listCalls: lists.length,
+    busiestSecond: Math.max(0, ...perSecond.values()),
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   if (args[0] === '--child') {
@@ -737,7 +798,7 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
@@ -770,6 +831,9 @@ async function main() {
     /** Concurrency curve at 80 ms per call: the points, and items per slot at each point. */
     curve: [1, 2, 4, 8, 16, 32, 64],
     curvePerSlot: quick ? 10 : 25,
+    /** Many mailboxes in one process (BENCH_MAILBOXES, default 500); idle measured over one poll interval or half. */
+    mailboxes: Number(process.env.BENCH_MAILBOXES ?? 500),
+    mailboxIdleSeconds: quick ? 15 : 30,
   };
   const cArg = args.indexOf('--concurrency');
   const concurrencies = cArg >= 0 ? args[cArg + 1].split(',').map(Number) : [1, 8];
@@ -903,6 +967,15 @@ async function main() {
     rows.push({ figure: 'inbound concurrency curve at 80 ms per call', curve, best, default: def, ratio: def.perSecond.median / best });
     console.log(`  default concurrency ${def.concurrency}: ${(100 * (def.perSecond.median / best)).toFixed(0)} % of the best fixed one`);
     await emu.close();
+  }
+  if (want('mailboxes')) {
+    const m = await repeat(runs, () => manyMailboxes({ count: size.mailboxes, pollSeconds: 30, idleSeconds: size.mailboxIdleSeconds }));
+    row(`${size.mailboxes} mailboxes, poll 30 s, idle: CPU s/min`, stat(m, 'cpuSecondsPerMinute'), null, null, {
+      rssMb: stat(m, 'rssMb'),
+      listCalls: stat(m, 'listCalls'),
+      busiestSecond: stat(m, 'busiestSecond'),
+      startSeconds: stat(m, 'startSeconds'),
+    });
   }
   if (want('large')) {
     const up = [];
@@ -1095,6 +1168,14 @@ function targets(bursts, rows) {
       value: `${(100 * curve.ratio).toFixed(0)} %`,
       target: '≥ 90 %',
       met: curve.ratio >= 0.9,
+    });
+  const many = rows.find((r) => r.figure.includes('mailboxes, poll 30 s'));
+  if (many)
+    out.push({
+      what: `${many.figure.split(',')[0]} idle, one process`,
+      value: `${f(many.median)} CPU-s/min, RSS ${f(many.rssMb.median)} MB, busiest second ${f(many.busiestSecond.median)} of ${f(many.listCalls.median)} list calls`,
+      target: '< 2 CPU-s/min, < 300 MB',
+      met: many.median < 2 && many.rssMb.median < 300,
     });
   const j = byPrefix('cycle ms');
   if (j)
