@@ -37,8 +37,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // ---------------------------------------------------------------- shared pieces
 
 /** Starts `gridsync emulator` as a child process; resolves with its URL. */
-export async function startEmulatorProcess(dataFile) {
-  const args = [cliPath, 'emulator', '--port', '0'];
+export async function startEmulatorProcess(dataFile, extraArgs = []) {
+  const args = [cliPath, 'emulator', '--port', '0', ...extraArgs];
   if (dataFile) args.push('--data', dataFile);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
@@ -728,6 +728,67 @@ async function idleCost(seconds) {
   return { cpuSecondsPerMinute: ((b.cpu - a.cpu) * 60) / seconds, wakeupsPerMinute: ((b.switches - a.switches) * 60) / seconds };
 }
 
+async function manyMailboxes({ count, pollSeconds, idleSeconds }) {
+  // `gridsync run` over `count` mailboxes of one network (the network admin's key acts for all):
+  // idle CPU and RSS once started, and how the list calls spread over the poll interval.
+  const dirs = await tempDirs(['state', 'in']);
+  const ids = Array.from({ length: count }, (_, i) => 3001 + i);
+  const seed = [
+    'networks: [{ networkId: 1, uniqueId: BENCHNET, companyName: Bench Network }]',
+    'mailboxes:',
+    ...ids.map((id) => `  - { mailboxId: ${id}, networkId: 1, uniqueId: MB${id}, companyName: Mailbox ${id} }`),
+    'gridIds: []',
+    'users:',
+    '  - { userId: 1, login: admin, authLevel: NetworkAdmin, networkId: 1, mailboxId: 3001, apiKey: bench-admin }',
+  ].join('\n');
+  const seedFile = path.join(dirs.root, 'seed.yaml');
+  await fsp.writeFile(seedFile, seed);
+  const emu = await startEmulatorProcess(undefined, ['--seed', seedFile]);
+  const cfg = path.join(dirs.root, 'gridsync.yaml');
+  await fsp.writeFile(
+    cfg,
+    [
+      `api: { baseUrl: '${emu.url}', apiKey: bench-admin }`,
+      `stateDir: ${dirs.state}`,
+      `schedule: { poll: ${pollSeconds}s }`,
+      'mailboxes:',
+      ...ids.map((id) => `  - { mailboxId: ${id}, inbox: { dir: ${path.join(dirs.in, String(id))} } }`),
+    ].join('\n'),
+  );
+  const proc = spawn(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  const t0 = performance.now();
+  while (!out.includes('"msg":"gridsync started"') && proc.exitCode === null) await sleep(100);
+  const startSeconds = (performance.now() - t0) / 1000;
+  await sleep(pollSeconds * 1000); // the first cycle is start-up, not idle
+  const sample = () => {
+    const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${proc.pid}/status`, 'utf8'))[1]) / 1024;
+    return { cpu: (Number(stat[11]) + Number(stat[12])) / 100, rss, at: Date.now() };
+  };
+  const a = sample();
+  await sleep(idleSeconds * 1000);
+  const b = sample();
+  const requests = await (await fetch(`${emu.url}/_emulator/requests`)).json();
+  const lists = (requests.data ?? requests)
+    .filter((r) => r.endpoint === 'parcels.pendingInboxList' && Date.parse(r.at) >= a.at && Date.parse(r.at) <= b.at)
+    .map((r) => Date.parse(r.at));
+  const perSecond = new Map();
+  for (const t of lists) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  await emu.close();
+  await cleanUp(dirs.root);
+  return {
+    startSeconds,
+    cpuSecondsPerMinute: ((b.cpu - a.cpu) * 60) / idleSeconds,
+    rssMb: b.rss,
+    listCalls: lists.length,
+    busiestSecond: Math.max(0, ...perSecond.values()),
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   if (args[0] === '--child') {
@@ -737,10 +798,11 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
+    console.log('  BENCH_WAN_ITEMS=N: items per WAN burst (default 400; issue #27 measures 2000)');
     return;
   }
   const runRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'gridsync-bench-run-'));
@@ -762,6 +824,16 @@ async function main() {
     latency: quick ? 50 : 200,
     idleSeconds: quick ? 15 : 60,
     journalRows: quick ? 200_000 : 1_000_000,
+    /** WAN rows: items per burst (issue #27 asks for 2,000: BENCH_WAN_ITEMS=2000; the default keeps a run short). */
+    wan: Number(process.env.BENCH_WAN_ITEMS ?? (quick ? 200 : 400)),
+    wanLatencies: [20, 80],
+    wanConcurrency: 8,
+    /** Concurrency curve at 80 ms per call: the points, and items per slot at each point. */
+    curve: [1, 2, 4, 8, 16, 32, 64],
+    curvePerSlot: quick ? 10 : 25,
+    /** Many mailboxes in one process (BENCH_MAILBOXES, default 500); idle measured over one poll interval or half. */
+    mailboxes: Number(process.env.BENCH_MAILBOXES ?? 500),
+    mailboxIdleSeconds: quick ? 15 : 30,
   };
   const cArg = args.indexOf('--concurrency');
   const concurrencies = cArg >= 0 ? args[cArg + 1].split(',').map(Number) : [1, 8];
@@ -770,7 +842,7 @@ async function main() {
   /** One burst row: items/s, CPU per item on both sides, event-loop use, ratios to the baselines. */
   const burstRow = (figure, xs, ideal, naive, extra = {}) => {
     const r = {
-      figure: `${figure}, ${size.burst} × 5 KB`,
+      figure: `${figure}, ${extra.items ?? size.burst} × 5 KB`,
       cpuMsPerItem: stat(xs, 'cpuMsPerItem'),
       emulatorCpuMsPerItem: stat(xs, 'emulatorCpuMsPerItem'),
       perSecond: stat(xs, 'perSecond'),
@@ -830,6 +902,80 @@ async function main() {
       }
       await emu.close();
     }
+  }
+  if (want('wan')) {
+    // Across a WAN (issue #27): every call answers `latencyMs` later (the emulator's latency fault,
+    // applied before the handler runs), gridsync beside the ideal client at the same concurrency,
+    // interleaved run by run against the same emulator. What is measured is how much of the
+    // network's time gridsync's local work (disk, journal) fails to hide.
+    for (const latencyMs of size.wanLatencies) {
+      const emu = await startEmulatorProcess();
+      await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs }] });
+      const c = size.wanConcurrency;
+      const measure = (name, distDir) =>
+        runChild(name, { url: emu.url, n: size.wan, warm: 2 * c, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid }, distDir);
+      for (const dir of ['inbound', 'outbound']) {
+        const ideal = [];
+        const ours = [];
+        const theirs = [];
+        for (let i = 0; i < runs; i++) {
+          ideal.push(await measure(`${dir}-ideal`));
+          ours.push(await measure(`${dir}-gridsync`));
+          if (against) theirs.push(await measure(`${dir}-gridsync`, against));
+        }
+        const idealRate = stat(ideal, 'perSecond').median;
+        const label = `${dir} at ${latencyMs} ms per call, ${size.wan} × 5 KB`;
+        burstRow(`${dir} ideal client at ${latencyMs} ms per call, c${c}`, ideal, null, null, { items: size.wan });
+        if (against)
+          burstRow(
+            `${dir} gridsync of ${path.basename(path.dirname(against))}/ at ${latencyMs} ms per call, c${c}`,
+            theirs,
+            idealRate,
+            null,
+            {
+              items: size.wan,
+            },
+          );
+        burstRow(`${dir} gridsync at ${latencyMs} ms per call, c${c}`, ours, idealRate, null, {
+          items: size.wan,
+          wan: { direction: dir, latencyMs, goal: wanGoal(latencyMs), label },
+        });
+      }
+      await emu.close();
+    }
+  }
+  if (want('wan-curve')) {
+    // Inbound throughput against concurrency at 80 ms per call: where the default sits on the curve.
+    // Items per point grow with the concurrency so that each point lasts about as long.
+    const { DEFAULTS } = await import(dist('config/defaults.js'));
+    const emu = await startEmulatorProcess();
+    await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs: 80 }] });
+    const points = [...new Set([...size.curve, DEFAULTS.inbox.concurrency])].sort((a, b) => a - b);
+    const curve = [];
+    for (const c of points) {
+      const n = size.curvePerSlot * c;
+      const xs = await repeat(runs, () =>
+        runChild('inbound-gridsync', { url: emu.url, n, warm: c, concurrency: c, emulatorPid: emu.proc.pid }),
+      );
+      curve.push({ concurrency: c, perSecond: stat(xs, 'perSecond'), isDefault: c === DEFAULTS.inbox.concurrency });
+      console.log(
+        `  inbound at 80 ms per call, c${c}${c === DEFAULTS.inbox.concurrency ? ' (default)' : ''}: ${f(stat(xs, 'perSecond').median)}/s`,
+      );
+    }
+    const best = Math.max(...curve.map((p) => p.perSecond.median));
+    const def = curve.find((p) => p.isDefault);
+    rows.push({ figure: 'inbound concurrency curve at 80 ms per call', curve, best, default: def, ratio: def.perSecond.median / best });
+    console.log(`  default concurrency ${def.concurrency}: ${(100 * (def.perSecond.median / best)).toFixed(0)} % of the best fixed one`);
+    await emu.close();
+  }
+  if (want('mailboxes')) {
+    const m = await repeat(runs, () => manyMailboxes({ count: size.mailboxes, pollSeconds: 30, idleSeconds: size.mailboxIdleSeconds }));
+    row(`${size.mailboxes} mailboxes, poll 30 s, idle: CPU s/min`, stat(m, 'cpuSecondsPerMinute'), null, null, {
+      rssMb: stat(m, 'rssMb'),
+      listCalls: stat(m, 'listCalls'),
+      busiestSecond: stat(m, 'busiestSecond'),
+      startSeconds: stat(m, 'startSeconds'),
+    });
   }
   if (want('large')) {
     const up = [];
@@ -931,7 +1077,7 @@ async function main() {
     }
   }
   if (rows.length) console.log('\n| figure | gridsync median (min–max) | baseline median | ratio |\n|---|---|---|---|');
-  for (const r of rows) {
+  for (const r of rows.filter((x) => !x.curve)) {
     const base = r.baseline && 'median' in r.baseline ? f(r.baseline.median) : r.baseline ? JSON.stringify(r.baseline) : '—';
     const extra = r.peakRssMb
       ? ` · peak RSS ${f(r.peakRssMb.median)} MB (raw ${f(r.baselinePeakRssMb.median)} MB)`
@@ -944,12 +1090,22 @@ async function main() {
       `| ${r.figure} | ${f(r.median)} (${f(r.min)}–${f(r.max)})${extra} | ${base} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : '—'} |`,
     );
   }
+  for (const r of rows.filter((x) => x.curve)) {
+    console.log(`\n| ${r.figure}: concurrency | items/s median (min–max) |\n|---|---|`);
+    for (const p of r.curve)
+      console.log(
+        `| ${p.concurrency}${p.isDefault ? ' (default)' : ''} | ${f(p.perSecond.median)} (${f(p.perSecond.min)}–${f(p.perSecond.max)}) |`,
+      );
+  }
   if (result.targets.length) {
     console.log('\ntargets:');
     for (const t of result.targets) console.log(`  ${t.met ? 'met   ' : 'MISSED'} ${t.what}: ${t.value} (target ${t.target})`);
   }
   console.log(`\nwritten to ${path.relative(process.cwd(), out)}`);
 }
+
+/** Issue #27's goal for a WAN row: the share of the ideal client's throughput at that latency. */
+const wanGoal = (latencyMs) => (latencyMs >= 80 ? 0.95 : 0.9);
 
 const f = (v) => (typeof v === 'number' && !Number.isNaN(v) ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : (v ?? '—'));
 
@@ -968,6 +1124,14 @@ function targets(bursts, rows) {
       value: `${b.vsIdeal.toFixed(2)}×`,
       target: '≥ 0.75×',
       met: b.vsIdeal >= 0.75,
+    });
+  }
+  for (const b of bursts.filter((x) => x.wan)) {
+    out.push({
+      what: `${b.wan.label}: gridsync vs the ideal client`,
+      value: `${(100 * b.vsIdeal).toFixed(0)} %`,
+      target: `≥ ${100 * b.wan.goal} %`,
+      met: b.vsIdeal >= b.wan.goal,
     });
   }
   const byPrefix = (p) => rows.find((r) => r.figure.startsWith(p));
@@ -997,6 +1161,22 @@ function targets(bursts, rows) {
     });
   const idle = byPrefix('idle');
   if (idle) out.push({ what: 'idle CPU', value: `${f(idle.median)} CPU-s/min`, target: '< 1 CPU-s/min', met: idle.median < 1 });
+  const curve = rows.find((r) => r.curve);
+  if (curve)
+    out.push({
+      what: `default concurrency (${curve.default.concurrency}) at 80 ms per call vs the best fixed one`,
+      value: `${(100 * curve.ratio).toFixed(0)} %`,
+      target: '≥ 90 %',
+      met: curve.ratio >= 0.9,
+    });
+  const many = rows.find((r) => r.figure.includes('mailboxes, poll 30 s'));
+  if (many)
+    out.push({
+      what: `${many.figure.split(',')[0]} idle, one process`,
+      value: `${f(many.median)} CPU-s/min, RSS ${f(many.rssMb.median)} MB, busiest second ${f(many.busiestSecond.median)} of ${f(many.listCalls.median)} list calls`,
+      target: '< 2 CPU-s/min, < 300 MB',
+      met: many.median < 2 && many.rssMb.median < 300,
+    });
   const j = byPrefix('cycle ms');
   if (j)
     out.push({ what: 'cycle with a full journal vs an empty one', value: `${j.ratio.toFixed(2)}×`, target: '≤ 1.5×', met: j.ratio <= 1.5 });

@@ -10,9 +10,14 @@ import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
 import { describeStuck, observeCycle, recordInJournal } from './reporting.js';
-import { addCounts, emptyTotals, type DaemonRuntime } from './runtime.js';
+import PQueue from 'p-queue';
+import { addCounts, emptyTotals, type CycleTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
+import { MAILBOXES_AT_ONCE, pollOffsets } from './spread.js';
 import type { DeliveryWatch } from './stuck.js';
+
+/** The cycles the scheduler starts on its own: their polls are spread (a triggered cycle is wanted now). */
+const SPREAD_REASONS = new Set(['start', 'poll']);
 
 export interface CycleDeps {
   readonly rt: DaemonRuntime;
@@ -22,6 +27,8 @@ export interface CycleDeps {
   readonly watch: DeliveryWatch;
   readonly progress: ProgressTracker;
   readonly stopping: () => boolean;
+  /** Aborted when the daemon starts to stop: a spread cycle's waiting polls are dropped. */
+  readonly stopSignal: AbortSignal;
   /** Consecutive failed cycles before this one. */
   readonly failures: () => number;
 }
@@ -48,7 +55,12 @@ export class RunCycle {
     });
   }
 
-  /** Runs one cycle; false when it failed (the scheduler backs off). */
+  /**
+   * Runs one cycle; false when it failed (the scheduler backs off). A scheduled cycle spreads its
+   * mailboxes' polls over part of the interval (`pollOffsets`); a triggered one runs them at once.
+   * Mailboxes run side by side, a few at a time; after a failure the ones not yet started are
+   * left for the next cycle.
+   */
   async run(reason: string): Promise<boolean> {
     const { rt, metrics, health, watch } = this.d;
     const totals = emptyTotals();
@@ -56,35 +68,31 @@ export class RunCycle {
     this.d.progress.newRound();
     const finished = new Set<string>();
     try {
-      for (const m of rt.mailboxes) {
-        if (this.d.stopping()) return true;
-        if (m.inbound) {
-          const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
-          const r = await m.inbound.runCycle({ signal: rt.signal });
-          end();
-          addCounts(totals.inbound, r);
-          const why = this.deferReason.get(m.name);
-          observeCycle(watch, metrics, rt.logger, m.name, 'in', {
-            deferred: r.deferred,
-            progressed: r.confirmed + r.failed,
-            ...(why !== undefined ? { reason: why } : {}),
-          });
-        }
-        if (m.outbound) {
-          // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
-          // cycles. Either way the events since the last cycle say what was done.
-          if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: rt.signal });
-          const r = this.sinceCycle.get(m.name) ?? emptyOutboundResult();
-          this.sinceCycle.delete(m.name);
-          addCounts(totals.outbound, r);
-          observeCycle(watch, metrics, rt.logger, m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
-        }
-        finished.add(m.name);
-        // Stopped deliveries are no success: the alerts must fire for them as for an outage.
-        const ok = !watch.stuck().some((s) => s.mailbox === m.name);
-        metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
-        if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
+      const start = rt.now();
+      const offsets = SPREAD_REASONS.has(reason) ? pollOffsets(rt.mailboxes.length, rt.config.schedule.poll) : [];
+      const gate = new PQueue({ concurrency: MAILBOXES_AT_ONCE });
+      let failure: { err: unknown } | undefined;
+      const started: Promise<void>[] = [];
+      // One waiter at a time, in offset order: the offsets only grow.
+      for (const [i, m] of rt.mailboxes.entries()) {
+        const wait = (offsets[i] ?? 0) - (rt.now() - start);
+        if (wait > 0) await rt.sleep(wait, this.d.stopSignal).catch(() => undefined);
+        if (this.d.stopping() || failure) break;
+        started.push(
+          gate.add(async () => {
+            if (this.d.stopping() || failure) return;
+            try {
+              await this.mailbox(m, reason, totals);
+              finished.add(m.name);
+            } catch (err) {
+              failure ??= { err };
+            }
+          }),
+        );
       }
+      await Promise.all(started);
+      if (this.d.stopping()) return true;
+      if (failure) throw failure.err;
       recordInJournal(rt, 'lastCycle', totals);
       if (failuresBefore > 0) rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
       const stuck = watch.stuck();
@@ -110,5 +118,35 @@ export class RunCycle {
       );
       return false;
     }
+  }
+
+  /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. */
+  private async mailbox(m: MailboxRuntime, reason: string, totals: CycleTotals): Promise<void> {
+    const { rt, metrics, watch } = this.d;
+    if (m.inbound) {
+      const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
+      const r = await m.inbound.runCycle({ signal: rt.signal });
+      end();
+      addCounts(totals.inbound, r);
+      const why = this.deferReason.get(m.name);
+      observeCycle(watch, metrics, rt.logger, m.name, 'in', {
+        deferred: r.deferred,
+        progressed: r.confirmed + r.failed,
+        ...(why !== undefined ? { reason: why } : {}),
+      });
+    }
+    if (m.outbound) {
+      // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
+      // cycles. Either way the events since the last cycle say what was done.
+      if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: rt.signal });
+      const r = this.sinceCycle.get(m.name) ?? emptyOutboundResult();
+      this.sinceCycle.delete(m.name);
+      addCounts(totals.outbound, r);
+      observeCycle(watch, metrics, rt.logger, m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
+    }
+    // Stopped deliveries are no success: the alerts must fire for them as for an outage.
+    const ok = !watch.stuck().some((s) => s.mailbox === m.name);
+    metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
+    if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
   }
 }

@@ -67,6 +67,8 @@ export class Daemon {
   private stopping = false;
   private readonly health = new HealthState();
   private readonly abort = new AbortController();
+  /** Aborted as soon as close() begins (`abort` only at the shutdown deadline). */
+  private readonly stopped = new AbortController();
   private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
   private readonly progress: ProgressTracker;
   private http: HealthServer | undefined;
@@ -310,6 +312,7 @@ export class Daemon {
       watch: this.watch,
       progress: this.progress,
       stopping: () => this.stopping,
+      stopSignal: this.stopped.signal,
       failures: () => this.scheduler?.failures ?? 0,
     });
     this.scheduler = new CycleScheduler({
@@ -361,6 +364,7 @@ export class Daemon {
   async close(): Promise<void> {
     this.closed ??= (async () => {
       this.stopping = true;
+      this.stopped.abort();
       this.notifier.stopping();
       this.scheduler?.stop();
       const inFlight = this.scheduler?.inFlight;

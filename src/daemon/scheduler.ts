@@ -9,6 +9,7 @@
  * still fires a window it slept through, within the lookback.
  */
 import { Cron } from 'croner';
+import { SPREAD_SHARE } from './spread.js';
 
 export interface Timers {
   set(fn: () => void, ms: number): unknown;
@@ -127,13 +128,14 @@ export class CycleScheduler {
       this.timers.clear(this.pollTimer);
       this.pollTimer = undefined;
     }
+    const startedAt = this.now();
     this.running = this.options
       .cycle(reason)
       .catch(() => false)
       .then((ok) => {
         this.failureCount = ok ? 0 : this.failureCount + 1;
         this.running = undefined;
-        this.afterCycle(ok && this.options.windows !== undefined && (reason === 'window' || reason === 'retry'));
+        this.afterCycle(ok && this.options.windows !== undefined && (reason === 'window' || reason === 'retry'), startedAt);
       });
   }
 
@@ -143,7 +145,7 @@ export class CycleScheduler {
     return this.options.windows ? undefined : this.options.pollMs;
   }
 
-  private afterCycle(windowDone = false): void {
+  private afterCycle(windowDone: boolean, startedAt: number): void {
     if (this.stopped) return;
     if (this.again) {
       this.again = false;
@@ -158,8 +160,11 @@ export class CycleScheduler {
       }, followUp);
       return;
     }
-    const delay = this.nextDelay();
+    let delay = this.nextDelay();
     if (delay === undefined) return;
+    // The interval counts from the cycle's start (a cycle spreads its mailboxes' polls over the
+    // first part of it: spread.ts), with at least the rest of that part between two cycles.
+    if (this.failureCount === 0) delay = Math.max(delay * (1 - SPREAD_SHARE), delay - (this.now() - startedAt));
     this.pollTimer = this.timers.set(() => {
       this.pollTimer = undefined;
       this.trigger(this.failureCount > 0 ? 'retry' : 'poll');

@@ -232,16 +232,44 @@ export class InboundPipeline {
     }
   }
 
-  /** Drives one parcel from its journal state to `confirmed`, as far as it goes now. */
+  /**
+   * Drives one parcel from its journal state to `confirmed`, as far as it goes now. The parcel
+   * holds its slot for the download only: across a WAN the local work after it (fsync, journal,
+   * rename) and the confirm would otherwise keep a slot idle while nothing is on the wire, so
+   * they go on outside it (`trail`) while the next download starts; the cycle waits for them.
+   */
   private async processParcel(parcelId: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     const started = this.now();
     this.active++;
     try {
+      const row = await this.journal.get(this.mailboxId, parcelId);
+      if (!row || (row.state !== 'listed' && row.state !== 'downloading')) return await this.settle(parcelId, started, result, signal);
+      // Downloaded parcels waiting for their local work are bounded too (memory, descriptors on a slow disk).
+      while (this.trailing.size >= this.maxTrailing()) await Promise.race(this.trailing);
+      const fetched = await this.fetch(row, signal);
+      this.active++;
+      this.trail(
+        this.stage(row, fetched)
+          .then(() => this.settle(parcelId, started, result, signal))
+          .catch((err: unknown) => this.failed(parcelId, err, result, signal))
+          .finally(() => this.active--),
+      );
+    } catch (err) {
+      await this.failed(parcelId, err, result, signal);
+    } finally {
+      this.active--;
+    }
+  }
+
+  /** Parcels downloaded but not yet settled, at most: enough to hide the local work behind the network. */
+  private maxTrailing(): number {
+    return 4 * Math.max(1, this.inbox.concurrency);
+  }
+
+  /** staged → placed → confirmed, as far as it goes now (a parcel recovered in those states starts here). */
+  private async settle(parcelId: number, started: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    try {
       let row = await this.journal.get(this.mailboxId, parcelId);
-      if (row && (row.state === 'listed' || row.state === 'downloading')) {
-        await this.download(row, signal);
-        row = await this.journal.get(this.mailboxId, parcelId);
-      }
       if (row?.state === 'staged') {
         await this.placement.place(row, row.staging_path ?? this.stagingPath(row.parcel_id));
         this.tally(result, 'placed');
@@ -251,7 +279,7 @@ export class InboundPipeline {
         const placed = row;
         const { committed } = await this.confirmations.confirm(placed, signal);
         // The service has the confirmation; what is left is the journal's commit, which nothing
-        // here depends on: the parcel's slot goes to the next parcel, the cycle waits for it.
+        // here depends on: the cycle waits for it.
         this.trail(
           committed.then(
             () => this.received(placed, started, result),
@@ -261,8 +289,6 @@ export class InboundPipeline {
       }
     } catch (err) {
       await this.failed(parcelId, err, result, signal);
-    } finally {
-      this.active--;
     }
   }
 
@@ -302,7 +328,7 @@ export class InboundPipeline {
   /** Work that finishes after its parcel's slot was freed; processRows waits for all of it. */
   private trail(work: Promise<void>): void {
     const tracked = work.catch((err: unknown) => {
-      this.logger.error({ ...errorFields(err) }, 'unexpected error after a confirmation');
+      this.logger.error({ ...errorFields(err) }, 'unexpected error in the work after a download');
     });
     this.trailing.add(tracked);
     void tracked.finally(() => this.trailing.delete(tracked));
@@ -366,7 +392,8 @@ export class InboundPipeline {
     return path.join(this.stagingDir, `${this.mailboxId}-${parcelId}.part`);
   }
 
-  private async download(row: InboundRow, signal?: AbortSignal): Promise<void> {
+  /** The network half of a download: the content received into its staging target (not yet durable). */
+  private async fetch(row: InboundRow, signal?: AbortSignal): Promise<Fetched> {
     const declared = row.declared_bytes ?? 0;
     const margin = this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes;
     const need = declared + margin;
@@ -379,22 +406,25 @@ export class InboundPipeline {
     // No journal write before the download: a crash during it leaves the row `listed` and the
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);
-    let info;
     const target = new StagingFile(part, this.inbox.fileMode ?? DEFAULTS.fileMode, this.calls);
     try {
-      info = await this.options.client.downloadParcel(row.parcel_id, target, {
+      const info = await this.options.client.downloadParcel(row.parcel_id, target, {
         ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
         roomBytes,
         ...(signal ? { signal } : {}),
       });
+      return { part, target, info };
+    } catch (err) {
+      throw await this.discarded(target, part, err);
+    }
+  }
+
+  /** The local half: the staging file made durable, its final name chosen, `staged` journalled. */
+  private async stage(row: InboundRow, { part, target, info }: Fetched): Promise<void> {
+    try {
       await target.finish();
     } catch (err) {
-      await target.discardAttempt();
-      if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? ''))
-        throw new DeferError(`cannot write ${part}: ${(err as Error).message}`);
-      if (err instanceof DownloadRoomError)
-        throw new DeferError(`not enough free space in ${this.stagingDir}: ${err.message} (inbox.minFreeBytes ${margin})`, { cause: err });
-      throw err;
+      throw await this.discarded(target, part, err);
     }
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
@@ -408,6 +438,24 @@ export class InboundPipeline {
     });
     crashPoint('in.staged');
   }
+
+  /** Drops a failed attempt's staging file; a full or unwritable disk defers the parcel instead of failing it. */
+  private async discarded(target: StagingFile, part: string, err: unknown): Promise<unknown> {
+    await target.discardAttempt();
+    if (DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? ''))
+      return new DeferError(`cannot write ${part}: ${(err as Error).message}`);
+    if (err instanceof DownloadRoomError) {
+      const margin = this.inbox.minFreeBytes ?? DEFAULTS.inbox.minFreeBytes;
+      return new DeferError(`not enough free space in ${this.stagingDir}: ${err.message} (inbox.minFreeBytes ${margin})`, { cause: err });
+    }
+    return err;
+  }
+}
+
+interface Fetched {
+  readonly part: string;
+  readonly target: StagingFile;
+  readonly info: Awaited<ReturnType<InboundPipelineOptions['client']['downloadParcel']>>;
 }
 
 function describe(err: unknown): string {

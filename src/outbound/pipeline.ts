@@ -36,6 +36,9 @@ export interface OutboundPipelineOptions {
   readonly events?: EventBus<PipelineEvents>;
 }
 
+/** Files driven at once per upload slot (`outbox.concurrency`). */
+const FILES_PER_UPLOAD_SLOT = 2;
+
 /** The event each outbound counter is told by (the daemon's per-cycle record follows the same map). */
 export const EVENT_OF = {
   claimed: 'outbound:claimed',
@@ -107,7 +110,9 @@ export class OutboundPipeline {
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
     this.scanner = new OutboxScanner(this.ctx, this.disposal, () => void this.enqueueJournalWork());
-    this.queue = new PQueue({ concurrency: Math.max(1, this.cfg.concurrency) });
+    // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
+    // next files' commits and checks are done by the time an upload slot frees.
+    this.queue = new PQueue({ concurrency: FILES_PER_UPLOAD_SLOT * Math.max(1, this.cfg.concurrency) });
   }
 
   /** Start-up checks: folders exist and are writable; processing on the outbox's filesystem. */

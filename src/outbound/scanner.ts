@@ -52,7 +52,7 @@ export class OutboxScanner {
   private rescanSoon = false;
   private running = false;
 
-  /** `onScanned` runs after each scan of `run` mode: the pipeline queues what was claimed. */
+  /** `onScanned` runs after each group of claims and after each scan of `run` mode: the pipeline queues what was claimed. */
   constructor(
     private readonly ctx: OutboxContext,
     private readonly disposal: Disposal,
@@ -193,8 +193,11 @@ export class OutboxScanner {
     // Claims run in groups so that their journal commits share one fsync (group commit), but
     // not all at once: each claim opens its file to copy it, and a drop of thousands of files
     // must not run into the descriptor limit.
+    // Each group's uploads start while the next group is claimed: across a WAN the claims of a
+    // big drop would otherwise all come before the first byte goes out.
     for (let i = 0; i < readyFiles.length; i += CLAIM_BATCH) {
       await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f)));
+      this.onScanned();
     }
     return wait;
   }

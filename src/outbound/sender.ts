@@ -3,6 +3,7 @@
  * reconciliation of an upload whose outcome is unknown. What happens after a failed attempt is
  * one pure policy, `decideResend`.
  */
+import PQueue from 'p-queue';
 import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
@@ -41,11 +42,20 @@ export function decideResend(err: unknown, state: OutboundState, attempts: numbe
 const CLOCK_RESOLUTION_MS = 1000;
 
 export class Sender {
+  /**
+   * Uploads in flight, at most `outbox.concurrency`: a slot holds the upload request alone. The
+   * commits around it (`uploading` before, durable before anything is sent; `uploaded` after)
+   * run outside it, so that across a WAN the journal's fsyncs overlap other files' uploads.
+   */
+  private readonly wire: PQueue;
+
   constructor(
     private readonly ctx: OutboxContext,
     private readonly client: MailboxTransport,
     private readonly disposal: Disposal,
-  ) {}
+  ) {
+    this.wire = new PQueue({ concurrency: Math.max(1, ctx.cfg.concurrency) });
+  }
 
   /** Optional checks before sending: empty, size, envelope, duplicate content. */
   async check(row: OutboundRow): Promise<ErrorDecision | undefined> {
@@ -119,15 +129,17 @@ export class Sender {
       const attemptStart = this.ctx.now();
       await journal.markUploading(row.id, attemptStart);
       crashPoint('out.uploading');
-      const { parcelId } = await this.client.uploadParcel(
-        row.processing_path as string,
-        {
-          fileName: row.file_name,
-          mailboxId: this.ctx.mailboxId,
-          ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
-          ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
-        },
-        { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls },
+      const { parcelId } = await this.wire.add(() =>
+        this.client.uploadParcel(
+          row.processing_path as string,
+          {
+            fileName: row.file_name,
+            mailboxId: this.ctx.mailboxId,
+            ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
+            ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
+          },
+          { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls },
+        ),
       );
       crashPoint('out.response-received');
       await journal.markUploaded(row.id, parcelId, 'uploaded');
