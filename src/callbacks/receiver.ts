@@ -68,6 +68,12 @@ function parse(body: Buffer): unknown {
   }
 }
 
+/** `host:port` (IPv6 in brackets) of `callbacks.listen`. */
+export function splitListen(listen: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(':');
+  return { host: listen.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(listen.slice(i + 1)) };
+}
+
 /** Starts the receiver; resolves once it listens. */
 export async function startReceiver(o: ReceiverOptions): Promise<Receiver> {
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {

@@ -13,6 +13,7 @@ import {
   isTestCall,
   loadCallbackCredentials,
   restRegistry,
+  splitListen,
   startReceiver,
   type CallbackCredentials,
   type CallbackHealth,
@@ -91,7 +92,7 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
       credentialsDir: process.env.CREDENTIALS_DIRECTORY,
       mailboxIds: inbound.map((m) => m.mailboxId),
     });
-    const [host, port] = splitListen(cfg.listen);
+    const { host, port } = splitListen(cfg.listen);
     const tls = cfg.tls ? { cert: fs.readFileSync(cfg.tls.certFile), key: fs.readFileSync(cfg.tls.keyFile) } : undefined;
     const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
     const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
@@ -137,11 +138,6 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
   } catch (err) {
     throw new StartupError('STARTUP_CONFIG', `callbacks: ${(err as Error).message}`, { cause: err });
   }
-}
-
-function splitListen(listen: string): [string, number] {
-  const i = listen.lastIndexOf(':');
-  return [listen.slice(0, i).replace(/^\[|\]$/g, ''), Number(listen.slice(i + 1))];
 }
 
 /** Registers every inbound mailbox; retries a mailbox the service did not accept, until the daemon stops. */

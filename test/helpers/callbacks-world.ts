@@ -69,12 +69,15 @@ export interface DaemonHandle {
   stop(): Promise<void>;
 }
 
-/** Starts `gridsync run` in `name` under the world; `callbacks: false` polls only. */
-export async function startDaemon(
-  w: CallbackWorld,
-  name: string,
-  o: { poll: string; callbacks?: { port: number; publicUrl?: string } | false; mailboxId?: number },
-): Promise<DaemonHandle> {
+export interface DaemonOptions {
+  readonly poll: string;
+  /** false: polling only. */
+  readonly callbacks?: { port: number; publicUrl?: string } | false;
+  readonly mailboxId?: number;
+}
+
+/** Writes the config of a daemon in `name` under the world; returns its path. */
+export function writeConfig(w: CallbackWorld, name: string, o: DaemonOptions): string {
   const base = path.join(w.dir, name);
   fs.mkdirSync(base, { recursive: true });
   const config = {
@@ -96,6 +99,13 @@ export async function startDaemon(
   };
   const file = path.join(base, 'gridsync.yaml');
   fs.writeFileSync(file, YAML.stringify(config));
+  return file;
+}
+
+/** Starts `gridsync run` in `name` under the world. */
+export async function startDaemon(w: CallbackWorld, name: string, o: DaemonOptions): Promise<DaemonHandle> {
+  const file = writeConfig(w, name, o);
+  const base = path.dirname(file);
   const child = startCli(['run', '-c', file]);
   const metricsUrl = (await child.waitFor(/"url":"(http:\/\/[^"]+)"[^\n]*health and metrics endpoint listening/))[1] as string;
   if (o.callbacks) await child.waitFor(/callback registered/);

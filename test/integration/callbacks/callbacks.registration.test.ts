@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startDaemon, startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { freePort, startDaemon, startWorld, writeConfig, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { runCli } from '../../helpers/daemon-child.js';
 
 let w: CallbackWorld;
 beforeAll(async () => {
@@ -64,5 +65,44 @@ describe('callbacks: registration', () => {
     const all = await registrations();
     expect(all.filter((e) => e.url === 'https://erp.example/hook')).toHaveLength(1);
     expect(all).toHaveLength(2);
+  }, 120_000);
+
+  it('gridsync callbacks register, list, test (with and without the daemon) and remove', async () => {
+    const port = await freePort();
+    const file = writeConfig(w, 'cli', { poll: '10m', callbacks: { port } });
+    const register = runCli(['callbacks', 'register', '-c', file]);
+    expect(register.stderr).toBe('');
+    expect(register.stdout).toMatch(/^mailbox 1001: callback \d+ created$/m);
+    const again = runCli(['callbacks', 'register', '-c', file]);
+    expect(again.stdout).toMatch(/^mailbox 1001: callback \d+ kept$/m);
+    const secret = (
+      JSON.parse(fs.readFileSync(path.join(w.dir, 'cli', 'state', 'callbacks.json'), 'utf8')) as { paths: Record<string, string> }
+    ).paths['1001'] as string;
+    const list = runCli(['callbacks', 'list', '-c', file]);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(/ours .*\/1001\/<secret>/);
+    expect(list.stdout).not.toContain(secret);
+
+    // No daemon: the command listens itself and sees the service's call arrive.
+    const alone = runCli(['callbacks', 'test', '-c', file]);
+    expect(alone.stderr).toBe('');
+    expect(alone.stdout).toMatch(/the call arrived and was verified/);
+    expect(alone.status).toBe(0);
+    // With the daemon running, its receiver answers the call.
+    const d = await startDaemon(w, 'cli', { poll: '10m', callbacks: { port } });
+    try {
+      const beside = runCli(['callbacks', 'test', '-c', file]);
+      expect(beside.stdout).toMatch(/the running daemon's receiver verified the call/);
+      expect(beside.status).toBe(0);
+    } finally {
+      await d.stop();
+    }
+
+    const remove = runCli(['callbacks', 'remove', '-c', file]);
+    expect(remove.stdout).toMatch(/^mailbox 1001: removed \d+$/m);
+    expect(runCli(['callbacks', 'list', '-c', file]).stdout).not.toMatch(/ours/);
+    const test = runCli(['callbacks', 'test', '-c', file]);
+    expect(test.status).toBe(1);
+    expect(test.stderr).toMatch(/not registered/);
   }, 120_000);
 });
