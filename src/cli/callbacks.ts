@@ -5,7 +5,6 @@
  * the daemon does not run, else through the running daemon's receiver, whose 200 means verified.
  */
 import fs from 'node:fs';
-import { GridApiError } from '../api/index.js';
 import {
   ensureRegistration,
   isOwnUrl,
@@ -24,7 +23,7 @@ import type { Config } from '../config/index.js';
 import { connectService } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
-import { print, printError } from './print.js';
+import { print, printError, serviceRefusal } from './print.js';
 
 const USAGE = `usage: gridsync callbacks list|register|remove|test [-c FILE]
 
@@ -148,11 +147,7 @@ export async function main(argv: string[]): Promise<number> {
             print(`mailbox ${id}: ${await action(ctx, id)}\n`);
           } catch (err) {
             failed++;
-            const why =
-              err instanceof GridApiError
-                ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
-                : (err as Error).message;
-            printError(`mailbox ${id}: ${why}\n`);
+            printError(`mailbox ${id}: ${serviceRefusal(err)}\n`);
           }
         }
       } finally {
