@@ -4,7 +4,6 @@
  * into cycles, and parcels that polls find unannounced counted as missed.
  */
 import fs from 'node:fs';
-import { Counter } from 'prom-client';
 import { GridClient, type MailboxTransport } from '../api/index.js';
 import {
   Announcements,
@@ -60,24 +59,7 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
   const log = d.logger.child({ component: 'callbacks' });
   const inbound = d.mailboxes.filter((m) => m.inbound);
   const byId = new Map(inbound.map((m) => [m.mailboxId, m.name]));
-  const calls = new Counter({
-    name: 'gridsync_callbacks_received_total',
-    help: 'Verified callbacks of the service',
-    labelNames: ['mailbox'] as const,
-    registers: [d.metrics.registry],
-  });
-  const refused = new Counter({
-    name: 'gridsync_callbacks_refused_total',
-    help: 'Requests to the callback receiver refused unverified or unbounded',
-    labelNames: ['reason'] as const,
-    registers: [d.metrics.registry],
-  });
-  const missed = new Counter({
-    name: 'gridsync_callbacks_missed_total',
-    help: 'Parcels a poll found that no callback had announced',
-    labelNames: ['mailbox'] as const,
-    registers: [d.metrics.registry],
-  });
+  const { callbackCalls: calls, callbackRefused: refused, callbackMissed: missed } = d.metrics;
   for (const m of inbound) {
     calls.inc({ mailbox: m.name }, 0);
     missed.inc({ mailbox: m.name }, 0);
