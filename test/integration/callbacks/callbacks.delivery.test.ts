@@ -63,4 +63,31 @@ describe('callbacks: delivery', () => {
       await d.stop();
     }
   }, 120_000);
+
+  it('when the calls stop arriving, polls still take every parcel and /readyz says the calls are missed', async () => {
+    await w.faults([{ endpoint: 'callbacks.deliver', dropRate: 1 }], 3);
+    const d = await startDaemon(w, 'swallowed', { poll: '1s', callbacks: { port: await freePort() } });
+    try {
+      for (const name of ['s1.x12', 's2.x12', 's3.x12']) await w.inject(name, `ISA*${name}~`);
+      await eventually(() => inboxFiles(d).length === 3, 20_000, 'the polls placing every parcel');
+      const ready = await eventually(
+        async () => {
+          const r = (await (await fetch(`${d.metricsUrl}/readyz`)).json()) as {
+            ready: boolean;
+            callbacks?: { warning: string | null; missed: number };
+          };
+          return r.callbacks?.warning ? r : undefined;
+        },
+        25_000,
+        'the readiness warning',
+      );
+      expect(ready.ready).toBe(true);
+      expect(ready.callbacks?.missed).toBeGreaterThanOrEqual(3);
+      expect(ready.callbacks?.warning).toMatch(/no callback announced/);
+      expect(await metric(d, 'gridsync_callbacks_received_total{mailbox="mb1001"}')).toBe(0);
+    } finally {
+      await w.faults([]);
+      await d.stop();
+    }
+  }, 90_000);
 });
