@@ -74,6 +74,8 @@ export interface DaemonOptions {
   /** false: polling only. */
   readonly callbacks?: { port: number; publicUrl?: string } | false;
   readonly mailboxId?: number;
+  /** A fixed port for /readyz and /metrics (default: any free one). */
+  readonly httpPort?: number;
 }
 
 /** Writes the config of a daemon in `name` under the world; returns its path. */
@@ -84,7 +86,7 @@ export function writeConfig(w: CallbackWorld, name: string, o: DaemonOptions): s
     api: { baseUrl: w.emuUrl, apiKey: `demo-key-${o.mailboxId ?? 1001}` },
     stateDir: './state',
     log: { level: 'info', pretty: false },
-    http: { enabled: true, port: 0 },
+    http: { enabled: true, port: o.httpPort ?? 0 },
     schedule: { poll: o.poll },
     ...(o.callbacks
       ? {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../../helpers/daemon-child.js';
+import { eventually, runCli } from '../../helpers/daemon-child.js';
 import { freePort, inboxFiles, metric, startDaemon, startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
 
 let w: CallbackWorld;
@@ -66,7 +66,7 @@ describe('callbacks: delivery', () => {
 
   it('when the calls stop arriving, polls still take every parcel and /readyz says the calls are missed', async () => {
     await w.faults([{ endpoint: 'callbacks.deliver', dropRate: 1 }], 3);
-    const d = await startDaemon(w, 'swallowed', { poll: '1s', callbacks: { port: await freePort() } });
+    const d = await startDaemon(w, 'swallowed', { poll: '1s', callbacks: { port: await freePort() }, httpPort: await freePort() });
     try {
       for (const name of ['s1.x12', 's2.x12', 's3.x12']) await w.inject(name, `ISA*${name}~`);
       await eventually(() => inboxFiles(d).length === 3, 20_000, 'the polls placing every parcel');
@@ -85,6 +85,9 @@ describe('callbacks: delivery', () => {
       expect(ready.callbacks?.missed).toBeGreaterThanOrEqual(3);
       expect(ready.callbacks?.warning).toMatch(/no callback announced/);
       expect(await metric(d, 'gridsync_callbacks_received_total{mailbox="mb1001"}')).toBe(0);
+      // doctor says so too.
+      const doctor = runCli(['doctor', '-c', path.join(w.dir, 'swallowed', 'gridsync.yaml')]);
+      expect(doctor.stdout).toMatch(/callbacks https:\/\/127\.0\.0\.1:\d+\/gridsync\/callbacks.*no callback announced/);
     } finally {
       await w.faults([]);
       await d.stop();
