@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { holdSecrets } from '../errors/index.js';
 
 /** The systemd credential (LoadCredential=) that holds the callback password. */
 export const CREDENTIAL_CALLBACK_PASSWORD = 'gridsync-callback-password';
@@ -78,6 +79,8 @@ export function loadCallbackCredentials(src: CredentialSource): CallbackCredenti
   const password = operator ?? state.password ?? secret();
   if (operator === undefined && state.password === undefined) changed = true;
   if (changed) writeState(file, { ...(operator === undefined ? { password } : {}), paths });
+  // Every sink masks them from now on, even should the service echo one back.
+  holdSecrets([password, ...Object.values(paths)]);
   return {
     username: src.username,
     password,
