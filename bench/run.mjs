@@ -18,6 +18,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { callbackLatency } from './callbacks.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `--against DIR` (another checkout, built): its gridsync is measured too, interleaved in the same
@@ -798,7 +799,7 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,large,latency,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
@@ -1017,6 +1018,22 @@ async function main() {
     });
     await emu.close();
   }
+  if (want('callbacks')) {
+    // One run, not repeated: its two daemons already take most of a minute.
+    const emu = await startEmulatorProcess();
+    const n = quick ? 12 : 30;
+    const c = await callbackLatency({ emulatorUrl: emu.url, cliPath, n, gapMs: quick ? 1500 : 1300 });
+    row(
+      `arrival-to-inbox ms with callbacks (poll 10m), ${n} parcels`,
+      { median: c.callbacks.medianMs, p99: c.callbacks.p99Ms },
+      {
+        pollingMedianMs: c.polling.medianMs,
+        pollingP99Ms: c.polling.p99Ms,
+      },
+      c.callbacks.medianMs / c.polling.medianMs,
+    );
+    await emu.close();
+  }
   if (want('idle')) {
     const i = await repeat(runs, () => idleCost(size.idleSeconds));
     row('idle CPU s/min, 1 s polling', stat(i, 'cpuSecondsPerMinute'), null, null, { wakeupsPerMinute: stat(i, 'wakeupsPerMinute') });
@@ -1158,6 +1175,14 @@ function targets(bursts, rows) {
       value: `${f(lat.median)} ms`,
       target: `≤ stableMs + 250 = ${lat.baseline.stableMs + 250} ms`,
       met: lat.median <= lat.baseline.stableMs + 250,
+    });
+  const cb = byPrefix('arrival-to-inbox');
+  if (cb)
+    out.push({
+      what: 'arrival-to-inbox latency with callbacks (median / p99)',
+      value: `${f(cb.median)} / ${f(cb.p99)} ms (polling at 30 s: ${f(cb.baseline.pollingMedianMs)} / ${f(cb.baseline.pollingP99Ms)} ms)`,
+      target: 'median ≤ 1000 ms, p99 ≤ 3000 ms',
+      met: cb.median <= 1000 && cb.p99 <= 3000,
     });
   const idle = byPrefix('idle');
   if (idle) out.push({ what: 'idle CPU', value: `${f(idle.median)} CPU-s/min`, target: '< 1 CPU-s/min', met: idle.median < 1 });

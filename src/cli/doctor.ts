@@ -114,6 +114,30 @@ function httpPortCheck(cfg: Config): Check {
   };
 }
 
+/**
+ * With callbacks: what the running daemon's receiver heard, from its /readyz — calls that never
+ * arrive (a firewall, a proxy) show here, not only in the alert.
+ */
+function callbacksCheck(cfg: Config, publicUrl: string): Check {
+  const untested = 'gridsync callbacks test checks the whole path';
+  return {
+    name: `callbacks ${publicUrl}`,
+    run: async () => {
+      if (!cfg.http.enabled) return note(`http.enabled is off, so the daemon cannot be asked; ${untested}`);
+      let body: { callbacks?: { warning: string | null; calls: number; missed: number } };
+      try {
+        const res = await fetch(`http://${cfg.http.host}:${cfg.http.port}/readyz`, { signal: AbortSignal.timeout(DOCTOR_CALL_TIMEOUT_MS) });
+        body = (await res.json()) as typeof body;
+      } catch {
+        return note(`the daemon does not answer on http port ${cfg.http.port}; ${untested}`);
+      }
+      if (!body.callbacks) return note('the running daemon has no callback receiver: restart it to apply the callbacks section');
+      if (body.callbacks.warning) return note(body.callbacks.warning);
+      return ok(`${body.callbacks.calls} calls received, ${body.callbacks.missed} parcels missed`);
+    },
+  };
+}
+
 /** Runs `fn` with an abort after `ms`; the error says how long it waited for what. */
 async function bounded<T>(ms: number, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ac = new AbortController();
@@ -263,6 +287,7 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     },
   });
   if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
+  if (cfg.callbacks) checks.push(callbacksCheck(cfg, cfg.callbacks.publicUrl));
   if (cfg.api.baseUrl === 'embedded') {
     checks.push({ name: 'service', run: async () => ok('embedded emulator (started in-process by run and once)') });
   } else {

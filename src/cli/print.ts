@@ -5,6 +5,7 @@
  * a name reversed. Such characters are written as visible `\uXXXX` escapes (valid inside JSON
  * strings too), and the secrets in effect are masked.
  */
+import { GridApiError } from '../api/index.js';
 import { scrubHeld } from '../errors/index.js';
 
 /** C0 except tab and newline, DEL, C1, and the bidi marks, embeddings, overrides and isolates. */
@@ -23,4 +24,11 @@ export function print(text: string): void {
 /** Writes `text` to stderr, printable and with secrets masked. */
 export function printError(text: string): void {
   process.stderr.write(printable(scrubHeld(text)));
+}
+
+/** Why the service refused a call, for one line of a command's report: its error code and message. */
+export function serviceRefusal(err: unknown): string {
+  return err instanceof GridApiError
+    ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
+    : (err as Error).message;
 }

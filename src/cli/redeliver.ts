@@ -5,12 +5,12 @@
  * deliver) — the ERP's first copy is never overwritten.
  */
 import path from 'node:path';
-import { catalog, GridApiError, GridResponseError } from '../api/index.js';
+import { catalog, GridResponseError } from '../api/index.js';
 import { InboundJournal, Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { connectService } from '../service/index.js';
-import { print, printError } from './print.js';
+import { print, printError, serviceRefusal } from './print.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
@@ -49,11 +49,7 @@ export async function main(argv: string[]): Promise<number> {
           if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {
           failed++;
-          const why =
-            err instanceof GridApiError
-              ? `${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}`
-              : (err as Error).message;
-          printError(`parcel ${id}: not reset — ${why}\n`);
+          printError(`parcel ${id}: not reset — ${serviceRefusal(err)}\n`);
         }
       }
     } finally {

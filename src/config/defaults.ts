@@ -91,6 +91,23 @@ export const DEFAULTS = {
     /** Commands running at once; more wait their turn (a burst must not fork thousands of processes). */
     concurrency: 4,
   },
+  /** The callback receiver (webhooks of the service). */
+  callbacks: {
+    username: 'gridsync',
+    /** A call's body is a small JSON object; anything larger is refused unread. */
+    maxBodyBytes: 64 * 1024,
+    /** The request line and headers, then the body, must arrive within these. */
+    headersTimeoutMs: 5 * SECOND,
+    bodyTimeoutMs: 5 * SECOND,
+    /** Open connections at once; more are dropped by the kernel's accept, never queued in memory. */
+    maxConnections: 256,
+    /** At most one cycle per this long per mailbox is started by callbacks (a flood is not a burst of calls). */
+    minTriggerGapMs: SECOND,
+    /** A parcel placed before its call arrived is not missed if the call comes within this long. */
+    announceGraceMs: 10 * SECOND,
+    /** Parcels in a row that no callback announced before /readyz and doctor say the calls do not arrive. */
+    missedBeforeWarning: 3,
+  },
 } as const;
 
 /** Consecutive cycles with work left over and nothing delivered before a direction counts as stuck. */

@@ -212,6 +212,17 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
       );
     }
   }
+  if (config.callbacks) {
+    const cb = config.callbacks;
+    if (cb.tls) cb.tls = { certFile: abs(cb.tls.certFile), keyFile: abs(cb.tls.keyFile) };
+    if (cb.passwordFile) cb.passwordFile = abs(cb.passwordFile);
+    // A callback starts an inbound cycle at once: that would fetch outside the transfer windows.
+    if (config.schedule.cron?.length)
+      throw new ConfigError(
+        `config ${source}: callbacks: not with schedule.cron (a callback would start a cycle outside the windows)`,
+        'callbacks',
+      );
+  }
   // From here on, every sink of this process masks these values.
   holdSecrets(secretsOf(config));
   return { config, file: source, envKeys, gids, warnings };

@@ -232,6 +232,31 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The receiver of the service's callbacks (webhooks): a hint to look now, never the truth —
+     * polling at `schedule.poll` stays. Absent: polling alone.
+     */
+    callbacks: z
+      .object({
+        /** host:port the receiver binds (its own port, not the metrics one). */
+        listen: z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, such as 127.0.0.1:9470'),
+        /** What the service calls; gridsync appends /<mailboxId>/<secret> per mailbox. */
+        publicUrl: z.url({ protocol: /^https$/, error: 'expected an https:// URL (the service calls nothing else)' }),
+        /** Without it the receiver speaks plain HTTP (behind a TLS-terminating proxy). */
+        tls: z
+          .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
+          .strict()
+          .optional(),
+        /** The Basic-auth user the service sends. */
+        username: z
+          .string()
+          .regex(/^[^:\s]+$/, 'no colon or white space')
+          .default(DEFAULTS.callbacks.username),
+        /** A file holding the Basic-auth password; absent: one is generated and kept in stateDir. */
+        passwordFile: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
     /** Trading-partner names by grid id, for `{partner}` in inbox name templates (before the service's records). */
     partners: Partners.optional(),
     once: z

@@ -22,6 +22,7 @@ import { startHealthServer, type HealthServer } from './http.js';
 import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { folderRoles } from '../config/index.js';
+import { startCallbacks, type CallbackRuntime } from './callbacks.js';
 import { Cleanups, withDeadline } from './cleanups.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
 import { RunCycle } from './cycle.js';
@@ -72,6 +73,7 @@ export class Daemon {
   private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
   private readonly progress: ProgressTracker;
   private http: HealthServer | undefined;
+  private callbacks: CallbackRuntime | undefined;
   /** Why the service did not answer the session check at open, when it did not. */
   private unreachableAtStart: string | undefined;
   private closed: Promise<void> | undefined;
@@ -315,6 +317,20 @@ export class Daemon {
       stopSignal: this.stopped.signal,
       failures: () => this.scheduler?.failures ?? 0,
     });
+    try {
+      this.callbacks = await startCallbacks({
+        ...rt,
+        client: this.client,
+        events: this.events,
+        metrics: this.metrics,
+        timers,
+        requestCycle: (why) => this.scheduler?.trigger(why),
+      });
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    if (this.callbacks) this.cleanups.push({ name: 'callbacks', fn: () => this.callbacks?.close() });
     this.scheduler = new CycleScheduler({
       pollMs: cfg.schedule.poll,
       ...(windows ? { windows } : {}),
@@ -344,7 +360,8 @@ export class Daemon {
   }
 
   readiness(): Readiness {
-    return this.health.readiness({
+    const callbacks = this.callbacks?.health();
+    const r = this.health.readiness({
       now: this.now(),
       pollMs: this.config.schedule.poll,
       windows: Boolean(this.config.schedule.cron?.length),
@@ -353,6 +370,7 @@ export class Daemon {
       cycleFailures: this.scheduler?.failures ?? 0,
       stuck: this.watch.stuck(),
     });
+    return callbacks ? { ...r, callbacks } : r;
   }
 
   /** True when close() had to stop with transfers still in flight: the caller should exit the process. */

@@ -109,6 +109,25 @@ export class DaemonMetrics {
     labelNames: ['mailbox'] as const,
     registers: [this.registry],
   });
+  /** The callback receiver's counters (series at 0 only when callbacks are configured). */
+  readonly callbackCalls = new Counter({
+    name: 'gridsync_callbacks_received_total',
+    help: 'Verified callbacks of the service',
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
+  readonly callbackRefused = new Counter({
+    name: 'gridsync_callbacks_refused_total',
+    help: 'Requests to the callback receiver refused (unverified, too large, too slow)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly callbackMissed = new Counter({
+    name: 'gridsync_callbacks_missed_total',
+    help: 'Parcels placed that no callback announced (found by a poll)',
+    labelNames: ['mailbox'] as const,
+    registers: [this.registry],
+  });
   readonly up = new Gauge({
     name: 'gridsync_service_reachable',
     help: '1 when the last call to the service succeeded',

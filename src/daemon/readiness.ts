@@ -2,6 +2,7 @@
  * Readiness: what /readyz answers. The connect loop and the cycles report their outcomes here;
  * readiness is decided from those outcomes alone.
  */
+import type { CallbackHealth } from '../callbacks/index.js';
 import type { StuckDirection } from './stuck.js';
 
 export interface Readiness {
@@ -9,6 +10,8 @@ export interface Readiness {
   readonly lastSuccessAt: string | null;
   readonly lastError: string | null;
   readonly stuck: StuckDirection[];
+  /** With callbacks: what the receiver heard, and a warning when polls keep finding unannounced parcels. */
+  readonly callbacks?: CallbackHealth & { readonly warning: string | null };
 }
 
 export class HealthState {

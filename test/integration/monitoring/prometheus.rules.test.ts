@@ -137,7 +137,7 @@ describe.skipIf(!promtool)('Prometheus rules and a scraped daemon', () => {
       cwd: path.join(deploy, 'prometheus'),
       encoding: 'utf8',
     });
-    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 9 rules found/);
+    expect(check.stdout + check.stderr).toMatch(/SUCCESS: 10 rules found/);
     expect(check.status).toBe(0);
     const test = spawnSync(promtool as string, ['test', 'rules', 'alerts.test.yml'], {
       cwd: path.join(deploy, 'prometheus'),

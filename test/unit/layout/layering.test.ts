@@ -15,6 +15,7 @@ const LAYERS: Record<string, number> = {
   cli: 7,
   daemon: 6,
   service: 5,
+  callbacks: 5,
   inbound: 4,
   outbound: 4,
   emulator: 4,

@@ -1,0 +1,152 @@
+/**
+ * `run` with callbacks: the receiver on its own port, the registrations made sure of (retried in the
+ * background while the service does not answer: polling goes on meanwhile), verified calls turned
+ * into cycles, and parcels that polls find unannounced counted as missed.
+ */
+import fs from 'node:fs';
+import { GridClient, type MailboxTransport } from '../api/index.js';
+import {
+  Announcements,
+  CallbackTrigger,
+  ensureRegistration,
+  isTestCall,
+  loadCallbackCredentials,
+  restRegistry,
+  splitListen,
+  startReceiver,
+  type CallbackCredentials,
+  type CallbackHealth,
+} from '../callbacks/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { errorFields } from '../errors/index.js';
+import type { EventBus, PipelineEvents } from '../events/index.js';
+import type { Logger } from '../log.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { DaemonConfig, MailboxRuntime } from './runtime.js';
+import type { Timers } from './scheduler.js';
+import { StartupError } from './startup-error.js';
+
+export interface CallbackDeps {
+  readonly config: DaemonConfig;
+  readonly client: MailboxTransport;
+  readonly mailboxes: readonly MailboxRuntime[];
+  readonly events: EventBus<PipelineEvents>;
+  readonly metrics: DaemonMetrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly timers: Timers;
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly signal: AbortSignal;
+  /** Asks the scheduler for a cycle now (merged with one running). */
+  readonly requestCycle: (reason: string) => void;
+}
+
+export interface CallbackRuntime {
+  readonly url: string;
+  health(): CallbackHealth & { warning: string | null };
+  close(): Promise<void>;
+}
+
+/** The readiness detail when polls keep finding parcels no callback announced (null when fine). */
+export function missedWarning(h: CallbackHealth): string | null {
+  if (h.missedInARow < DEFAULTS.callbacks.missedBeforeWarning) return null;
+  return `polls found ${h.missedInARow} parcels in a row that no callback announced: are the service's calls reaching the receiver (firewall, proxy)?`;
+}
+
+export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime | undefined> {
+  const cfg = d.config.callbacks;
+  if (!cfg) return undefined;
+  const log = d.logger.child({ component: 'callbacks' });
+  const inbound = d.mailboxes.filter((m) => m.inbound);
+  const byId = new Map(inbound.map((m) => [m.mailboxId, m.name]));
+  const { callbackCalls: calls, callbackRefused: refused, callbackMissed: missed } = d.metrics;
+  for (const m of inbound) {
+    calls.inc({ mailbox: m.name }, 0);
+    missed.inc({ mailbox: m.name }, 0);
+  }
+  for (const reason of ['path', 'auth', 'method', 'too-large', 'body']) refused.inc({ reason }, 0);
+
+  try {
+    const creds = loadCallbackCredentials({
+      stateDir: d.config.stateDir,
+      username: cfg.username,
+      passwordFile: cfg.passwordFile,
+      credentialsDir: process.env.CREDENTIALS_DIRECTORY,
+      mailboxIds: inbound.map((m) => m.mailboxId),
+    });
+    const { host, port } = splitListen(cfg.listen);
+    const tls = cfg.tls ? { cert: fs.readFileSync(cfg.tls.certFile), key: fs.readFileSync(cfg.tls.keyFile) } : undefined;
+    const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
+    const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
+    const trigger = new CallbackTrigger(() => d.requestCycle('callback'), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);
+    d.events.on('inbound:received', (e) => {
+      const id = inbound.find((m) => m.name === e.mailbox)?.mailboxId;
+      if (id !== undefined && e.item) announcements.placed(id, e.item.parcelId);
+    });
+    const receiver = await startReceiver({
+      host,
+      port,
+      tls,
+      credentials: creds,
+      onCall: (mailboxId, body) => {
+        const name = byId.get(mailboxId);
+        if (name === undefined) return;
+        calls.inc({ mailbox: name });
+        announcements.heard(mailboxId, body);
+        // A test call (`gridsync callbacks test`) proves the path; it announces no parcel.
+        if (!isTestCall(body)) trigger.poke(mailboxId);
+      },
+      onRefused: (reason) => refused.inc({ reason }),
+    });
+    log.info({ url: receiver.url, publicUrl: cfg.publicUrl }, 'callback receiver listening');
+    const sweep = setInterval(() => {
+      for (const id of announcements.sweep()) missed.inc({ mailbox: nameOf(id) });
+    }, DEFAULTS.callbacks.announceGraceMs / 2);
+    sweep.unref();
+    const runtime: CallbackRuntime = {
+      url: receiver.url,
+      health: () => {
+        const h = announcements.health();
+        return { ...h, warning: missedWarning(h) };
+      },
+      close: async () => {
+        trigger.close();
+        clearInterval(sweep);
+        await receiver.close();
+      },
+    };
+    void registerAll(d, creds, log);
+    return runtime;
+  } catch (err) {
+    throw new StartupError('STARTUP_CONFIG', `callbacks: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Registers every inbound mailbox; retries a mailbox the service did not accept, until the daemon stops. */
+async function registerAll(d: CallbackDeps, creds: CallbackCredentials, log: Logger): Promise<void> {
+  const cfg = d.config.callbacks;
+  if (!cfg) return;
+  if (!(d.client instanceof GridClient)) {
+    log.warn(
+      { protocol: d.config.api.protocol },
+      'callbacks are registered over REST only; register them with gridsync callbacks register',
+    );
+    return;
+  }
+  const registry = restRegistry(d.client);
+  let todo = d.mailboxes.filter((m) => m.inbound);
+  for (let attempt = 0; todo.length && !d.signal.aborted; attempt++) {
+    const failed: MailboxRuntime[] = [];
+    for (const m of todo) {
+      try {
+        const r = await ensureRegistration(registry, creds, cfg.publicUrl, m.mailboxId);
+        log.info({ mailbox: m.name, callbackId: r.callbackId, action: r.action, removed: r.removed }, 'callback registered');
+      } catch (err) {
+        failed.push(m);
+        log.warn({ mailbox: m.name, ...errorFields(err) }, 'cannot register the callback; polling goes on, retrying');
+      }
+    }
+    todo = failed;
+    if (todo.length) await d.sleep(Math.min(d.config.schedule.poll, 60_000) * Math.min(2 ** attempt, 8), d.signal).catch(() => undefined);
+  }
+}
