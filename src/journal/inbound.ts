@@ -80,6 +80,8 @@ export interface InboundJournalOptions {
   readonly mayLinger?: () => boolean;
 }
 
+/** A parcel's own commits touch its row and the event trail only (`CommitOptions.independent`). */
+const INDEPENDENT = { independent: true } as const;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 
 export class InboundJournal {
@@ -137,7 +139,7 @@ export class InboundJournal {
         detail: { fileName: p.fileName ?? null, bytes: p.bytes ?? null },
       });
       return true;
-    });
+    }, INDEPENDENT);
   }
 
   markStaged(
@@ -264,7 +266,10 @@ export class InboundJournal {
   ): Promise<void> {
     // Parcels in flight together may share transactions (see InboundJournalOptions).
     const linger = this.options.mayLinger?.() ?? false;
-    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), { linger });
+    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), {
+      ...INDEPENDENT,
+      linger,
+    });
   }
 
   private async apply(
