@@ -38,6 +38,9 @@ import {
 } from './store.js';
 import { JournalUnavailableError } from './unavailable-error.js';
 
+/** The schema version this build writes and expects on PostgreSQL. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)?.version ?? 0;
+
 /** Server-side limits every connection starts with (ms). */
 export const PG_TIMEOUTS = { statementMs: 10_000, lockMs: 3_000, idleInTxMs: 2_000, connectMs: 5_000, queryMs: 15_000 } as const;
 const POOL_SIZE = 4;
@@ -227,10 +230,10 @@ export class PgJournal implements JournalStore {
   }
 
   async schemaVersion(): Promise<number> {
-    const row = await this.get<{ v: number | null }>(
-      "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END AS v",
-    );
-    return row?.v ?? 0;
+    // Two statements: one naming the table fails to plan while the table does not exist, whatever CASE guards it.
+    const present = await this.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+    if (!present?.t) return 0;
+    return (await this.get<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations'))?.v ?? 0;
   }
 
   /** Group commit (`JournalStore.commit`): no lingering — a batch in flight is the window. */
@@ -490,8 +493,7 @@ export class PgJournal implements JournalStore {
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
       );
       const current = Number((await c.query('SELECT coalesce(max(version), 0) AS v FROM schema_migrations')).rows[0].v);
-      const known = PG_MIGRATIONS.at(-1)?.version ?? 0;
-      if (current > known) throw new JournalSchemaTooNewError(this.location, current, known);
+      if (current > PG_SCHEMA_VERSION) throw new JournalSchemaTooNewError(this.location, current, PG_SCHEMA_VERSION);
       for (const m of PG_MIGRATIONS.filter((x: Migration) => x.version > current)) {
         await c.query(m.sql);
         await c.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [m.version, m.description]);
