@@ -263,6 +263,17 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await journal.get("SELECT count(*) AS n FROM events WHERE item = ? AND to_state = 'listed'", '7')).toEqual({ n: 1 });
   });
 
+  it('inbound: many rows in one read, by parcel id, across read chunks; unknown ids and other mailboxes left out', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    const ids = Array.from({ length: 1_200 }, (_, k) => k + 1);
+    await Promise.all(ids.map((id) => j.recordListed(MB, { parcelId: id })));
+    await j.recordListed(OTHER_MB, { parcelId: 5_000 });
+    const rows = await j.getMany(MB, [...ids, 5_000, 9_999]);
+    expect([...rows.keys()].sort((a, b) => a - b)).toEqual(ids);
+    expect(rows.get(600)).toEqual(await j.get(MB, 600));
+  });
+
   it('housekeeping: retention prunes finished rows and old events; meta is kept; the schema version is the latest', async () => {
     let t = 1_000_000;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-contract-'));
