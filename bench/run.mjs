@@ -151,8 +151,9 @@ const silentLogger = () => {
  */
 async function pgBenchJournal(openJournal, url, stateDir) {
   const journal = await openJournal({ url, stateDir }, { owner: 'bench' });
-  for (const table of ['inbound_parcels', 'events']) await journal.maintain(`DELETE FROM ${table}`);
-  await journal.leases.acquire(MAILBOX, 600_000);
+  // A lease left by an earlier (killed) bench is not ours to renew: start from none.
+  for (const table of ['inbound_parcels', 'events', 'lease']) await journal.maintain(`DELETE FROM ${table}`);
+  if (!(await journal.leases.acquire(MAILBOX, 600_000))) throw new Error('could not take the bench mailbox lease');
   return journal;
 }
 
