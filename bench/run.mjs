@@ -146,6 +146,18 @@ const silentLogger = () => {
   return l;
 };
 
+/**
+ * A PostgreSQL journal for one burst: emptied of earlier runs' rows, the mailbox's lease held (every
+ * write is fenced by it), as one instance of a pair would hold it.
+ */
+async function pgBenchJournal(openJournal, url, stateDir) {
+  const journal = await openJournal({ url, stateDir }, { owner: 'bench' });
+  // A lease left by an earlier (killed) bench is not ours to renew: start from none.
+  for (const table of ['inbound_parcels', 'events', 'lease']) await journal.maintain(`DELETE FROM ${table}`);
+  if (!(await journal.leases.acquire(MAILBOX, 600_000))) throw new Error('could not take the bench mailbox lease');
+  return journal;
+}
+
 function inboxMailbox(dir, concurrency) {
   return {
     mailboxId: MAILBOX,
@@ -336,12 +348,14 @@ const children = {
   },
 
   /** gridsync's inbound pipeline: streamed, fsynced, journalled, confirmed. */
-  async 'inbound-gridsync'({ url, n, concurrency, journalRows = 0, warm = 0, emulatorPid }) {
+  async 'inbound-gridsync'({ url, n, concurrency, journalRows = 0, warm = 0, emulatorPid, journalUrl }) {
     const { GridClient } = await import(dist('api/index.js'));
-    const { Journal } = await import(dist('journal/index.js'));
+    const { Journal, openJournal } = await import(dist('journal/index.js'));
     const { InboundPipeline } = await import(dist('inbound/index.js'));
     const dirs = await tempDirs(['inbox', 'state']);
-    const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+    const journal = journalUrl
+      ? await pgBenchJournal(openJournal, journalUrl, dirs.state)
+      : Journal.open(path.join(dirs.state, 'journal.sqlite'));
     if (journalRows) fillJournal(journal, journalRows);
     const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
     const pipeline = new InboundPipeline({
@@ -369,9 +383,16 @@ const children = {
     const prepare = warm ? (k, tag) => injectMany(url, k, 5 * 1024, tag) : async () => {};
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare, burst });
     await client.close();
-    journal.close();
+    await journal.close();
     await cleanUp(dirs.root);
     return { ...r, firstCycleMs: cycles[0] };
+  },
+
+  /** The journal alone (bench/journal-commit.mjs): 2,000 parcels through their transitions; `journalUrl` unset: SQLite. */
+  async 'journal-commit'({ concurrency, journalUrl }) {
+    const { measureJournal } = await import('./journal-commit.mjs');
+    const { cpu, perSecond } = await measureJournal(concurrency, journalUrl);
+    return { cpuMsPerItem: cpu, perSecond };
   },
 
   /** Naive outbound client: read whole file, base64, POST, delete. */
@@ -799,7 +820,7 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
@@ -978,6 +999,50 @@ async function main() {
       startSeconds: stat(m, 'startSeconds'),
     });
   }
+  if (want('postgres')) {
+    // The PostgreSQL journal beside SQLite in the same run, interleaved run by run: the whole
+    // inbound pipeline (a 2,000-parcel burst from the emulator) and the journal alone. Needs a
+    // server: GRIDSYNC_BENCH_JOURNAL_URL=postgres://… (its inbound_parcels and events are emptied).
+    const journalUrl = process.env.GRIDSYNC_BENCH_JOURNAL_URL;
+    if (!journalUrl) console.log('  NOTICE: no GRIDSYNC_BENCH_JOURNAL_URL: the PostgreSQL journal rows are not measured');
+    else {
+      const c = Math.max(...concurrencies);
+      const emu = await startEmulatorProcess();
+      const pipeline = (p) =>
+        runChild('inbound-gridsync', { url: emu.url, n: size.burst, warm: size.warm, emulatorPid: emu.proc.pid, concurrency: c, ...p });
+      const res = { sqlite: [], postgres: [], jSqlite: [], jPostgres: [] };
+      for (let i = 0; i < runs; i++) {
+        res.sqlite.push(await pipeline({}));
+        res.postgres.push(await pipeline({ journalUrl }));
+        res.jSqlite.push(await runChild('journal-commit', { concurrency: 32 }));
+        res.jPostgres.push(await runChild('journal-commit', { concurrency: 32, journalUrl }));
+      }
+      await emu.close();
+      burstRow(`inbound gridsync, SQLite journal, c${c}`, res.sqlite, null, null);
+      burstRow(`inbound gridsync, PostgreSQL journal, c${c}`, res.postgres, null, null);
+      const ratio = (pg, lite) => stat(pg, 'perSecond').median / stat(lite, 'perSecond').median;
+      row(
+        `PostgreSQL vs SQLite journal: inbound burst items/s, c${c}`,
+        stat(res.postgres, 'perSecond'),
+        stat(res.sqlite, 'perSecond'),
+        ratio(res.postgres, res.sqlite),
+        {
+          cpuMsPerItem: stat(res.postgres, 'cpuMsPerItem'),
+          baselineCpuMsPerItem: stat(res.sqlite, 'cpuMsPerItem'),
+        },
+      );
+      row(
+        'PostgreSQL vs SQLite journal alone: parcels/s (2,000, 4 transitions each), c32',
+        stat(res.jPostgres, 'perSecond'),
+        stat(res.jSqlite, 'perSecond'),
+        ratio(res.jPostgres, res.jSqlite),
+        {
+          cpuMsPerItem: stat(res.jPostgres, 'cpuMsPerItem'),
+          baselineCpuMsPerItem: stat(res.jSqlite, 'cpuMsPerItem'),
+        },
+      );
+    }
+  }
   if (want('large')) {
     const up = [];
     const upRaw = [];
@@ -1102,7 +1167,9 @@ async function main() {
         ? ` · p99 ${f(r.p99Ms.median)} ms`
         : r.wakeupsPerMinute
           ? ` · ${f(r.wakeupsPerMinute.median)} wake-ups/min`
-          : '';
+          : r.cpuMsPerItem
+            ? ` · ${f(r.cpuMsPerItem.median)} ms CPU/item (baseline ${f(r.baselineCpuMsPerItem.median)})`
+            : '';
     console.log(
       `| ${r.figure} | ${f(r.median)} (${f(r.min)}–${f(r.max)})${extra} | ${base} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : '—'} |`,
     );
@@ -1201,6 +1268,14 @@ function targets(bursts, rows) {
       value: `${f(many.median)} CPU-s/min, RSS ${f(many.rssMb.median)} MB, busiest second ${f(many.busiestSecond.median)} of ${f(many.listCalls.median)} list calls`,
       target: '< 2 CPU-s/min, < 300 MB',
       met: many.median < 2 && many.rssMb.median < 300,
+    });
+  const pg = byPrefix('PostgreSQL vs SQLite journal: inbound burst');
+  if (pg)
+    out.push({
+      what: 'inbound burst with the PostgreSQL journal vs SQLite',
+      value: `${pg.ratio.toFixed(2)}×`,
+      target: '≥ 0.7×',
+      met: pg.ratio >= 0.7,
     });
   const j = byPrefix('cycle ms');
   if (j)

@@ -14,7 +14,8 @@ import { accountName, ConfigError, loadConfig, type Config } from '../config/ind
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
-import { Journal, JournalLockedError } from '../journal/index.js';
+import { isPostgresUrl, Journal, JournalLockedError } from '../journal/index.js';
+import { postgresJournalChecks } from './doctor-journal.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
 import { print, printError } from './print.js';
@@ -240,7 +241,6 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
 
 export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
   const checks: Check[] = [folderCheck('stateDir', cfg.stateDir)];
-  let close = async (): Promise<void> => undefined;
   for (const m of cfg.mailboxes) {
     const label = m.name ?? '';
     if (m.inbox) {
@@ -270,8 +270,27 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
       );
     }
   }
-  const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
-  checks.push({
+  const closers: (() => Promise<void>)[] = [];
+  if (isPostgresUrl(cfg.journal.url)) {
+    const pgChecks = postgresJournalChecks(cfg.journal.url, redactUrl(cfg.journal.url));
+    checks.push(...pgChecks.checks);
+    closers.push(pgChecks.close);
+  } else checks.push(sqliteJournalCheck(cfg.stateDir));
+  if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
+  if (cfg.callbacks) checks.push(callbacksCheck(cfg, cfg.callbacks.publicUrl));
+  if (cfg.api.baseUrl === 'embedded') {
+    checks.push({ name: 'service', run: async () => ok('embedded emulator (started in-process by run and once)') });
+  } else {
+    const service = serviceChecks(cfg);
+    checks.push(...service.checks);
+    closers.push(service.close);
+  }
+  return { checks, close: async () => void (await Promise.all(closers.map((c) => c()))) };
+}
+
+function sqliteJournalCheck(stateDir: string): Check {
+  const journalFile = path.join(stateDir, 'journal.sqlite');
+  return {
     name: `journal ${journalFile}`,
     run: async () => {
       if (!fs.existsSync(journalFile)) return note('not created yet (the first run creates it)');
@@ -285,17 +304,7 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
         return fail((err as Error).message);
       }
     },
-  });
-  if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
-  if (cfg.callbacks) checks.push(callbacksCheck(cfg, cfg.callbacks.publicUrl));
-  if (cfg.api.baseUrl === 'embedded') {
-    checks.push({ name: 'service', run: async () => ok('embedded emulator (started in-process by run and once)') });
-  } else {
-    const service = serviceChecks(cfg);
-    checks.push(...service.checks);
-    close = service.close;
-  }
-  return { checks, close };
+  };
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -14,11 +14,12 @@ import {
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
+import { leaseLine, mailboxLease } from './status-leases.js';
 
 const USAGE = `usage: gridsync status [-c FILE] [--json]
 
-Reads the journal (also while the daemon runs): whether a daemon is running, per mailbox what is
-in flight and what waits (inbound parcels listed but not yet downloaded; outbox files not yet
+Reads the journal (also while the daemon runs): whether a daemon is running, per mailbox who holds
+it (owner, fencing token, lease expiry on the database's clock), what is in flight and what waits (inbound parcels listed but not yet downloaded; outbox files not yet
 claimed; files in errorDir), counts per state, the last cycle, recent failures.`;
 
 /** The pid of the gridsync holding the journal's lock, or null when none runs. */
@@ -45,11 +46,13 @@ const countFiles = (dir: string | undefined, skip: (name: string) => boolean = (
 const IN_FLIGHT_IN = ['downloading', 'staged', 'placed'] as const;
 const IN_FLIGHT_OUT = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
 
-async function perMailbox(cfg: Config, journal: JournalStore) {
+async function perMailbox(cfg: Config, journal: JournalStore, sqliteDaemon: { running: boolean; pid: number | null } | null) {
   const inJ = new InboundJournal(journal);
   const outJ = new OutboundJournal(journal);
+  const leases = await journal.leases.list();
   const rows = cfg.mailboxes.map(async (m) => {
     const id = m.mailboxId;
+    const lease = mailboxLease(id, leases, sqliteDaemon);
     const inbound = m.inbox
       ? id === undefined
         ? { note: "the key user's own mailbox (id learned at start-up): see the totals below" }
@@ -65,7 +68,7 @@ async function perMailbox(cfg: Config, journal: JournalStore) {
           inErrorDir: countFiles(m.outbox.errorDir, (n) => n.endsWith('.error.json')),
         }
       : undefined;
-    return { name: m.name ?? String(id), mailboxId: id ?? null, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}) };
+    return { name: m.name ?? String(id), mailboxId: id ?? null, lease, ...(inbound ? { inbound } : {}), ...(outbound ? { outbound } : {}) };
   });
   return Promise.all(rows);
 }
@@ -86,7 +89,7 @@ export async function main(argv: string[]): Promise<number> {
     // PostgreSQL: instances show as the owners of live leases, not as a lock on this host.
     const daemon = isPostgresUrl(where.url) ? { running: null, pid: null } : runningDaemon(file);
     try {
-      const mailboxes = await perMailbox(loaded.config, journal);
+      const mailboxes = await perMailbox(loaded.config, journal, daemon.running === null ? null : daemon);
       const inbound = await new InboundJournal(journal).summary();
       const outbound = await new OutboundJournal(journal).summary();
       const lastCycle = await journal.getMeta('lastCycle');
@@ -152,6 +155,9 @@ export async function main(argv: string[]): Promise<number> {
           const o = m.outbound;
           return `  ${m.name.padEnd(14)} ${m.inbound ? `${n(i?.inFlight).padStart(9)}  ${n(i?.waiting).padStart(7)}` : `${'-'.padStart(9)}  ${'-'.padStart(7)}`}   ${o ? `${n(o.inFlight).padStart(13)}  ${n(o.waitingInOutbox).padStart(7)}  ${n(o.inErrorDir).padStart(8)}` : ''}`.trimEnd();
         }),
+        '',
+        'lease          owner                         token  expires',
+        ...mailboxes.map((m) => leaseLine(m.name, m.lease)),
         '',
         table('inbound parcels', inbound.counts),
         '',

@@ -4,6 +4,7 @@
  * `increase()` never sees, so the first failure after a start would not alert.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LeaseMetrics } from './lease-metrics.js';
 
 /** A mailbox as its labels see it: its name, and the directions it has. */
 export interface MetricsMailbox {
@@ -134,6 +135,9 @@ export class DaemonMetrics {
     registers: [this.registry],
   });
 
+  /** Mailbox leases (shared PostgreSQL journal): the lease keeper reports through it. */
+  readonly leases = new LeaseMetrics(this.registry);
+
   constructor() {
     // Unprefixed, as every Node.js dashboard expects them (process_resident_memory_bytes, …).
     collectDefaultMetrics({ register: this.registry });
@@ -159,5 +163,9 @@ export class DaemonMetrics {
       if (m.outbound) this.queueDepth.set({ mailbox }, 0);
     }
     this.rateLimitPauses.inc(0);
+    this.leases.declare(
+      mailboxes.map((m) => m.name),
+      build.journal === 'sqlite',
+    );
   }
 }

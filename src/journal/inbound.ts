@@ -82,6 +82,10 @@ export interface InboundJournalOptions {
   readonly mayLinger?: () => boolean;
 }
 
+/** A parcel's own commits touch its row and the event trail only (`CommitOptions.independent`). */
+const INDEPENDENT = { independent: true } as const;
+/** Parcel ids per read in getMany: far below both backends' limits on parameters. */
+const GET_MANY_CHUNK = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 const CONFIRM_SEEN = 'UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ?';
 
@@ -93,6 +97,24 @@ export class InboundJournal {
 
   get(mailboxId: number, parcelId: number): Promise<InboundRow | undefined> {
     return this.journal.get<InboundRow>(SELECT_ROW, mailboxId, parcelId);
+  }
+
+  /**
+   * The rows of many parcels in a few reads (by parcel id; absent: not known). A pending list read
+   * row by row costs a round trip per parcel on PostgreSQL, where SQLite's reads are function calls.
+   */
+  async getMany(mailboxId: number, parcelIds: readonly number[]): Promise<Map<number, InboundRow>> {
+    const found = new Map<number, InboundRow>();
+    for (let i = 0; i < parcelIds.length; i += GET_MANY_CHUNK) {
+      const ids = parcelIds.slice(i, i + GET_MANY_CHUNK);
+      const rows = await this.journal.all<InboundRow>(
+        `SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id IN (${ids.map(() => '?').join(',')})`,
+        mailboxId,
+        ...ids,
+      );
+      for (const r of rows) found.set(r.parcel_id, r);
+    }
+    return found;
   }
 
   /** Rows of a mailbox in the given states, oldest first. */
@@ -140,7 +162,7 @@ export class InboundJournal {
         detail: { fileName: p.fileName ?? null, bytes: p.bytes ?? null },
       });
       return true;
-    });
+    }, INDEPENDENT);
   }
 
   markStaged(
@@ -305,7 +327,10 @@ export class InboundJournal {
   ): Promise<void> {
     // Parcels in flight together may share transactions (see InboundJournalOptions).
     const linger = this.options.mayLinger?.() ?? false;
-    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), { linger });
+    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), {
+      ...INDEPENDENT,
+      linger,
+    });
   }
 
   private async apply(

@@ -18,7 +18,7 @@
  * is scrubbed from every message this module raises, and `location` shows the URL redacted.
  */
 import pg from 'pg';
-import { scrubSecrets } from '../errors/index.js';
+import { isGridsyncError, scrubSecrets } from '../errors/index.js';
 import { JournalLeaseLostError, type Lease, type LeaseRow } from './lease.js';
 import type { Migration } from './migrations.js';
 import { PG_MIGRATIONS } from './postgres-migrations.js';
@@ -30,12 +30,16 @@ import {
   metaParams,
   PRUNE_EVENTS_SQL,
   SET_META_SQL,
+  type CommitOptions,
   type EventInput,
   type JournalStore,
   type JournalTx,
   type Leases,
 } from './store.js';
 import { JournalUnavailableError } from './unavailable-error.js';
+
+/** The schema version this build writes and expects on PostgreSQL. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)?.version ?? 0;
 
 /** Server-side limits every connection starts with (ms). */
 export const PG_TIMEOUTS = { statementMs: 10_000, lockMs: 3_000, idleInTxMs: 2_000, connectMs: 5_000, queryMs: 15_000 } as const;
@@ -62,6 +66,13 @@ const RENEW_SQL = `
   RETURNING mailbox_id, owner, token, expires_at`;
 /** Hand back: expired now, so the next acquire by anyone takes it (with a new token). */
 const RELEASE_SQL = 'UPDATE lease SET expires_at = clock_timestamp() WHERE mailbox_id = ? AND owner = ? AND token = ?';
+/** A batch's events in one statement, in the order they were recorded. */
+const INSERT_EVENTS_BULK_SQL = `
+  INSERT INTO events (at, direction, mailbox_id, item, from_state, to_state, detail)
+  SELECT at, direction, mailbox_id, item, from_state, to_state, detail
+  FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
+    WITH ORDINALITY AS e (at, direction, mailbox_id, item, from_state, to_state, detail, n)
+  ORDER BY n`;
 const LIST_SQL = 'SELECT mailbox_id, owner, token, expires_at, expires_at > clock_timestamp() AS live FROM lease ORDER BY mailbox_id';
 
 /** `?` placeholders (the SQL both backends share) as PostgreSQL's `$n`; none of ours sits in a literal. */
@@ -97,6 +108,21 @@ interface Pending {
   readonly fn: (tx: JournalTx) => Promise<unknown>;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: unknown) => void;
+  /** `CommitOptions.independent`. */
+  readonly independent: boolean;
+}
+
+type Outcome = { ok: boolean; value: unknown };
+
+/** What one item did in a pipelined batch: whether it wrote, and the events it recorded. */
+interface ItemState {
+  wrote: boolean;
+  readonly events: unknown[][];
+}
+
+/** Rows as one array per column (the bulk insert's parameters). */
+function columns(rows: readonly (readonly unknown[])[], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, k) => rows.map((r) => r[k]));
 }
 
 type LeaseDbRow = { mailbox_id: number; owner: string; token: number; expires_at: Date };
@@ -160,6 +186,9 @@ export class PgJournal implements JournalStore {
       lock_timeout: PG_TIMEOUTS.lockMs,
       idle_in_transaction_session_timeout: PG_TIMEOUTS.idleInTxMs,
       application_name: 'gridsync',
+      // Statements are sent without waiting for the answer to the one before: a batch's
+      // independent items share round trips (see runPipelined).
+      pipeline: true,
       types,
     });
     // An idle connection the server closes (restart, pg_terminate_backend) must not crash the
@@ -201,17 +230,17 @@ export class PgJournal implements JournalStore {
   }
 
   async schemaVersion(): Promise<number> {
-    const row = await this.get<{ v: number | null }>(
-      "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END AS v",
-    );
-    return row?.v ?? 0;
+    // Two statements: one naming the table fails to plan while the table does not exist, whatever CASE guards it.
+    const present = await this.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+    if (!present?.t) return 0;
+    return (await this.get<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations'))?.v ?? 0;
   }
 
   /** Group commit (`JournalStore.commit`): no lingering — a batch in flight is the window. */
-  commit<T>(fn: (tx: JournalTx) => Promise<T>, _options?: unknown): Promise<T> {
+  commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T> {
     if (this.closed) return Promise.reject(new JournalUnavailableError(this.location, 'the journal is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, independent: options?.independent === true });
       this.schedule();
     });
   }
@@ -222,6 +251,14 @@ export class PgJournal implements JournalStore {
     setImmediate(() => void this.flush());
   }
 
+  /**
+   * One batch, one transaction. Round trips are the cost on PostgreSQL, so the batch is first run
+   * the fast way (`runPipelined`); only when an item fails in a way its own rollback would need
+   * (it threw after writing, or the database refused a statement) is the transaction rolled back
+   * and the batch replayed one item at a time, each in its own savepoint (`runInSavepoints`).
+   * The items' functions only read and write through their transaction, so running them again is
+   * safe.
+   */
   private async flush(): Promise<void> {
     this.flushScheduled = false;
     if (this.flushing || this.pending.length === 0) return;
@@ -229,7 +266,7 @@ export class PgJournal implements JournalStore {
     this.pending = [];
     this.flushing = true;
     this.idle = new Promise((r) => (this.markIdle = r));
-    const results: { ok: boolean; value: unknown }[] = [];
+    let results: Outcome[] | undefined;
     let client: pg.PoolClient | undefined;
     try {
       client = await this.pool.connect();
@@ -237,27 +274,11 @@ export class PgJournal implements JournalStore {
       // The server may end this connection while we hold it (idle-in-transaction timeout, a
       // terminated backend): the query in flight fails; the event must not crash the process.
       c.on('error', ignore);
-      // Round trips are the cost here: each item's savepoint is released and the next one set in
-      // one simple query, and COMMIT releases the last one.
-      await c.query('BEGIN; SAVEPOINT item');
-      const fenced = new Set<number>();
-      for (const [i, p] of batch.entries()) {
-        const last = i === batch.length - 1;
-        const itemFenced = new Set<number>();
-        try {
-          const value = await p.fn(this.txOn(c, fenced, itemFenced));
-          if (!last) await c.query('RELEASE SAVEPOINT item; SAVEPOINT item');
-          for (const m of itemFenced) fenced.add(m);
-          results.push({ ok: true, value });
-        } catch (err) {
-          // A broken connection fails the whole batch (the ROLLBACK TO throws); anything else
-          // (an illegal transition, a lost lease) rolls back this item alone, and the savepoint
-          // stays set for the next item.
-          await c.query('ROLLBACK TO SAVEPOINT item');
-          results.push({ ok: false, value: err });
-        }
+      results = await this.runPipelined(c, batch);
+      if (results === undefined) {
+        await c.query('ROLLBACK');
+        results = await this.runInSavepoints(c, batch);
       }
-      await c.query('COMMIT');
       c.off('error', ignore);
       client.release();
     } catch (err) {
@@ -270,11 +291,102 @@ export class PgJournal implements JournalStore {
       return this.endFlush();
     }
     batch.forEach((p, i) => {
-      const r = results[i] as { ok: boolean; value: unknown };
+      const r = results[i] as Outcome;
       if (r.ok) p.resolve(r.value);
       else p.reject(r.value);
     });
     this.endFlush();
+  }
+
+  /**
+   * The fast way: no savepoints; consecutive independent items (`CommitOptions.independent`)
+   * run concurrently on the pipelined connection, so their
+   * statements share round trips; any other item runs alone, in commit order. Events are kept
+   * and inserted at the end in one statement. An item that throws before writing anything (an
+   * illegal transition, a lost lease) fails alone. Returns undefined when the batch must be
+   * replayed in savepoints; the transaction is then still open.
+   */
+  private async runPipelined(c: pg.PoolClient, batch: readonly Pending[]): Promise<Outcome[] | undefined> {
+    // Sent, not awaited: the items' first statements follow it in the same round trip.
+    const begun = c.query('BEGIN');
+    begun.catch(ignore);
+    const fences = new Map<number, Promise<void>>();
+    const fence = (mailboxId: number): Promise<void> => {
+      let f = fences.get(mailboxId);
+      if (f === undefined) {
+        f = this.checkLease(c, mailboxId);
+        // Items of other mailboxes may not wait for it; each that does sees the rejection.
+        f.catch(ignore);
+        fences.set(mailboxId, f);
+      }
+      return f;
+    };
+    const coalesce = coalescer(c);
+    const results: Outcome[] = [];
+    const events: unknown[][][] = [];
+    let replay = false;
+    const runItem = async (p: Pending, i: number): Promise<void> => {
+      const item: ItemState = { wrote: false, events: [] };
+      try {
+        results[i] = { ok: true, value: await p.fn(this.txOn(c, fence, item, coalesce)) };
+        events[i] = item.events;
+      } catch (err) {
+        results[i] = { ok: false, value: err };
+        if (item.wrote || !isGridsyncError(err)) replay = true;
+      }
+    };
+    for (let i = 0; i < batch.length;) {
+      let j = i + 1;
+      if ((batch[i] as Pending).independent) while (j < batch.length && (batch[j] as Pending).independent) j++;
+      await Promise.all(batch.slice(i, j).map((p, k) => runItem(p, i + k)));
+      i = j;
+    }
+    await begun;
+    // A statement the database refused inside a function that caught it leaves the transaction aborted.
+    if (replay || c.getTransactionStatus() === 'E') return undefined;
+    const rows = events.flat();
+    const inserted =
+      rows.length > 0 ? c.query({ name: 'gridsync_events_bulk', text: INSERT_EVENTS_BULK_SQL, values: columns(rows, 7) }) : undefined;
+    // COMMIT rides with the insert; it is only trusted once the insert succeeded (on an aborted
+    // transaction PostgreSQL answers COMMIT with a rollback, not an error).
+    const committed = c.query('COMMIT');
+    committed.catch(ignore);
+    await inserted;
+    await committed;
+    return results;
+  }
+
+  /** The safe way: one item after the other, each in its own savepoint, rolled back alone when it throws. */
+  private async runInSavepoints(c: pg.PoolClient, batch: readonly Pending[]): Promise<Outcome[]> {
+    // Each item's savepoint is released and the next one set in one simple query; COMMIT releases the last.
+    await c.query('BEGIN; SAVEPOINT item');
+    // Fences that held in a committed item: their FOR SHARE lock stays until COMMIT. One taken in
+    // an item that rolled back was released with its savepoint, so it is taken again.
+    const fenced = new Set<number>();
+    const results: Outcome[] = [];
+    for (const [i, p] of batch.entries()) {
+      const last = i === batch.length - 1;
+      const itemFenced = new Set<number>();
+      const fence = async (mailboxId: number): Promise<void> => {
+        if (fenced.has(mailboxId) || itemFenced.has(mailboxId)) return;
+        await this.checkLease(c, mailboxId);
+        itemFenced.add(mailboxId);
+      };
+      try {
+        const value = await p.fn(this.txOn(c, fence));
+        if (!last) await c.query('RELEASE SAVEPOINT item; SAVEPOINT item');
+        for (const m of itemFenced) fenced.add(m);
+        results.push({ ok: true, value });
+      } catch (err) {
+        // A broken connection fails the whole batch (the ROLLBACK TO throws); anything else
+        // (an illegal transition, a lost lease) rolls back this item alone, and the savepoint
+        // stays set for the next item.
+        await c.query('ROLLBACK TO SAVEPOINT item');
+        results.push({ ok: false, value: err });
+      }
+    }
+    await c.query('COMMIT');
+    return results;
   }
 
   private endFlush(): void {
@@ -283,30 +395,45 @@ export class PgJournal implements JournalStore {
     this.schedule();
   }
 
-  private txOn(c: pg.PoolClient, fenced: Set<number>, itemFenced: Set<number>): JournalTx {
-    const run = (sql: string, params: unknown[]) => c.query(this.config(sql, params));
-    const fence = async (mailboxId: number): Promise<void> => {
-      if (fenced.has(mailboxId) || itemFenced.has(mailboxId)) return;
-      const token = this.held.get(mailboxId);
-      const ok = token !== undefined && ((await run(FENCE_SQL, [mailboxId, this.owner, token])).rowCount ?? 0) > 0;
-      if (!ok) {
-        this.lose(mailboxId);
-        throw new JournalLeaseLostError(mailboxId, this.owner);
-      }
-      itemFenced.add(mailboxId);
-    };
-    const write = async <T>(mailboxId: number, sql: string, ...params: unknown[]) => {
-      await fence(mailboxId);
-      const r = await run(sql, params);
-      return { rows: r.rows as T[], changes: r.rowCount ?? 0 };
+  /** The fence: this instance still holds the mailbox with its token, row locked FOR SHARE until the transaction ends. */
+  private async checkLease(c: pg.PoolClient, mailboxId: number): Promise<void> {
+    const token = this.held.get(mailboxId);
+    const ok = token !== undefined && ((await c.query(this.config(FENCE_SQL, [mailboxId, this.owner, token]))).rowCount ?? 0) > 0;
+    if (!ok) {
+      this.lose(mailboxId);
+      throw new JournalLeaseLostError(mailboxId, this.owner);
+    }
+  }
+
+  /**
+   * A transaction's view for one item. With `item`, its events are kept there (inserted together
+   * at the end of the batch) and its first write is noted; without, events are inserted at once.
+   */
+  private txOn(c: pg.PoolClient, fence: (mailboxId: number) => Promise<void>, item?: ItemState, beforeSend?: () => void): JournalTx {
+    const run = (sql: string, params: unknown[]) => {
+      beforeSend?.();
+      return c.query(this.config(sql, params));
     };
     return {
       get: async <T>(sql: string, ...params: unknown[]) => (await run(sql, params)).rows[0] as T | undefined,
       all: async <T>(sql: string, ...params: unknown[]) => (await run(sql, params)).rows as T[],
-      write,
+      write: async <T>(mailboxId: number, sql: string, ...params: unknown[]) => {
+        if (item) item.wrote = true;
+        // The fence goes out first and the write right behind it, without waiting for the
+        // answer: the server runs them in that order in this transaction, and a refused fence
+        // throws before anything commits (the write is rolled back with the item or the batch).
+        const fenced = fence(mailboxId);
+        const written = run(sql, params);
+        written.catch(ignore);
+        await fenced;
+        const r = await written;
+        return { rows: r.rows as T[], changes: r.rowCount ?? 0 };
+      },
       recordEvent: async (event: EventInput) => {
         if (event.mailboxId !== undefined && event.mailboxId !== null) await fence(event.mailboxId);
-        await run(INSERT_EVENT_SQL, eventParams(this.now(), event));
+        const params = eventParams(this.now(), event);
+        if (item) item.events.push(params);
+        else await run(INSERT_EVENT_SQL, params);
       },
     };
   }
@@ -370,8 +497,7 @@ export class PgJournal implements JournalStore {
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
       );
       const current = Number((await c.query('SELECT coalesce(max(version), 0) AS v FROM schema_migrations')).rows[0].v);
-      const known = PG_MIGRATIONS.at(-1)?.version ?? 0;
-      if (current > known) throw new JournalSchemaTooNewError(this.location, current, known);
+      if (current > PG_SCHEMA_VERSION) throw new JournalSchemaTooNewError(this.location, current, PG_SCHEMA_VERSION);
       for (const m of PG_MIGRATIONS.filter((x: Migration) => x.version > current)) {
         await c.query(m.sql);
         await c.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [m.version, m.description]);
@@ -413,6 +539,25 @@ export class PgJournal implements JournalStore {
 }
 
 const ignore = (): void => undefined;
+
+/**
+ * The statements the items of a batch send in one turn of the event loop leave in one write to the
+ * socket instead of one each: under load, a system call per statement cost more CPU than the rest
+ * of the client. The socket is corked at the first and uncorked once the turn's callbacks have run.
+ */
+function coalescer(c: pg.PoolClient): () => void {
+  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+  let corked = false;
+  return () => {
+    if (corked) return;
+    corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      corked = false;
+      stream.uncork();
+    });
+  };
+}
 
 const names = new Map<string, string>();
 function statementName(sql: string): string {

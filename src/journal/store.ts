@@ -36,6 +36,13 @@ export interface CommitOptions {
    * transitions use this, and halved the journal's share of a burst's CPU with it.
    */
   readonly linger?: boolean;
+  /**
+   * The commit reads and writes only its own item's rows (one parcel's), so it may run beside
+   * other independent commits of the same batch: PostgreSQL then sends their statements together
+   * and they share round trips. Rows two such commits both touch are still safe (a conflict makes
+   * the batch run again one commit at a time); only their order is not guaranteed.
+   */
+  readonly independent?: boolean;
 }
 
 /** What a commit's function may do inside its transaction. */

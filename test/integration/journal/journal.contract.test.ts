@@ -252,6 +252,53 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await again.get('SELECT count(*) AS n FROM inbound_parcels WHERE state = ?', 'staged')).toEqual({ n: 300 });
   });
 
+  it('independent commits side by side: one that throws after writing rolls back alone, with its events; the others land, their trail in order', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    for (const id of [1, 2, 3]) await j.recordListed(MB, { parcelId: id });
+    const touch = (id: number, fail: boolean) =>
+      journal.commit(
+        async (tx) => {
+          await tx.write(MB, 'UPDATE inbound_parcels SET last_error = ? WHERE mailbox_id = ? AND parcel_id = ?', `touched ${id}`, MB, id);
+          await tx.recordEvent({ direction: 'in', mailboxId: MB, item: id, from: 'listed', to: 'listed', detail: { touched: id } });
+          if (fail) throw new IllegalTransitionError(MB, id, 'listed', 'listed');
+          return id;
+        },
+        { independent: true },
+      );
+    const settled = await Promise.allSettled([touch(1, false), touch(2, true), touch(3, false)]);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await j.get(MB, 1))?.last_error).toBe('touched 1');
+    expect((await j.get(MB, 2))?.last_error).toBeNull();
+    expect((await j.get(MB, 3))?.last_error).toBe('touched 3');
+    const trail = await journal.all<{ item: string }>("SELECT item FROM events WHERE detail LIKE '%touched%' ORDER BY id");
+    expect(trail.map((e) => e.item)).toEqual(['1', '3']);
+  });
+
+  it('independent commits that collide on one row (the same parcel listed twice at once) still give one row and one "new"', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    const again = await Promise.all([
+      j.recordListed(MB, { parcelId: 7 }),
+      j.recordListed(MB, { parcelId: 8 }),
+      j.recordListed(MB, { parcelId: 7 }),
+    ]);
+    expect(again).toEqual([true, true, false]);
+    expect(await journal.get('SELECT count(*) AS n FROM inbound_parcels WHERE parcel_id = ?', 7)).toEqual({ n: 1 });
+    expect(await journal.get("SELECT count(*) AS n FROM events WHERE item = ? AND to_state = 'listed'", '7')).toEqual({ n: 1 });
+  });
+
+  it('inbound: many rows in one read, by parcel id, across read chunks; unknown ids and other mailboxes left out', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    const ids = Array.from({ length: 1_200 }, (_, k) => k + 1);
+    await Promise.all(ids.map((id) => j.recordListed(MB, { parcelId: id })));
+    await j.recordListed(OTHER_MB, { parcelId: 5_000 });
+    const rows = await j.getMany(MB, [...ids, 5_000, 9_999]);
+    expect([...rows.keys()].sort((a, b) => a - b)).toEqual(ids);
+    expect(rows.get(600)).toEqual(await j.get(MB, 600));
+  });
+
   it('housekeeping: retention prunes finished rows and old events; meta is kept; the schema version is the latest', async () => {
     let t = 1_000_000;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-contract-'));

@@ -34,7 +34,7 @@ async function snapshot(j: JournalStore): Promise<{ inbound: unknown[]; outbound
 }
 
 describe.skipIf(!hasPostgres)('gridsync journal migrate', () => {
-  it('copies a real journal SQLite → PostgreSQL and back, row for row, idempotently, never printing the password', async () => {
+  it('copies a real journal SQLite → PostgreSQL and back, row for row, idempotently both ways, never printing the password', async () => {
     const w = makeDaemonWorld();
     try {
       fs.mkdirSync(w.outbox, { recursive: true });
@@ -70,6 +70,9 @@ describe.skipIf(!hasPostgres)('gridsync journal migrate', () => {
         const r = runCli(['journal', 'migrate', '--to', back, '-c', w.configFile], { GRIDSYNC_JOURNAL_URL: url });
         expect(r.status, r.stderr).toBe(0);
         expect(r.stdout + r.stderr).not.toContain(SECRET);
+        const again = runCli(['journal', 'migrate', '--to', back, '-c', w.configFile], { GRIDSYNC_JOURNAL_URL: url });
+        expect(again.status, again.stderr).toBe(0);
+        expect(again.stdout).toBe(r.stdout);
         const returned = Journal.open(back, { readonly: true });
         try {
           expect(await snapshot(returned)).toEqual(want);
