@@ -15,6 +15,7 @@ import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defa
 import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { Journal, JournalLockedError } from '../journal/index.js';
+import { PREFLIGHT_CHECKS } from '../daemon/index.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
 import { print, printError } from './print.js';
@@ -50,8 +51,11 @@ export function ownerAndMode(st: fs.Stats): string {
   return `${accountName('passwd', st.uid) ?? st.uid}:${accountName('group', st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
 }
 
-/** A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates it). */
-function folderCheck(label: string, dir: string): Check {
+/**
+ * A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates
+ * it unless createDirs is false — then run and once refuse to start, and so does this check).
+ */
+function folderCheck(label: string, dir: string, createDirs: boolean): Check {
   return {
     name: `${label} ${dir}`,
     run: async () => {
@@ -67,6 +71,7 @@ function folderCheck(label: string, dir: string): Check {
         if (me !== undefined && me !== 0 && st.uid !== me) return ok(`${who} (writable through the group)`);
         return ok(who);
       }
+      if (!createDirs) return fail('does not exist, and createDirs is false: run and once refuse to start (an unmounted share?)');
       const parent = nearestExisting(dir);
       await checkWritable(parent);
       return note(`does not exist yet; created at start-up (${parent} is writable)`);
@@ -215,12 +220,21 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
 }
 
 export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
-  const checks: Check[] = [folderCheck('stateDir', cfg.stateDir)];
+  // The refusals run and once decide before opening anything, by the same code.
+  const checks: Check[] = PREFLIGHT_CHECKS.map((p) => ({
+    name: p.name,
+    run: async () => {
+      const refusal = p.refusal(cfg);
+      return refusal ? fail(refusal.message) : ok();
+    },
+  }));
+  const folder = (label: string, dir: string): Check => folderCheck(label, dir, cfg.createDirs);
+  checks.push(folder('stateDir', cfg.stateDir));
   let close = async (): Promise<void> => undefined;
   for (const m of cfg.mailboxes) {
     const label = m.name ?? '';
     if (m.inbox) {
-      checks.push(folderCheck(`${label} inbox`, m.inbox.dir));
+      checks.push(folder(`${label} inbox`, m.inbox.dir));
       const staging = m.inbox.stagingDir ?? path.join(cfg.stateDir, 'staging');
       checks.push(
         sameFsCheck(
@@ -232,9 +246,9 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
       );
     }
     if (m.outbox) {
-      checks.push(folderCheck(`${label} outbox`, m.outbox.dir));
-      checks.push(folderCheck(`${label} errorDir`, m.outbox.errorDir));
-      if (m.outbox.sentDir) checks.push(folderCheck(`${label} sentDir`, m.outbox.sentDir));
+      checks.push(folder(`${label} outbox`, m.outbox.dir));
+      checks.push(folder(`${label} errorDir`, m.outbox.errorDir));
+      if (m.outbox.sentDir) checks.push(folder(`${label} sentDir`, m.outbox.sentDir));
       const processing = m.outbox.processingDir ?? path.join(cfg.stateDir, 'processing');
       checks.push(
         sameFsCheck(
