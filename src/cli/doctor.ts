@@ -301,6 +301,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (!output.quiet) print(`✓ config ${loaded.file}\n`);
     for (const w of loaded.warnings) print(`! ${w}\n`);
+    if (!output.quiet) print(`✓ secret from ${loaded.secretSource}\n`);
+    // Root can read and write what the service user cannot: its ✓ would not hold for the daemon.
+    if (process.geteuid?.() === 0)
+      print(
+        '! running as root: the folder, journal and key checks answer for root, not for the service user — run doctor as that user (the install guide shows how: systemd-run … -p User=gridsync)\n',
+      );
     const tty = process.stderr.isTTY === true;
     let failed = 0;
     const { checks, close } = doctorChecks(loaded.config);
