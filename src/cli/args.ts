@@ -49,7 +49,7 @@ export function parseCommand<O extends Options>(
       strict: true,
     });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${usage}\n${OUTPUT_USAGE}`);
+    throw new UsageError(`${parserProblem(err)}\n${usage.split('\n')[0] ?? ''}\n(${commandOf(usage)} --help for more)`);
   }
   const level = parsed.values['log-level'];
   if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level))
@@ -65,6 +65,25 @@ export function parseCommand<O extends Options>(
     return undefined;
   }
   return parsed as unknown as ParsedCommand<O>;
+}
+
+/** node's parseArgs error in an operator's words: the option or argument it could not take. */
+function parserProblem(err: unknown): string {
+  const e = err as { code?: string; message: string };
+  const quoted = /'([^']+)'/.exec(e.message)?.[1];
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && quoted) return `unknown option ${quoted}`;
+  if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' && quoted) return `unexpected argument ${quoted}`;
+  if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && quoted) {
+    // `--log-level <value>`, `-q, --quiet`: the long name.
+    const option = /--[\w-]+/.exec(quoted)?.[0] ?? quoted;
+    return /argument missing/.test(e.message) ? `option ${option} needs a value` : `option ${option} takes no value`;
+  }
+  return e.message;
+}
+
+/** `gridsync once` from a usage text's first line. */
+function commandOf(usage: string): string {
+  return /^usage: (gridsync(?: [a-z]+)?)/.exec(usage)?.[1] ?? 'gridsync';
 }
 
 /** Runs a command body; usage errors print to stderr and exit 2. */

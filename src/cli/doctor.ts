@@ -15,6 +15,7 @@ import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defa
 import { redactUrl } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { isPostgresUrl, Journal, JournalLockedError } from '../journal/index.js';
+import { PREFLIGHT_CHECKS } from '../daemon/index.js';
 import { postgresJournalChecks } from './doctor-journal.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
@@ -51,8 +52,11 @@ export function ownerAndMode(st: fs.Stats): string {
   return `${accountName('passwd', st.uid) ?? st.uid}:${accountName('group', st.gid) ?? st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, '0')}`;
 }
 
-/** A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates it). */
-function folderCheck(label: string, dir: string): Check {
+/**
+ * A folder gridsync writes to: it exists and is writable, or it can be created (start-up creates
+ * it unless createDirs is false — then run and once refuse to start, and so does this check).
+ */
+function folderCheck(label: string, dir: string, createDirs: boolean): Check {
   return {
     name: `${label} ${dir}`,
     run: async () => {
@@ -68,6 +72,7 @@ function folderCheck(label: string, dir: string): Check {
         if (me !== undefined && me !== 0 && st.uid !== me) return ok(`${who} (writable through the group)`);
         return ok(who);
       }
+      if (!createDirs) return fail('does not exist, and createDirs is false: run and once refuse to start (an unmounted share?)');
       const parent = nearestExisting(dir);
       await checkWritable(parent);
       return note(`does not exist yet; created at start-up (${parent} is writable)`);
@@ -240,11 +245,20 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
 }
 
 export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
-  const checks: Check[] = [folderCheck('stateDir', cfg.stateDir)];
+  // The refusals run and once decide before opening anything, by the same code.
+  const checks: Check[] = PREFLIGHT_CHECKS.map((p) => ({
+    name: p.name,
+    run: async () => {
+      const refusal = p.refusal(cfg);
+      return refusal ? fail(refusal.message) : ok();
+    },
+  }));
+  const folder = (label: string, dir: string): Check => folderCheck(label, dir, cfg.createDirs);
+  checks.push(folder('stateDir', cfg.stateDir));
   for (const m of cfg.mailboxes) {
     const label = m.name ?? '';
     if (m.inbox) {
-      checks.push(folderCheck(`${label} inbox`, m.inbox.dir));
+      checks.push(folder(`${label} inbox`, m.inbox.dir));
       const staging = m.inbox.stagingDir ?? path.join(cfg.stateDir, 'staging');
       checks.push(
         sameFsCheck(
@@ -256,9 +270,9 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
       );
     }
     if (m.outbox) {
-      checks.push(folderCheck(`${label} outbox`, m.outbox.dir));
-      checks.push(folderCheck(`${label} errorDir`, m.outbox.errorDir));
-      if (m.outbox.sentDir) checks.push(folderCheck(`${label} sentDir`, m.outbox.sentDir));
+      checks.push(folder(`${label} outbox`, m.outbox.dir));
+      checks.push(folder(`${label} errorDir`, m.outbox.errorDir));
+      if (m.outbox.sentDir) checks.push(folder(`${label} sentDir`, m.outbox.sentDir));
       const processing = m.outbox.processingDir ?? path.join(cfg.stateDir, 'processing');
       checks.push(
         sameFsCheck(
@@ -321,6 +335,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (!output.quiet) print(`✓ config ${loaded.file}\n`);
     for (const w of loaded.warnings) print(`! ${w}\n`);
+    if (!output.quiet) print(`✓ secret from ${loaded.secretSource}\n`);
+    // Root can read and write what the service user cannot: its ✓ would not hold for the daemon.
+    if (process.geteuid?.() === 0)
+      print(
+        '! running as root: the folder, journal and key checks answer for root, not for the service user — run doctor as that user (the install guide shows how: systemd-run … -p User=gridsync)\n',
+      );
     const tty = process.stderr.isTTY === true;
     let failed = 0;
     const { checks, close } = doctorChecks(loaded.config);

@@ -1,8 +1,6 @@
 /** `gridsync once`: one full cycle of every mailbox, then exit with a status code for schedulers. */
 import { DEFAULTS } from '../config/defaults.js';
-import { Daemon, ONCE_MAILBOX_CONCURRENCY, StartupError } from '../daemon/index.js';
-import { errorFields } from '../errors/index.js';
-import { EXIT_INCOMPLETE, exitCodeFor } from './exit-codes.js';
+import { Daemon, ONCE_MAILBOX_CONCURRENCY } from '../daemon/index.js';
 import { output, parseCommand, runCommand, untilSignal } from './args.js';
 import { dryRun, formatDryRun } from './dry-run.js';
 import { progressLogFields, ProgressView } from './progress.js';
@@ -65,16 +63,8 @@ export async function main(argv: string[]): Promise<number> {
         process.exit(1);
       }, deadlineMs).unref();
     });
-    let daemon: Daemon;
-    try {
-      daemon = await Daemon.open({ loaded, logger, waitForService: false, signal: interrupted.signal });
-    } catch (err) {
-      if (!(err instanceof StartupError)) throw err;
-      logger.error(errorFields(err), err.message);
-      logger.flush();
-      if (exitCodeFor(err) === EXIT_INCOMPLETE) return EXIT_INCOMPLETE;
-      throw err;
-    }
+    // A refusal (StartupError) is said once, on stderr with its code, by the command's caller.
+    const daemon = await Daemon.open({ loaded, logger, waitForService: false, signal: interrupted.signal }).finally(() => logger.flush());
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
     const view = new ProgressView({
       tty,

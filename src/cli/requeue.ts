@@ -8,14 +8,17 @@ import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print, printError } from './print.js';
 
-const USAGE = `usage: gridsync requeue [-c FILE] (FILE… | --all)
+const USAGE = `usage: gridsync requeue [-c FILE] [--force] (FILE… | --all)
 
 Moves files from an errorDir back into the outbox they came from and removes their .error.json.
-FILE is a path (or a name inside an errorDir). Works while the daemon runs.`;
+FILE is a path (or a name inside an errorDir). Works while the daemon runs.
+
+--force: send these files even if the same content was sent before (the duplicate check is
+skipped for the next copy of each; a copy dropped after that is checked again).`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
-    const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, all: { type: 'boolean' } }, true);
+    const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, all: { type: 'boolean' }, force: { type: 'boolean' } }, true);
     if (!args) return 0;
     if (!args.values.all && args.positionals.length === 0) throw new UsageError(`name files to requeue, or --all\n\n${USAGE}`);
     const cfg = loadConfigOrThrow(args.values.config).config;
@@ -30,6 +33,8 @@ export async function main(argv: string[]): Promise<number> {
         if (wanted) targets.push({ file, outbox: o.dir });
       }
     }
+    if (args.values.all && targets.length === 0 && !output.quiet)
+      print(`nothing to requeue: no file in ${outboxes.map((o) => o.errorDir).join(', ')}\n`);
     const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
     if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
     // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
@@ -48,8 +53,8 @@ export async function main(argv: string[]): Promise<number> {
           skipped++;
           continue;
         }
-        for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id);
-        if (!output.quiet) print(`requeued ${t.file} → ${dest}\n`);
+        for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id, args.values.force === true);
+        if (!output.quiet) print(`requeued ${t.file} → ${dest}${args.values.force ? ' (sent even if a duplicate)' : ''}\n`);
       }
     } finally {
       await journal.close();

@@ -1,6 +1,5 @@
 /** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
 import { Daemon, StartupError } from '../daemon/index.js';
-import { errorFields } from '../errors/index.js';
 import { parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 import { progressLogFields, ProgressView } from './progress.js';
@@ -28,12 +27,9 @@ export async function main(argv: string[]): Promise<number> {
     try {
       daemon = await Daemon.open({ loaded, logger, waitForService: true, serveHttp: true, signal: stopWaiting.signal });
     } catch (err) {
-      if (err instanceof StartupError) {
-        logger.error({ config: loaded.file, ...errorFields(err) }, err.message);
-        logger.flush();
-        if (stopWaiting.signal.aborted) return 0;
-        throw err;
-      }
+      // A refusal is said once, on stderr with its code, by the command's caller.
+      logger.flush();
+      if (err instanceof StartupError && stopWaiting.signal.aborted) return 0;
       throw err;
     }
     logger.info({ config: loaded.file, mailboxes: loaded.config.mailboxes.length, stateDir: loaded.config.stateDir }, 'gridsync started');

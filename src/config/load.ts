@@ -91,6 +91,8 @@ export interface LoadedConfig {
   readonly gids: (number | undefined)[];
   /** Things an operator should fix that do not stop gridsync (logged at warn, shown by doctor). */
   readonly warnings: string[];
+  /** Where the secret in use came from (the first match of the documented order), for doctor. */
+  readonly secretSource: string;
 }
 
 /**
@@ -130,7 +132,11 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   // very file, so trying it first failed with EACCES); the key file (it also replaces a key written
   // in the config: the Docker image's default config has a demo key); the key in the config.
   const keyCredential = credential(CREDENTIAL_API_KEY);
+  let secretSource = api.baseUrl === 'embedded' && !api.apiKey && !api.login ? 'none (the embedded emulator)' : 'api.apiKey in the config';
+  if (envKeys.includes('api.apiKey') && !api.login) secretSource = 'the environment (GRIDSYNC_API_KEY)';
   if (!envKeys.includes('api.apiKey') && !api.login) {
+    if (keyCredential) secretSource = `systemd credential ${CREDENTIAL_API_KEY}`;
+    else if (api.apiKeyFile) secretSource = `api.apiKeyFile ${abs(api.apiKeyFile)}`;
     if (keyCredential) api.apiKey = readSecretFile(keyCredential, `systemd credential ${CREDENTIAL_API_KEY}`);
     else if (api.apiKeyFile) {
       api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
@@ -139,7 +145,10 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   const passwordCredential = credential(CREDENTIAL_PASSWORD);
+  if (api.login) secretSource = envKeys.includes('api.password') ? 'the environment (GRIDSYNC_API_PASSWORD)' : 'api.password in the config';
   if (api.login && !envKeys.includes('api.password')) {
+    if (passwordCredential) secretSource = `systemd credential ${CREDENTIAL_PASSWORD}`;
+    else if (api.passwordFile) secretSource = `api.passwordFile ${abs(api.passwordFile)}`;
     if (passwordCredential) api.password = readSecretFile(passwordCredential, `systemd credential ${CREDENTIAL_PASSWORD}`);
     else if (api.passwordFile) {
       api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
@@ -225,7 +234,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   }
   // From here on, every sink of this process masks these values.
   holdSecrets(secretsOf(config));
-  return { config, file: source, envKeys, gids, warnings };
+  return { config, file: source, envKeys, gids, warnings, secretSource };
 }
 
 /** Whether croner (the scheduler's library) accepts `expr`: 5 fields, or 6 with seconds first. */

@@ -5,7 +5,6 @@
  * /metrics; shuts down within a deadline (cleanups.ts). Progress, metrics and readiness are fed by
  * the pipelines' events (progress.ts, metrics-bridge.ts, readiness.ts).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { GridConfigError, type MailboxTransport } from '../api/index.js';
@@ -21,7 +20,6 @@ import { gridsyncVersion } from '../version.js';
 import { startHealthServer, type HealthServer } from './http.js';
 import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
-import { folderRoles } from '../config/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
 import { Cleanups, withDeadline } from './cleanups.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
@@ -34,6 +32,7 @@ import { SystemdNotifier } from './notify.js';
 import { ProgressTracker } from './progress.js';
 import type { ProgressRow } from './progress-row.js';
 import { HealthState, type Readiness } from './readiness.js';
+import { PREFLIGHT_CHECKS } from './preflight.js';
 import { pruneAll } from './retention.js';
 import type { DaemonConfig, DaemonRuntime, MailboxRuntime } from './runtime.js';
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
@@ -132,14 +131,9 @@ export class Daemon {
 
   private async init(waitForService: boolean): Promise<void> {
     const cfg = this.config;
-    if (!cfg.createDirs) {
-      const missing = folderRoles(cfg).filter((r) => !fs.existsSync(r.dir));
-      if (missing.length) {
-        throw new StartupError(
-          'STARTUP_FOLDERS',
-          `createDirs: false and ${missing.map((r) => `${r.key} ${r.dir}`).join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist — an unmounted share? Mount it or create the folder; gridsync does not create folders with createDirs: false`,
-        );
-      }
+    for (const check of PREFLIGHT_CHECKS) {
+      const refusal = check.refusal(cfg);
+      if (refusal) throw refusal;
     }
     const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
     try {

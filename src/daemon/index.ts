@@ -4,3 +4,4 @@ export { ONCE_MAILBOX_CONCURRENCY, type DrainResult, type LeftItem } from './dra
 export type { CycleTotals } from './runtime.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';
 export type { ProgressRow } from './progress-row.js';
+export { PREFLIGHT_CHECKS, type PreflightCheck } from './preflight.js';

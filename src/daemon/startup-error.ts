@@ -29,7 +29,7 @@ export function journalAdvice(file: string, err: unknown): string {
   const msg = (err as Error).message;
   const uid = process.geteuid?.() ?? '?';
   if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg)) {
-    return `journal ${file} is damaged (${msg}): stop gridsync, move the file aside (mv ${file} ${file}.damaged), then restore the last backup or start with an empty journal — see "When the journal is damaged" in docs/operations.md`;
+    return `journal ${file} is damaged (${msg}): stop gridsync, move the file aside with its WAL and shared-memory files (mkdir ${path.join(path.dirname(file), 'damaged')} && mv ${file}* ${path.join(path.dirname(file), 'damaged')}/), then restore the last backup or start with an empty journal — see "When the journal is damaged" in docs/operations.md`;
   }
   if (/CANTOPEN|READONLY|PERM|AUTH/.test(code) || /unable to open|readonly|read-only/.test(msg)) {
     return `journal ${file} cannot be opened for writing (${msg}): stateDir ${path.dirname(file)} must exist and be writable by the user gridsync runs as (uid ${uid}), on a local read-write filesystem`;

@@ -70,6 +70,9 @@ export interface ErrorDecision {
 
 const SELECT_ROW = 'SELECT * FROM outbound_files WHERE id = ?';
 
+/** The mark `requeue --force` leaves on the requeued row (its error_code): send the next copy anyway. */
+const SEND_ANYWAY = 'OUTBOUND_SEND_ANYWAY';
+
 export class OutboundJournal {
   constructor(private readonly journal: JournalStore) {}
 
@@ -86,13 +89,21 @@ export class OutboundJournal {
     );
   }
 
-  /** Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check. */
+  /**
+   * Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check.
+   * Rows before the latest `requeue --force` of this content do not count: the operator asked for
+   * that one file to be sent anyway, once — the copy it makes counts for the next.
+   */
   duplicateOf(id: number, sha256: string, sinceMs: number): Promise<OutboundRow | undefined> {
     return this.journal.get<OutboundRow>(
-      "SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ? ORDER BY id LIMIT 1",
+      `SELECT * FROM outbound_files WHERE sha256 = ? AND id <> ? AND state IN ('claimed', 'uploading', 'uploaded', 'archived') AND updated_at >= ? AND id < ?
+         AND id > COALESCE((SELECT MAX(id) FROM outbound_files WHERE sha256 = ? AND id < ? AND state = 'requeued' AND error_code = '${SEND_ANYWAY}'), 0)
+       ORDER BY id LIMIT 1`,
       sha256,
       id,
       sinceMs,
+      id,
+      sha256,
       id,
     );
   }
@@ -175,8 +186,9 @@ export class OutboundJournal {
     return this.transition(id, 'in_error', { final_path: finalPath }, { finalPath });
   }
 
-  markRequeued(id: number): Promise<void> {
-    return this.transition(id, 'requeued', {}, null);
+  /** `force`: the next claim of the same content skips the duplicate check (`requeue --force`). */
+  markRequeued(id: number, force = false): Promise<void> {
+    return force ? this.transition(id, 'requeued', { error_code: SEND_ANYWAY }, { force }) : this.transition(id, 'requeued', {}, null);
   }
 
   /** A note on a row that stays in its state. Best effort, never rejects (see InboundJournal.noteError). */

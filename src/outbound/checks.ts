@@ -30,12 +30,19 @@ export function ignoreMatcher(patterns: readonly string[]): (name: string) => bo
 export interface Observation {
   readonly size: number;
   readonly mtimeMs: number;
+  /**
+   * Wall-clock milliseconds since the file last changed (its newer of mtime and ctime: a writer can
+   * set mtime back, as `cp -p` does, but every write moves ctime).
+   */
+  readonly unchangedForMs: number;
 }
 
 /**
  * Readiness by stability: a file is ready once its size and mtime have not changed for `stableMs`,
- * measured from when this exact (size, mtime) was first observed. Returns 0 when ready, else the
- * milliseconds to wait before looking again.
+ * measured from when this exact (size, mtime) was first observed — or at once when, at its first
+ * observation, the file has not changed for `stableMs` already (a nightly job need not wait on
+ * files that sat in the outbox for hours). Returns 0 when ready, else the milliseconds to wait
+ * before looking again.
  */
 export class StabilityTracker {
   private readonly seen = new Map<string, { size: number; mtimeMs: number; since: number }>();
@@ -45,8 +52,9 @@ export class StabilityTracker {
   observe(name: string, o: Observation, now: number): number {
     const prev = this.seen.get(name);
     if (!prev || prev.size !== o.size || prev.mtimeMs !== o.mtimeMs) {
+      const settled = !prev && o.unchangedForMs >= this.stableMs;
       this.seen.set(name, { size: o.size, mtimeMs: o.mtimeMs, since: now });
-      return this.stableMs <= 0 ? 0 : this.stableMs;
+      return this.stableMs <= 0 || settled ? 0 : this.stableMs;
     }
     return Math.max(0, prev.since + this.stableMs - now);
   }

@@ -184,7 +184,11 @@ export class OutboxScanner {
       }
       let ready: number;
       if (cfg.readiness === 'marker') ready = names.has(name + cfg.markerSuffix) ? 0 : -1;
-      else ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs }, this.ctx.now());
+      else {
+        // File times are wall-clock facts: their age is measured on the wall clock, not ctx.now.
+        const unchangedForMs = Date.now() - Math.max(st.mtimeMs, st.ctimeMs);
+        ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs, unchangedForMs }, this.ctx.now());
+      }
       if (ready > 0) wait = wait === 0 ? ready : Math.min(wait, ready);
       if (ready !== 0) continue;
       this.stability.forget(name);
