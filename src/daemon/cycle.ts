@@ -4,13 +4,14 @@
  * the cycle record, the stuck watch, the last-success time, reachability.
  */
 import { GridApiError } from '../api/index.js';
+import { JournalLeaseLostError } from '../journal/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
 import { describeStuck, observeCycle, recordInJournal } from './reporting.js';
-import { addCounts, emptyTotals, type DaemonRuntime } from './runtime.js';
+import { addCounts, emptyTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
 import type { DeliveryWatch } from './stuck.js';
 
@@ -58,9 +59,19 @@ export class RunCycle {
     try {
       for (const m of rt.mailboxes) {
         if (this.d.stopping()) return true;
+        // Under a shared journal, only the mailboxes whose lease this instance holds.
+        if (rt.leases && !rt.leases.holds(m.mailboxId)) {
+          finished.add(m.name);
+          continue;
+        }
+        const signal = rt.leases ? rt.leases.signal(m.mailboxId, rt.signal) : rt.signal;
+        if (rt.leases?.takeFresh(m.mailboxId) && !(await recoverTaken(m, signal))) {
+          finished.add(m.name);
+          continue;
+        }
         if (m.inbound) {
           const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
-          const r = await m.inbound.runCycle({ signal: rt.signal });
+          const r = await m.inbound.runCycle({ signal });
           end();
           addCounts(totals.inbound, r);
           const why = this.deferReason.get(m.name);
@@ -73,7 +84,7 @@ export class RunCycle {
         if (m.outbound) {
           // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
           // cycles. Either way the events since the last cycle say what was done.
-          if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: rt.signal });
+          if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal });
           const r = this.sinceCycle.get(m.name) ?? emptyOutboundResult();
           this.sinceCycle.delete(m.name);
           addCounts(totals.outbound, r);
@@ -99,6 +110,8 @@ export class RunCycle {
       return true;
     } catch (err) {
       if (this.d.stopping()) return true;
+      // A lease lost mid-cycle is no outage: the new holder goes on; this instance tries the next mailbox next cycle.
+      if (err instanceof JournalLeaseLostError) return true;
       health.lastError = (err as Error).message;
       metrics.up.set(0);
       for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
@@ -110,5 +123,21 @@ export class RunCycle {
       );
       return false;
     }
+  }
+}
+
+/**
+ * A lease just taken: what the journal holds unfinished for the mailbox (left by the previous
+ * holder, or by this instance before a lost lease) is finished first. False when the lease went
+ * again meanwhile.
+ */
+async function recoverTaken(m: MailboxRuntime, signal: AbortSignal): Promise<boolean> {
+  try {
+    await m.inbound?.recover({ signal });
+    await m.outbound?.recover();
+    return true;
+  } catch (err) {
+    if (err instanceof JournalLeaseLostError) return false;
+    throw err;
   }
 }

@@ -13,8 +13,7 @@ import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
-import type { JournalStore } from '../journal/index.js';
-import { OutboundJournal } from '../journal/index.js';
+import { ALWAYS_HELD, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
@@ -34,6 +33,10 @@ export interface OutboundPipelineOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where the pipeline reports progress (`outbound:*`); the daemon shares one bus among mailboxes. */
   readonly events?: EventBus<PipelineEvents>;
+  /** The mailbox's lease in a shared journal; default `ALWAYS_HELD` (SQLite). */
+  readonly lease?: MailboxLease;
+  /** The longest an upload request may last (`OutboxContext.longestUploadMs`); default the API's call deadline. */
+  readonly longestUploadMs?: number;
 }
 
 /** The event each outbound counter is told by (the daemon's per-cycle record follows the same map). */
@@ -98,6 +101,9 @@ export class OutboundPipeline {
       ...(options.mailbox.configFile ? { configFile: options.mailbox.configFile } : {}),
       logger: (options.logger ?? silentLogger).child({ mailboxId, direction: 'out', outbox: this.cfg.dir }),
       now: this.now,
+      lease: options.lease ?? ALWAYS_HELD,
+      longestUploadMs: options.longestUploadMs ?? DEFAULTS.api.timeouts.callMs,
+      monotonic: () => performance.now(),
       tally: (key, n = 1, detail = {}) => {
         this.result[key] += n;
         if (key === 'archived') this.result.bytes += detail.bytes ?? 0;
@@ -230,6 +236,8 @@ export class OutboundPipeline {
    * archive (local file work and its commit) is returned as `after`: it needs no upload slot.
    */
   private async drive(id: number): Promise<{ after?: Promise<void> }> {
+    // Not the lease holder (any more): the holder drives the row.
+    if (!this.ctx.lease.mayAct()) return {};
     const started = this.now();
     let row = await this.journal.get(id);
     if (row?.state === 'claiming') {
