@@ -122,7 +122,7 @@ export class Daemon {
       renewMs: cfg.journal.renew,
       onAcquired: (lease) => {
         this.fresh.add(lease.mailboxId);
-        log.info({ mailboxId: lease.mailboxId, token: lease.token }, 'mailbox lease taken');
+        log.info({ mailboxId: lease.mailboxId, fencingToken: lease.token }, 'mailbox lease taken');
         this.triggerCycle('lease taken');
       },
       onLost: (mailboxId, why) => {

@@ -56,6 +56,8 @@ export class LeaseKeeper {
   private wake: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Hand-backs of leases renewed too late: a round takes nothing before they are done. */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly options: LeaseKeeperOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -109,6 +111,7 @@ export class LeaseKeeper {
   private async round(): Promise<void> {
     const { leases, ttlMs, mailboxIds } = this.options;
     await Promise.all([...this.held.keys()].map((m) => this.renew(m)));
+    await Promise.all(this.releasing);
     let rows: LeaseRow[];
     let live: string[];
     try {
@@ -198,6 +201,14 @@ export class LeaseKeeper {
     this.held.delete(mailboxId);
     clearTimeout(h.fence);
     h.controller.abort(new JournalLeaseLostError(mailboxId, this.options.leases.owner, why !== 'write-refused' && why !== 'taken-over'));
+    // Renewed too late, the lease may still be ours in the database: hand it back, so that whoever
+    // takes it next (this instance too) does so under a new token — work of the abandoned holding
+    // (an aborted upload that may still land, a download still writing) never passes for the new one's.
+    if (why === 'renewal-late') {
+      const handing = this.options.leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, mailboxId));
+      this.releasing.add(handing);
+      void handing.finally(() => this.releasing.delete(handing));
+    }
     this.options.onLost(mailboxId, why);
   }
 

@@ -208,6 +208,7 @@ export class OutboxScanner {
     try {
       row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
     } catch (err) {
+      if (err instanceof JournalLeaseLostError) return; // no longer the lease holder: the holder claims it
       this.ctx.logger.error({ file: file.name, ...errorFields(err) }, 'cannot journal the claim; will retry');
       return;
     }

@@ -171,7 +171,10 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
       for (const i of instances) await i.kill('SIGKILL');
       emulator.kill('SIGKILL');
       await emulator.exited;
-      if (!process.env.GRIDSYNC_KEEP_HA) fs.rmSync(dir, { recursive: true, force: true });
+      // GRIDSYNC_KEEP_HA=<folder>: the logs and folders of the run are copied there to be read.
+      const keep = process.env.GRIDSYNC_KEEP_HA;
+      if (keep) fs.cpSync(dir, path.join(keep, path.basename(dir)), { recursive: true });
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
   return world;

@@ -115,10 +115,10 @@ describe.skipIf(!hasPostgres)('lease keeper (PostgreSQL)', () => {
       (k as unknown as { options: { onAcquired: () => void } }).options.onAcquired = () => acquired++;
       await k.tick();
       expect(lost).toEqual(['renewal-late']);
-      // Still its own in the database: the same round takes it again, with a deadline counted from
-      // this new request — never from the late answer.
+      // Handed back, then taken again in the same round under a new token (the abandoned holding's
+      // work never passes for the new one's), with a deadline counted from this new request.
       expect(acquired).toBe(1);
-      expect(k.heldLeases()[0]?.token).toBe(1);
+      expect(k.heldLeases()[0]?.token).toBe(2);
     } finally {
       await k.stop();
       await a.close();
