@@ -167,16 +167,17 @@ export class InboundPipeline {
       const row = await this.journal.get(this.mailboxId, p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
-        listings.push(
-          this.journal.recordListed(this.mailboxId, {
-            parcelId: p.parcelId,
-            fileName: p.fileName,
-            ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
-            ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
-            ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
-            ...(p.created !== undefined ? { created: p.created } : {}),
-          }),
-        );
+        const listing = this.journal.recordListed(this.mailboxId, {
+          parcelId: p.parcelId,
+          fileName: p.fileName,
+          ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+          ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
+          ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
+          ...(p.created !== undefined ? { created: p.created } : {}),
+        });
+        // Awaited below with the others; a refusal (a lease lost) meanwhile must not go unhandled.
+        listing.catch(() => undefined);
+        listings.push(listing);
         listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
         if (await this.confirmations.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');

@@ -76,6 +76,7 @@ export class OutboundPipeline {
   private readonly trailing = new Set<Promise<void>>();
   private result: OutboundCycleResult = emptyResult();
   private readonly events: EventBus<PipelineEvents>;
+  private started = false;
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
@@ -136,7 +137,10 @@ export class OutboundPipeline {
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.result = emptyResult();
     await this.ctx.refreshCalls();
-    for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
+    // Once started (a lease taken while running), the queue drives every row, claims included:
+    // driving them here too would run two steps of one row at once.
+    if (!this.started)
+      for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
     await this.enqueueJournalWork();
     await this.settled();
     return this.result;
@@ -161,6 +165,7 @@ export class OutboundPipeline {
 
   /** `gridsync run`: watch the folder, rescan periodically, send continuously. */
   async start(): Promise<void> {
+    this.started = true;
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.queue.start();
     this.scanner.start();
