@@ -12,7 +12,7 @@ import { catalog, GridApiError, type GridClient } from '../api/index.js';
 import { connectService, type ServiceOptions } from '../service/index.js';
 import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
-import { redactUrl } from '../config/index.js';
+import { redactUrl, workDirOf } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { isPostgresUrl, Journal, JournalLockedError } from '../journal/index.js';
 import { PREFLIGHT_CHECKS } from '../daemon/index.js';
@@ -259,7 +259,7 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     const label = m.name ?? '';
     if (m.inbox) {
       checks.push(folder(`${label} inbox`, m.inbox.dir));
-      const staging = m.inbox.stagingDir ?? path.join(cfg.stateDir, 'staging');
+      const staging = workDirOf(cfg, 'staging', m.inbox.dir, m.inbox.stagingDir);
       checks.push(
         sameFsCheck(
           `${label} inbox and staging ${staging} on one filesystem`,
@@ -273,7 +273,7 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
       checks.push(folder(`${label} outbox`, m.outbox.dir));
       checks.push(folder(`${label} errorDir`, m.outbox.errorDir));
       if (m.outbox.sentDir) checks.push(folder(`${label} sentDir`, m.outbox.sentDir));
-      const processing = m.outbox.processingDir ?? path.join(cfg.stateDir, 'processing');
+      const processing = workDirOf(cfg, 'processing', m.outbox.dir, m.outbox.processingDir);
       checks.push(
         sameFsCheck(
           `${label} outbox and processing ${processing} on one filesystem`,

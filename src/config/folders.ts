@@ -34,6 +34,22 @@ export function folderRoles(config: Config): FolderRole[] {
   return roles;
 }
 
+/**
+ * A mailbox's working folders: configured, else in stateDir — except with a shared (PostgreSQL)
+ * journal, where the next lease holder must find what this instance staged or claimed: then beside
+ * the inbox or outbox, on its share (`.gridsync-staging`, `.gridsync-processing`), never in a
+ * host's own stateDir.
+ */
+export function workDirOf(
+  config: Pick<Config, 'stateDir' | 'journal'>,
+  kind: 'staging' | 'processing',
+  folder: string,
+  configured?: string,
+): string {
+  if (configured) return configured;
+  return config.journal.url ? path.join(path.dirname(path.resolve(folder)), `.gridsync-${kind}`) : path.join(config.stateDir, kind);
+}
+
 /** The path with the symlinks of its longest existing prefix resolved. */
 export function canonicalPath(p: string): string {
   let existing = path.resolve(p);

@@ -4,6 +4,6 @@ export { applyEnvOverrides } from './env.js';
 export { ConfigSchema, Duration } from './schema.js';
 export type { Config, MailboxConfig, InboxSettings, OutboxSettings, HookSettings } from './schema.js';
 export { accountName } from './accounts.js';
-export { folderRoles } from './folders.js';
+export { folderRoles, workDirOf } from './folders.js';
 export { redactUrl } from './redact.js';
 export { secretsOf } from './secrets.js';

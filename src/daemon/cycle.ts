@@ -4,6 +4,7 @@
  * the cycle record, the stuck watch, the last-success time, reachability.
  */
 import { GridApiError } from '../api/index.js';
+import { JournalLeaseLostError } from '../journal/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -107,6 +108,8 @@ export class RunCycle {
       return true;
     } catch (err) {
       if (this.d.stopping()) return true;
+      // A lease lost mid-cycle is no outage: the new holder goes on; this instance tries the next mailbox next cycle.
+      if (err instanceof JournalLeaseLostError) return true;
       health.lastError = (err as Error).message;
       metrics.up.set(0);
       for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
@@ -123,9 +126,13 @@ export class RunCycle {
   /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. */
   private async mailbox(m: MailboxRuntime, reason: string, totals: CycleTotals): Promise<void> {
     const { rt, metrics, watch } = this.d;
+    // Under a shared journal, only the mailboxes whose lease this instance holds.
+    if (rt.leases && !rt.leases.holds(m.mailboxId)) return;
+    const signal = rt.leases ? rt.leases.signal(m.mailboxId, rt.signal) : rt.signal;
+    if (rt.leases?.takeFresh(m.mailboxId) && !(await recoverTaken(m, signal))) return;
     if (m.inbound) {
       const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
-      const r = await m.inbound.runCycle({ signal: rt.signal });
+      const r = await m.inbound.runCycle({ signal });
       end();
       addCounts(totals.inbound, r);
       const why = this.deferReason.get(m.name);
@@ -138,7 +145,7 @@ export class RunCycle {
     if (m.outbound) {
       // In `windows` mode the cycle sends; in `continuous` mode the outbox was sent between
       // cycles. Either way the events since the last cycle say what was done.
-      if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal: rt.signal });
+      if (rt.config.schedule.outbound === 'windows' && reason !== WINDOW_FOLLOW_UP) await m.outbound.runCycle({ signal });
       const r = this.sinceCycle.get(m.name) ?? emptyOutboundResult();
       this.sinceCycle.delete(m.name);
       addCounts(totals.outbound, r);
@@ -148,5 +155,21 @@ export class RunCycle {
     const ok = !watch.stuck().some((s) => s.mailbox === m.name);
     metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
     if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
+  }
+}
+
+/**
+ * A lease just taken: what the journal holds unfinished for the mailbox (left by the previous
+ * holder, or by this instance before a lost lease) is finished first. False when the lease went
+ * again meanwhile.
+ */
+async function recoverTaken(m: MailboxRuntime, signal: AbortSignal): Promise<boolean> {
+  try {
+    await m.inbound?.recover({ signal });
+    await m.outbound?.recover();
+    return true;
+  } catch (err) {
+    if (err instanceof JournalLeaseLostError) return false;
+    throw err;
   }
 }

@@ -21,6 +21,7 @@ import { startHealthServer, type HealthServer } from './http.js';
 import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
+import { workDirOf } from '../config/index.js';
 import { Cleanups, withDeadline } from './cleanups.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
 import { RunCycle } from './cycle.js';
@@ -34,7 +35,8 @@ import type { ProgressRow } from './progress-row.js';
 import { HealthState, type Readiness } from './readiness.js';
 import { PREFLIGHT_CHECKS } from './preflight.js';
 import { pruneAll } from './retention.js';
-import type { DaemonConfig, DaemonRuntime, MailboxRuntime } from './runtime.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from './runtime.js';
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
 import { DeliveryWatch, type StuckDirection } from './stuck.js';
@@ -76,6 +78,10 @@ export class Daemon {
   /** Why the service did not answer the session check at open, when it did not. */
   private unreachableAtStart: string | undefined;
   private closed: Promise<void> | undefined;
+  /** The mailbox leases, with a shared journal only. */
+  private keeper: LeaseKeeper | undefined;
+  /** Mailboxes whose lease was taken since their last cycle: they recover first. */
+  private readonly fresh = new Set<number>();
 
   private constructor(private readonly options: DaemonOptions) {
     this.now = options.now ?? Date.now;
@@ -105,6 +111,42 @@ export class Daemon {
       signal: this.abort.signal,
       now: this.now,
       sleep: this.sleep,
+      ...(this.keeper ? { leases: this.mailboxLeases(this.keeper) } : {}),
+    };
+  }
+
+  /** The lease keeper of a shared journal: losses and takeovers logged; a lease taken starts a cycle at once. */
+  private leaseKeeper(mailboxIds: number[]): LeaseKeeper {
+    const cfg = this.config;
+    const log = this.logger.child({ component: 'leases', instance: this.journal.leases.owner });
+    const keeper = new LeaseKeeper({
+      leases: this.journal.leases,
+      mailboxIds: [...new Set(mailboxIds)],
+      ttlMs: cfg.journal.lease,
+      renewMs: cfg.journal.renew,
+      onAcquired: (lease) => {
+        this.fresh.add(lease.mailboxId);
+        log.info({ mailboxId: lease.mailboxId, fencingToken: lease.token }, 'mailbox lease taken');
+        this.triggerCycle('lease taken');
+      },
+      onLost: (mailboxId, why) => {
+        this.fresh.delete(mailboxId);
+        const fields = { mailboxId, why, code: 'JOURNAL_LEASE_LOST' };
+        if (why === 'handed-back') log.info(fields, 'mailbox lease handed back (fair share)');
+        else log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
+      },
+      onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
+    });
+    // Before the journal closes (cleanups run in reverse): the leases are handed back first.
+    this.cleanups.push({ name: 'leases', fn: () => keeper.stop() });
+    return keeper;
+  }
+
+  private mailboxLeases(keeper: LeaseKeeper): MailboxLeases {
+    return {
+      holds: (id) => keeper.mayAct(id),
+      takeFresh: (id) => this.fresh.delete(id),
+      signal: (id, run) => AbortSignal.any([run, keeper.handle(id).signal() ?? run]),
     };
   }
 
@@ -145,13 +187,6 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
-    // The pipelines do not run under mailbox leases yet, and a shared journal refuses every write
-    // made without one: say so at start-up rather than fail each transition.
-    if (this.journal.backend === 'postgres')
-      throw new StartupError(
-        'STARTUP_JOURNAL',
-        `journal ${this.journal.location}: run and once do not support a PostgreSQL journal yet (mailbox leases are not wired into the pipelines); it serves gridsync journal migrate and status — see docs/high-availability.md`,
-      );
     if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
       const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));
       hooks.subscribe(this.events);
@@ -193,8 +228,12 @@ export class Daemon {
       now: this.now,
       logger: this.logger,
     });
+    const ids = cfg.mailboxes.map((m) => (m.mailboxId ?? me) as number);
+    // A shared journal: this instance serves the mailboxes whose lease it holds (its fair share).
+    if (this.journal.backend === 'postgres') this.keeper = this.leaseKeeper(ids);
     for (const [i, m] of cfg.mailboxes.entries()) {
-      const mailboxId = (m.mailboxId ?? me) as number;
+      const mailboxId = ids[i] as number;
+      const lease = this.keeper ? { lease: this.keeper.handle(mailboxId) } : {};
       const name = m.name ?? `mb${mailboxId}`;
       const log = this.logger.child({ mailbox: name });
       const gid = this.options.loaded.gids[i];
@@ -210,13 +249,29 @@ export class Daemon {
         ? new InboundPipeline({
             ...common,
             partnerNames,
-            mailbox: { mailboxId, name, inbox: { ...m.inbox, ...(gid !== undefined ? { gid } : {}) } },
+            ...lease,
+            mailbox: {
+              mailboxId,
+              name,
+              inbox: {
+                ...m.inbox,
+                stagingDir: workDirOf(cfg, 'staging', m.inbox.dir, m.inbox.stagingDir),
+                ...(gid !== undefined ? { gid } : {}),
+              },
+            },
           })
         : undefined;
       const outbound = m.outbox
         ? new OutboundPipeline({
             ...common,
-            mailbox: { mailboxId, name, outbox: m.outbox, configFile: path.resolve(this.options.loaded.file) },
+            ...lease,
+            longestUploadMs: cfg.api.timeouts.callMs,
+            mailbox: {
+              mailboxId,
+              name,
+              outbox: { ...m.outbox, processingDir: workDirOf(cfg, 'processing', m.outbox.dir, m.outbox.processingDir) },
+              configFile: path.resolve(this.options.loaded.file),
+            },
           })
         : undefined;
       try {
@@ -248,7 +303,8 @@ export class Daemon {
   }
 
   /** `gridsync once`: recovery, then cycles of every mailbox until nothing deliverable is left. */
-  runOnce(): Promise<DrainResult> {
+  async runOnce(): Promise<DrainResult> {
+    await this.keeper?.start();
     return drain(this.runtime, this.progress, this.unreachableAtStart !== undefined ? { unreachable: this.unreachableAtStart } : {});
   }
 
@@ -285,9 +341,13 @@ export class Daemon {
       if (m.inbound) this.progress.begin(m.name, 'in', await unfinished(rt, m, 'in'));
       if (m.outbound) this.progress.begin(m.name, 'out', await unfinished(rt, m, 'out'));
     }
+    await this.keeper?.start();
     for (const m of this.mailboxes) {
-      await m.inbound?.recover();
-      await m.outbound?.recover();
+      // Under leases a mailbox recovers when its lease is taken (its first cycle), not here.
+      if (!this.keeper) {
+        await m.inbound?.recover();
+        await m.outbound?.recover();
+      }
       if (m.outbound && cfg.schedule.outbound === 'continuous') {
         await m.outbound.start();
         this.cleanups.push({ name: `outbound ${m.name}`, fn: () => m.outbound?.stop(cfg.shutdownTimeout) });
@@ -379,6 +439,9 @@ export class Daemon {
       this.stopped.abort();
       this.notifier.stopping();
       this.scheduler?.stop();
+      // A planned stop hands the leases back at once (requests in flight aborted, the journal
+      // refuses this instance's writes from now on): the next holder need not wait for expiry.
+      await this.keeper?.stop();
       const inFlight = this.scheduler?.inFlight;
       const deadline = this.config.shutdownTimeout;
       if (inFlight && !(await withDeadline(inFlight, deadline))) {

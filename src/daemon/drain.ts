@@ -86,18 +86,22 @@ export async function drain(rt: DaemonRuntime, progress: ProgressTracker, start:
     // within one, inbound goes before outbound as in `run`.
     await eachBounded(rt.mailboxes, ONCE_MAILBOX_CONCURRENCY, async (m) => {
       if (rt.signal.aborted) return;
+      // Under a shared journal another instance may serve the mailbox: it is left to that one.
+      if (rt.leases && !rt.leases.holds(m.mailboxId)) return;
+      const signal = rt.leases ? rt.leases.signal(m.mailboxId, rt.signal) : rt.signal;
+      const fresh = rt.leases?.takeFresh(m.mailboxId) === true || round === 1;
       if (m.inbound) {
         try {
-          if (round === 1) addCounts(totals.inbound, await m.inbound.recover());
-          addCounts(totals.inbound, await m.inbound.runCycle({ signal: rt.signal }));
+          if (fresh) addCounts(totals.inbound, await m.inbound.recover({ signal }));
+          addCounts(totals.inbound, await m.inbound.runCycle({ signal }));
         } catch (err) {
           fail(m, 'in', err);
         }
       }
       if (m.outbound) {
         try {
-          if (round === 1) addCounts(totals.outbound, await m.outbound.recover());
-          addCounts(totals.outbound, await m.outbound.runCycle({ signal: rt.signal }));
+          if (fresh) addCounts(totals.outbound, await m.outbound.recover());
+          addCounts(totals.outbound, await m.outbound.runCycle({ signal }));
         } catch (err) {
           fail(m, 'out', err);
         }
@@ -148,6 +152,7 @@ async function leftItems(rt: DaemonRuntime, since: number): Promise<LeftItem[]> 
   const inJournal = new InboundJournal(rt.journal);
   const outJournal = new OutboundJournal(rt.journal);
   for (const m of rt.mailboxes) {
+    if (rt.leases && !rt.leases.holds(m.mailboxId)) continue; // another instance's to finish
     if (m.inbound) {
       for (const r of await inJournal.inStates(m.mailboxId, [...INBOUND_UNFINISHED, 'failed'])) {
         const item = `parcel ${r.parcel_id}${r.file_name ? ` (${r.file_name})` : ''}`;

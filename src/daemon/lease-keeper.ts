@@ -1,18 +1,27 @@
 /**
- * The lease keeper: holds this instance's mailbox leases in a shared journal — takes each free
- * one, renews the held ones every `renewMs`, hands them back on stop — and says, per mailbox,
- * whether a side effect may start now (`mayAct`): only while the lease is held and its
- * self-fencing deadline, counted from the send time of the last successful renewal on a monotonic
- * clock, has not passed. A lease taken over, refused by a journal write, or renewed too late is
- * reported once through `onLost`, so that the mailbox's pipelines stop.
+ * The lease keeper: holds this instance's fair share of the mailbox leases in a shared journal —
+ * announces the instance, renews the held leases every `renewMs`, takes free ones and hands back
+ * extras as `planLeases` says, hands everything back on stop — and gives each mailbox's pipelines
+ * a `MailboxLease`: whether a side effect may start now (held, and before the self-fencing
+ * deadline counted from the send time of the last successful renewal on a monotonic clock), the
+ * token, and a signal aborted on a loss. A lease taken over, refused by a journal write, renewed
+ * too late or handed back is reported once through `onLost`; a lease taken through `onAcquired`.
  *
- * Not wired into the daemon yet (the next step, docs/high-availability.md): it takes every mailbox
- * it is given, without fair sharing between instances. With the SQLite journal every lease is
- * trivially held.
+ * A lease held by another instance is looked at again right after its expiry (not only at the
+ * next renewal round), so that a failover takes the lease plus a few milliseconds.
  */
-import { mayAct, selfFenceDeadline, type Lease, type Leases } from '../journal/index.js';
+import {
+  JournalLeaseLostError,
+  mayAct,
+  planLeases,
+  selfFenceDeadline,
+  type Lease,
+  type LeaseRow,
+  type Leases,
+  type MailboxLease,
+} from '../journal/index.js';
 
-export type LeaseLossReason = 'taken-over' | 'renewal-late' | 'write-refused';
+export type LeaseLossReason = 'taken-over' | 'renewal-late' | 'write-refused' | 'handed-back';
 
 export interface LeaseKeeperOptions {
   readonly leases: Leases;
@@ -23,21 +32,32 @@ export interface LeaseKeeperOptions {
   /** Monotonic milliseconds; default `performance.now`. */
   readonly now?: () => number;
   readonly onLost: (mailboxId: number, why: LeaseLossReason) => void;
-  /** A renewal or acquisition that failed for a reason other than the lease (database down). */
-  readonly onError?: (mailboxId: number, err: unknown) => void;
+  readonly onAcquired?: (lease: Lease) => void;
+  /** A round step that failed for a reason other than the lease (database down); mailboxId when it concerned one. */
+  readonly onError?: (err: unknown, mailboxId?: number) => void;
 }
 
 interface Held {
-  readonly lease: Lease;
-  readonly deadline: number;
+  lease: Lease;
+  deadline: number;
+  readonly since: number;
+  readonly controller: AbortController;
+  fence: NodeJS.Timeout | undefined;
 }
+
+/** Looked at again this long after a foreign lease's expiry (the server's clock and ours tick apart). */
+const AFTER_EXPIRY_MS = 25;
 
 export class LeaseKeeper {
   private readonly held = new Map<number, Held>();
+  private readonly handles = new Map<number, MailboxLease>();
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
+  private wake: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Hand-backs of leases renewed too late: a round takes nothing before they are done. */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly options: LeaseKeeperOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -55,6 +75,25 @@ export class LeaseKeeper {
     return [...this.held.values()].map((h) => h.lease);
   }
 
+  /** What the mailbox's pipelines see of its lease (one object per mailbox, valid across holdings). */
+  handle(mailboxId: number): MailboxLease {
+    let h = this.handles.get(mailboxId);
+    if (!h) {
+      const owner = this.options.leases.owner;
+      h = {
+        token: () => this.held.get(mailboxId)?.lease.token,
+        mayAct: () => this.mayAct(mailboxId),
+        assertMayAct: () => {
+          if (!this.mayAct(mailboxId)) throw new JournalLeaseLostError(mailboxId, owner, true);
+        },
+        signal: () => this.held.get(mailboxId)?.controller.signal ?? AbortSignal.abort(new JournalLeaseLostError(mailboxId, owner, true)),
+        heldSince: () => this.held.get(mailboxId)?.since ?? Number.POSITIVE_INFINITY,
+      };
+      this.handles.set(mailboxId, h);
+    }
+    return h;
+  }
+
   /** Takes what it can at once, then keeps renewing every renewMs. */
   async start(): Promise<void> {
     await this.tick();
@@ -63,34 +102,113 @@ export class LeaseKeeper {
     this.timer.unref();
   }
 
-  /** One round: renew the held leases, take the free ones, drop what ran past its deadline. */
+  /** One round: announce, renew the held leases, then take or hand back what the fair share says. */
   tick(): Promise<void> {
     this.running ??= this.round().finally(() => (this.running = undefined));
     return this.running;
   }
 
   private async round(): Promise<void> {
-    const { leases, ttlMs, marginMs } = this.options;
-    await Promise.all(
-      this.options.mailboxIds.map(async (mailboxId) => {
-        const h = this.held.get(mailboxId);
-        const sentAt = this.now();
-        try {
-          const lease = h ? await leases.renew(h.lease, ttlMs) : await leases.acquire(mailboxId, ttlMs);
-          if (this.stopped) return;
-          if (lease) this.held.set(mailboxId, { lease, deadline: selfFenceDeadline(sentAt, ttlMs, marginMs) });
-          else if (h) this.lose(mailboxId, 'taken-over');
-        } catch (err) {
-          this.options.onError?.(mailboxId, err);
-        }
-        const now = this.held.get(mailboxId);
-        if (now && !mayAct(this.now(), now.deadline)) this.lose(mailboxId, 'renewal-late');
-      }),
+    const { leases, ttlMs, mailboxIds } = this.options;
+    await Promise.all([...this.held.keys()].map((m) => this.renew(m)));
+    await Promise.all(this.releasing);
+    let rows: LeaseRow[];
+    let live: string[];
+    try {
+      await leases.announce(ttlMs);
+      [rows, live] = await Promise.all([leases.list(), leases.instances()]);
+    } catch (err) {
+      this.options.onError?.(err);
+      return;
+    }
+    if (this.stopped) return;
+    const plan = planLeases({ mailboxes: mailboxIds, held: new Set(this.held.keys()), rows, live, me: leases.owner });
+    for (const m of plan.release) {
+      const h = this.held.get(m);
+      this.lose(m, 'handed-back');
+      if (h) await leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, m));
+    }
+    await Promise.all(plan.acquire.map((m) => this.acquire(m)));
+    this.wakeAfterExpiry(rows);
+  }
+
+  private async renew(mailboxId: number): Promise<void> {
+    const h = this.held.get(mailboxId);
+    if (!h) return;
+    const sentAt = this.now();
+    try {
+      const lease = await this.options.leases.renew(h.lease, this.options.ttlMs);
+      if (this.stopped || this.held.get(mailboxId) !== h) return;
+      if (!lease) return this.lose(mailboxId, 'taken-over');
+      h.lease = lease;
+      h.deadline = selfFenceDeadline(sentAt, this.options.ttlMs, this.options.marginMs);
+      this.armFence(mailboxId, h);
+    } catch (err) {
+      this.options.onError?.(err, mailboxId);
+    }
+    if (this.held.get(mailboxId) === h && !mayAct(this.now(), h.deadline)) this.lose(mailboxId, 'renewal-late');
+  }
+
+  private async acquire(mailboxId: number): Promise<void> {
+    const sentAt = this.now();
+    try {
+      const lease = await this.options.leases.acquire(mailboxId, this.options.ttlMs);
+      if (!lease || this.stopped) return;
+      const h: Held = {
+        lease,
+        deadline: selfFenceDeadline(sentAt, this.options.ttlMs, this.options.marginMs),
+        since: sentAt,
+        controller: new AbortController(),
+        fence: undefined,
+      };
+      if (!mayAct(this.now(), h.deadline)) return; // answered too late to act on; the next round renews it
+      this.held.set(mailboxId, h);
+      this.armFence(mailboxId, h);
+      this.options.onAcquired?.(lease);
+    } catch (err) {
+      this.options.onError?.(err, mailboxId);
+    }
+  }
+
+  /** At the self-fencing deadline the holding ends unless a renewal moved it: requests in flight are aborted then. */
+  private armFence(mailboxId: number, h: Held): void {
+    clearTimeout(h.fence);
+    h.fence = setTimeout(
+      () => {
+        if (this.held.get(mailboxId) === h && !mayAct(this.now(), h.deadline)) this.lose(mailboxId, 'renewal-late');
+      },
+      Math.max(0, h.deadline - this.now()),
     );
+    h.fence.unref();
+  }
+
+  /** A round right after the earliest expiry of a lease held by another instance. */
+  private wakeAfterExpiry(rows: readonly LeaseRow[]): void {
+    clearTimeout(this.wake);
+    this.wake = undefined;
+    const mine = new Set(this.options.mailboxIds);
+    const waits = rows.filter((r) => r.live && mine.has(r.mailboxId) && !this.held.has(r.mailboxId)).map((r) => r.remainingMs);
+    if (waits.length === 0 || this.stopped) return;
+    const ms = Math.max(0, Math.min(...waits)) + AFTER_EXPIRY_MS;
+    if (ms >= this.options.renewMs) return;
+    this.wake = setTimeout(() => void this.tick(), ms);
+    this.wake.unref();
   }
 
   private lose(mailboxId: number, why: LeaseLossReason): void {
-    if (!this.held.delete(mailboxId)) return;
+    const h = this.held.get(mailboxId);
+    if (!h) return;
+    this.held.delete(mailboxId);
+    clearTimeout(h.fence);
+    h.controller.abort(new JournalLeaseLostError(mailboxId, this.options.leases.owner, why !== 'write-refused' && why !== 'taken-over'));
+    // Renewed too late, the lease may still be ours in the database: hand it back, so that whoever
+    // takes it next (this instance too) does so under a new token — work of the abandoned holding
+    // (an aborted upload that may still land, a download still writing) never passes for the new one's.
+    if (why === 'renewal-late') {
+      const handing = this.options.leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, mailboxId));
+      this.releasing.add(handing);
+      void handing.finally(() => this.releasing.delete(handing));
+    }
     this.options.onLost(mailboxId, why);
   }
 
@@ -98,10 +216,18 @@ export class LeaseKeeper {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.wake);
     this.timer = undefined;
     await this.running;
-    const held = [...this.held.values()];
+    const held = [...this.held.entries()];
     this.held.clear();
-    await Promise.all(held.map((h) => this.options.leases.release(h.lease).catch(() => undefined)));
+    for (const [, h] of held) {
+      clearTimeout(h.fence);
+      h.controller.abort(new JournalLeaseLostError(h.lease.mailboxId, this.options.leases.owner, true));
+    }
+    await Promise.all([
+      ...held.map(([, h]) => this.options.leases.release(h.lease).catch(() => undefined)),
+      this.options.leases.retire().catch(() => undefined),
+    ]);
   }
 }

@@ -20,6 +20,15 @@ export interface MailboxRuntime {
   readonly outboxDir?: string;
 }
 
+/** The mailbox leases of a shared journal (`lease-keeper.ts`); absent with SQLite, where every mailbox is held. */
+export interface MailboxLeases {
+  holds(mailboxId: number): boolean;
+  /** True once after each acquisition: the new holder finishes what the journal holds first. */
+  takeFresh(mailboxId: number): boolean;
+  /** The run's signal, also aborted when this mailbox's lease is lost. */
+  signal(mailboxId: number, run: AbortSignal): AbortSignal;
+}
+
 export interface DaemonRuntime {
   readonly config: DaemonConfig;
   readonly logger: Logger;
@@ -29,6 +38,7 @@ export interface DaemonRuntime {
   readonly signal: AbortSignal;
   readonly now: () => number;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly leases?: MailboxLeases;
 }
 
 export interface CycleTotals {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import { ContentIntegrityError, DownloadRoomError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
 import { CrossFilesystemError, ensureDirDurable, FileCalls, freeBytes, onLocalFilesystems, sameFilesystem } from '../files/index.js';
-import { crashPoint } from '../journal/index.js';
+import { ALWAYS_HELD, crashPoint, JournalLeaseLostError, type MailboxLease } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { errorFields } from '../errors/index.js';
@@ -35,6 +35,7 @@ export class InboundPipeline {
   private readonly stagingDir: string;
   private readonly inbox: InboxConfig;
   private readonly mailboxId: number;
+  private readonly lease: MailboxLease;
   /** Parcels being driven right now: with company, their transitions may linger (group commit). */
   private active = 0;
   /** Confirmations whose journal commit is still under way (see processParcel). */
@@ -68,6 +69,7 @@ export class InboundPipeline {
     this.inbox = options.mailbox.inbox;
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
     this.now = options.now ?? Date.now;
+    this.lease = options.lease ?? ALWAYS_HELD;
     this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
     this.partners =
       options.partnerNames ?? new PartnerNames({ lookup: options.client.partnerName?.bind(options.client), logger: this.logger });
@@ -77,6 +79,7 @@ export class InboundPipeline {
       journal: this.journal,
       partners: this.partners,
       now: this.now,
+      lease: this.lease,
       calls: () => this.calls,
     });
     this.confirmations = new Confirmations({
@@ -135,10 +138,10 @@ export class InboundPipeline {
   }
 
   /** Finishes whatever a previous run left in an intermediate state (journal-driven, by parcel id). */
-  async recover(): Promise<InboundCycleResult> {
+  async recover(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
-    await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result);
+    await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result, opts.signal);
     return result;
   }
 
@@ -165,16 +168,17 @@ export class InboundPipeline {
       const row = await this.journal.get(this.mailboxId, p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
-        listings.push(
-          this.journal.recordListed(this.mailboxId, {
-            parcelId: p.parcelId,
-            fileName: p.fileName,
-            ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
-            ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
-            ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
-            ...(p.created !== undefined ? { created: p.created } : {}),
-          }),
-        );
+        const listing = this.journal.recordListed(this.mailboxId, {
+          parcelId: p.parcelId,
+          fileName: p.fileName,
+          ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+          ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
+          ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
+          ...(p.created !== undefined ? { created: p.created } : {}),
+        });
+        // Awaited below with the others; a refusal (a lease lost) meanwhile must not go unhandled.
+        listing.catch(() => undefined);
+        listings.push(listing);
         listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
         if (await this.confirmations.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
@@ -277,6 +281,7 @@ export class InboundPipeline {
       }
       if (row?.state === 'placed') {
         const placed = row;
+        this.lease.assertMayAct();
         const { committed } = await this.confirmations.confirm(placed, signal);
         // The service has the confirmation; what is left is the journal's commit, which nothing
         // here depends on: the cycle waits for it.
@@ -336,6 +341,12 @@ export class InboundPipeline {
 
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
+    if (err instanceof JournalLeaseLostError) {
+      // Another instance serves the mailbox now (or will): nothing to record, nothing to retry here.
+      this.tally(result, 'deferred', 1, { reason });
+      this.logger.info({ code: err.code, parcelId }, 'parcel left to the mailbox lease holder');
+      return;
+    }
     const row = await this.journal.get(this.mailboxId, parcelId);
     if (err instanceof StagingLostError && row) {
       // Not the parcel's fault and not an attempt: it is simply fetched again, under a new name choice.
@@ -388,8 +399,13 @@ export class InboundPipeline {
     }
   }
 
+  /**
+   * Under a shared journal the name carries the lease's token: a stale owner still writing its
+   * download never writes into the file the new owner verified and is about to place.
+   */
   private stagingPath(parcelId: number): string {
-    return path.join(this.stagingDir, `${this.mailboxId}-${parcelId}.part`);
+    const token = this.lease.token();
+    return path.join(this.stagingDir, `${this.mailboxId}-${parcelId}${token === undefined ? '' : `.t${token}`}.part`);
   }
 
   /** The network half of a download: the content received into its staging target (not yet durable). */
@@ -403,6 +419,7 @@ export class InboundPipeline {
       throw new DeferError(`not enough free space in ${this.stagingDir}: ${this.spaceLeft} bytes free, ${need} needed`);
     const roomBytes = this.spaceLeft - margin;
     this.spaceLeft -= row.declared_bytes ?? roomBytes;
+    this.lease.assertMayAct();
     // No journal write before the download: a crash during it leaves the row `listed` and the
     // next attempt rewrites the .part from the start (its path follows from the parcel id).
     const part = this.stagingPath(row.parcel_id);

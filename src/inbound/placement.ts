@@ -18,7 +18,14 @@ import {
   type FileCalls,
 } from '../files/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { crashPoint, type InboundJournal, type InboundRow } from '../journal/index.js';
+import {
+  crashPoint,
+  JournalLeaseLostError,
+  pausePoint,
+  type InboundJournal,
+  type InboundRow,
+  type MailboxLease,
+} from '../journal/index.js';
 import { DeferError, GridNameCollisionError, StagingLostError } from './errors.js';
 import type { PartnerNames } from './partner-names.js';
 import { holdsContent } from './placed-file.js';
@@ -30,6 +37,7 @@ export interface PlacementContext {
   readonly journal: InboundJournal;
   readonly partners: PartnerNames;
   readonly now: () => number;
+  readonly lease: MailboxLease;
   /** The cycle's cheap file calls (files/calls): decided again at each cycle. */
   calls(): FileCalls;
 }
@@ -134,6 +142,11 @@ export class InboxPlacement {
         if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
         if (this.ctx.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.ctx.inbox.fileMode);
         const to = dir.at(name);
+        // A stale owner (lease lost) renames nothing. One frozen right here and woken later is
+        // harmless: the new owner renames this same staging file (the journalled path), so only
+        // one rename of it can succeed; the late one finds it gone.
+        this.ctx.lease.assertMayAct();
+        pausePoint('in.before-rename');
         await this.ctx.calls().rename(part, to);
         crashPoint('in.renamed');
         await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
@@ -146,7 +159,7 @@ export class InboxPlacement {
       }
       if (this.ctx.inbox.doneMarker) await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
     } catch (err) {
-      if (err instanceof GridNameCollisionError || err instanceof StagingLostError) throw err;
+      if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
       throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
     } finally {
       await own?.close();

@@ -2,7 +2,7 @@
 import type { MailboxTransport } from '../api/index.js';
 import type { InboxSettings } from '../config/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
-import type { JournalStore } from '../journal/index.js';
+import type { JournalStore, MailboxLease } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import type { PartnerNames } from './partner-names.js';
 
@@ -29,6 +29,8 @@ export interface InboundPipelineOptions {
   readonly events?: EventBus<PipelineEvents>;
   /** `{partner}` names; the daemon shares one (and its cache) among mailboxes. Default: asks `client`. */
   readonly partnerNames?: PartnerNames;
+  /** The mailbox's lease in a shared journal; default `ALWAYS_HELD` (SQLite). */
+  readonly lease?: MailboxLease;
 }
 
 export interface InboundCycleResult {

@@ -5,6 +5,7 @@
  * production the variable is unset and a call costs one Map lookup.
  */
 let targets: Map<string, number> | undefined;
+let pauses: Map<string, number> | undefined;
 const passes = new Map<string, number>();
 
 function parseTargets(spec: string | undefined): Map<string, number> {
@@ -18,9 +19,24 @@ function parseTargets(spec: string | undefined): Map<string, number> {
 
 export function crashPoint(name: string): void {
   targets ??= parseTargets(process.env.GRIDSYNC_CRASH_AT);
-  const target = targets.get(name);
-  if (target === undefined) return;
-  const n = (passes.get(name) ?? 0) + 1;
-  passes.set(name, n);
-  if (n === target) process.kill(process.pid, 'SIGKILL');
+  if (reached(name, targets)) process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Named pause points for the chaos test: `GRIDSYNC_PAUSE_AT=in.before-rename:2` makes the process
+ * SIGSTOP itself the 2nd time it passes there — a stale owner frozen mid-step, woken later by
+ * SIGCONT. Placed right before a side effect (docs/high-availability.md says which, and what
+ * makes each safe).
+ */
+export function pausePoint(name: string): void {
+  pauses ??= parseTargets(process.env.GRIDSYNC_PAUSE_AT);
+  if (reached(`pause:${name}`, pauses, name)) process.kill(process.pid, 'SIGSTOP');
+}
+
+function reached(key: string, of: Map<string, number>, name: string = key): boolean {
+  const target = of.get(name);
+  if (target === undefined) return false;
+  const n = (passes.get(key) ?? 0) + 1;
+  passes.set(key, n);
+  return n === target;
 }

@@ -89,6 +89,9 @@ function localLeases(owner: string): Leases {
     renew: (lease: Lease) => Promise.resolve(lease),
     release: () => Promise.resolve(),
     list: () => Promise.resolve([]),
+    announce: () => Promise.resolve(),
+    instances: () => Promise.resolve([owner]),
+    retire: () => Promise.resolve(),
     onLost: () => undefined,
   };
 }

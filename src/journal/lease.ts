@@ -23,18 +23,54 @@ export interface Lease {
 export interface LeaseRow extends Lease {
   /** Unexpired on the database server's clock. */
   readonly live: boolean;
+  /** Milliseconds until the expiry on the server's clock (negative once expired). */
+  readonly remainingMs: number;
 }
 
-/** A write under a token that is no longer the mailbox's: refused, nothing written; that mailbox's pipelines must stop. */
+/**
+ * A write under a token that is no longer the mailbox's: refused, nothing written; that mailbox's
+ * pipelines must stop. Also raised before a side effect (a rename, a confirm, an upload, an
+ * archive) that the lease no longer allows: `selfFenced`.
+ */
 export class JournalLeaseLostError extends GridsyncError {
   readonly code = 'JOURNAL_LEASE_LOST';
   constructor(
     readonly mailboxId: number,
     readonly owner: string,
+    readonly selfFenced = false,
   ) {
-    super(`mailbox ${mailboxId}: ${owner} no longer holds its lease (another instance took it over); its write was refused`);
+    super(
+      selfFenced
+        ? `mailbox ${mailboxId}: ${owner} does not hold its lease now (lost, or not renewed in time); no new side effect starts`
+        : `mailbox ${mailboxId}: ${owner} no longer holds its lease (another instance took it over); its write was refused`,
+    );
   }
 }
+
+/**
+ * What a mailbox's pipelines see of its lease. With the SQLite journal it is `ALWAYS_HELD` (the
+ * single-daemon lock holds every mailbox; nothing is checked, nothing costs).
+ */
+export interface MailboxLease {
+  /** The fencing token held now; undefined with the SQLite journal and while not held. */
+  token(): number | undefined;
+  /** Whether a side effect outside the database may start now (held, and before the self-fencing deadline). */
+  mayAct(): boolean;
+  /** Throws `JournalLeaseLostError` (self-fenced) unless `mayAct()`. Called right before each side effect. */
+  assertMayAct(): void;
+  /** Aborted when the lease is lost: the requests in flight stop. */
+  signal(): AbortSignal | undefined;
+  /** Monotonic ms at which the current holding began (a new owner's waits count from it). */
+  heldSince(): number;
+}
+
+export const ALWAYS_HELD: MailboxLease = {
+  token: () => undefined,
+  mayAct: () => true,
+  assertMayAct: () => undefined,
+  signal: () => undefined,
+  heldSince: () => 0,
+};
 
 /**
  * Self-fencing: the monotonic time (ms, e.g. `performance.now()`) after which the holder must start
@@ -60,6 +96,34 @@ export function fairShare(mailboxes: number, live: readonly string[], me: string
   const k = names.length;
   const base = Math.floor(mailboxes / k);
   return base + (names.indexOf(me) < mailboxes % k ? 1 : 0);
+}
+
+/**
+ * Which free leases to take and which held ones to hand back, computed alike on every instance:
+ * each live instance aims at its `fairShare`. Held leases are handed back only while another live
+ * instance is below its share (it will take them); free ones beyond the own share are taken only
+ * while no other live instance is below its share (nobody else wants them: a dead instance's
+ * mailboxes are not left waiting for a fair split).
+ */
+export function planLeases(p: {
+  readonly mailboxes: readonly number[];
+  readonly held: ReadonlySet<number>;
+  readonly rows: readonly LeaseRow[];
+  readonly live: readonly string[];
+  readonly me: string;
+}): { acquire: number[]; release: number[] } {
+  const names = [...new Set([...p.live, p.me])];
+  const holder = new Map(p.rows.filter((r) => r.live).map((r) => [r.mailboxId, r.owner]));
+  const count = (name: string): number =>
+    p.mailboxes.filter((m) => (name === p.me ? p.held.has(m) : holder.get(m) === name && !p.held.has(m))).length;
+  const share = (name: string): number => fairShare(p.mailboxes.length, names, name);
+  const othersWanting = names.some((x) => x !== p.me && count(x) < share(x));
+  const mine = count(p.me);
+  const myShare = share(p.me);
+  const release = othersWanting && mine > myShare ? [...p.held].sort((a, b) => b - a).slice(0, mine - myShare) : [];
+  const free = p.mailboxes.filter((m) => !p.held.has(m) && (holder.get(m) === undefined || holder.get(m) === p.me));
+  const room = othersWanting ? Math.max(0, myShare - mine) : free.length;
+  return { acquire: free.slice(0, room), release };
 }
 
 /** The instance name when none is configured: the host name and the pid (unique on a host, readable in status). */

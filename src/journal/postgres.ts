@@ -73,7 +73,20 @@ const INSERT_EVENTS_BULK_SQL = `
   FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
     WITH ORDINALITY AS e (at, direction, mailbox_id, item, from_state, to_state, detail, n)
   ORDER BY n`;
-const LIST_SQL = 'SELECT mailbox_id, owner, token, expires_at, expires_at > clock_timestamp() AS live FROM lease ORDER BY mailbox_id';
+const LIST_SQL =
+  'SELECT mailbox_id, owner, token, expires_at, expires_at > clock_timestamp() AS live, (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms FROM lease ORDER BY mailbox_id';
+/**
+ * Instance announcements for the fair share, as `meta` rows `instance:<name>` holding the expiry in
+ * ms since the epoch on the server's clock. Announcements of instances gone for a day are removed.
+ */
+const ANNOUNCE_SQL = `
+  WITH gone AS (DELETE FROM meta WHERE key LIKE 'instance:%' AND value::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 86400000)
+  INSERT INTO meta (key, value) VALUES (?, ((extract(epoch FROM clock_timestamp()) * 1000)::bigint + ?::bigint)::text)
+  ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+const INSTANCES_SQL =
+  "SELECT substr(key, 10) AS name FROM meta WHERE key LIKE 'instance:%' AND value::bigint > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY key";
+const RETIRE_SQL = 'DELETE FROM meta WHERE key = ?';
+const INSTANCE_KEY = (name: string): string => `instance:${name}`;
 
 /** `?` placeholders (the SQL both backends share) as PostgreSQL's `$n`; none of ours sits in a literal. */
 const numbered = new Map<string, string>();
@@ -168,6 +181,9 @@ export class PgJournal implements JournalStore {
       renew: (lease, ttlMs) => this.renew(lease, ttlMs),
       release: (lease) => this.release(lease),
       list: () => this.listLeases(),
+      announce: async (ttlMs) => void (await this.maintain(ANNOUNCE_SQL, INSTANCE_KEY(this.owner), ttlMs)),
+      instances: async () => (await this.all<{ name: string }>(INSTANCES_SQL)).map((r) => r.name),
+      retire: async () => void (await this.maintain(RETIRE_SQL, INSTANCE_KEY(this.owner))),
       onLost: (listener) => void this.lostListeners.push(listener),
     };
   }
@@ -480,8 +496,8 @@ export class PgJournal implements JournalStore {
   }
 
   private async listLeases(): Promise<LeaseRow[]> {
-    const rows = await this.all<LeaseDbRow & { live: boolean }>(LIST_SQL);
-    return rows.map((r) => ({ ...toLease(r), live: r.live }));
+    const rows = await this.all<LeaseDbRow & { live: boolean; remaining_ms: number }>(LIST_SQL);
+    return rows.map((r) => ({ ...toLease(r), live: r.live, remainingMs: r.remaining_ms }));
   }
 
   /** Migrations, one transaction each, serialised between instances starting together. */

@@ -74,6 +74,12 @@ export interface Leases {
   release(lease: Lease): Promise<void>;
   /** Every mailbox's lease as the database has it, with whether it is live on the server's clock. */
   list(): Promise<LeaseRow[]>;
+  /** Says this instance is alive for `ttlMs` (on the server's clock): the others count it in their fair share. */
+  announce(ttlMs: number): Promise<void>;
+  /** The names of the instances whose announcement is live. */
+  instances(): Promise<string[]>;
+  /** Withdraws the announcement (a planned stop). */
+  retire(): Promise<void>;
   /** Called once each time this instance learns it lost a mailbox's lease (a refused write, a failed renewal). */
   onLost(listener: (mailboxId: number) => void): void;
 }

@@ -20,7 +20,7 @@ import {
   sanitizeFileName,
   UnsafeFileError,
 } from '../files/index.js';
-import { crashPoint } from '../journal/index.js';
+import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
 import { errorFields, scrubHeld } from '../errors/index.js';
@@ -98,6 +98,7 @@ export class Disposal {
     const processing = row.processing_path as string;
     let finalPath: string | null = row.final_path;
     try {
+      this.ctx.lease.assertMayAct();
       if (await calls.exists(processing)) {
         if (cfg.archive === 'delete' || !cfg.sentDir) {
           await calls.unlinkIfExists(processing);
@@ -137,6 +138,7 @@ export class Disposal {
       });
       crashPoint('out.archived');
     } catch (err) {
+      if (err instanceof JournalLeaseLostError) return; // the lease holder archives it
       void journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred');
       if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;

@@ -13,8 +13,7 @@ import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
-import type { JournalStore } from '../journal/index.js';
-import { OutboundJournal } from '../journal/index.js';
+import { ALWAYS_HELD, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
@@ -34,6 +33,10 @@ export interface OutboundPipelineOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where the pipeline reports progress (`outbound:*`); the daemon shares one bus among mailboxes. */
   readonly events?: EventBus<PipelineEvents>;
+  /** The mailbox's lease in a shared journal; default `ALWAYS_HELD` (SQLite). */
+  readonly lease?: MailboxLease;
+  /** The longest an upload request may last (`OutboxContext.longestUploadMs`); default the API's call deadline. */
+  readonly longestUploadMs?: number;
 }
 
 /** Files driven at once per upload slot (`outbox.concurrency`). */
@@ -76,6 +79,7 @@ export class OutboundPipeline {
   private readonly trailing = new Set<Promise<void>>();
   private result: OutboundCycleResult = emptyResult();
   private readonly events: EventBus<PipelineEvents>;
+  private started = false;
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
@@ -101,6 +105,9 @@ export class OutboundPipeline {
       ...(options.mailbox.configFile ? { configFile: options.mailbox.configFile } : {}),
       logger: (options.logger ?? silentLogger).child({ mailboxId, direction: 'out', outbox: this.cfg.dir }),
       now: this.now,
+      lease: options.lease ?? ALWAYS_HELD,
+      longestUploadMs: options.longestUploadMs ?? DEFAULTS.api.timeouts.callMs,
+      monotonic: () => performance.now(),
       tally: (key, n = 1, detail = {}) => {
         this.result[key] += n;
         if (key === 'archived') this.result.bytes += detail.bytes ?? 0;
@@ -135,7 +142,10 @@ export class OutboundPipeline {
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.result = emptyResult();
     await this.ctx.refreshCalls();
-    for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
+    // Once started (a lease taken while running), the queue drives every row, claims included:
+    // driving them here too would run two steps of one row at once.
+    if (!this.started)
+      for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, ['claiming'])) await this.scanner.finishClaim(row);
     await this.enqueueJournalWork();
     await this.settled();
     return this.result;
@@ -160,6 +170,7 @@ export class OutboundPipeline {
 
   /** `gridsync run`: watch the folder, rescan periodically, send continuously. */
   async start(): Promise<void> {
+    this.started = true;
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     this.queue.start();
     this.scanner.start();
@@ -235,6 +246,8 @@ export class OutboundPipeline {
    * archive (local file work and its commit) is returned as `after`: it needs no upload slot.
    */
   private async drive(id: number): Promise<{ after?: Promise<void> }> {
+    // Not the lease holder (any more): the holder drives the row.
+    if (!this.ctx.lease.mayAct()) return {};
     const started = this.now();
     let row = await this.journal.get(id);
     if (row?.state === 'claiming') {

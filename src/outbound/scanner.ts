@@ -19,7 +19,7 @@ import {
   UnsafeFileError,
 } from '../files/index.js';
 import { GridsyncError, errorFields } from '../errors/index.js';
-import { crashPoint } from '../journal/index.js';
+import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { OutboundRow } from '../journal/index.js';
 import { StabilityTracker, ignoreMatcher } from './checks.js';
 import type { Disposal } from './disposal.js';
@@ -136,6 +136,8 @@ export class OutboxScanner {
   }
 
   private async scanOnce(): Promise<number> {
+    // Only the mailbox's lease holder claims (the claim itself is journalled under its token).
+    if (!this.ctx.lease.mayAct()) return 0;
     const { cfg, logger } = this.ctx;
     let entries: fs.Dirent<Buffer>[];
     try {
@@ -213,6 +215,7 @@ export class OutboxScanner {
     try {
       row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
     } catch (err) {
+      if (err instanceof JournalLeaseLostError) return; // no longer the lease holder: the holder claims it
       this.ctx.logger.error({ file: file.name, ...errorFields(err) }, 'cannot journal the claim; will retry');
       return;
     }
@@ -243,6 +246,9 @@ export class OutboxScanner {
           await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
           return;
         }
+        // The processing path is the row's: a stale owner's late rename and the new owner's are the
+        // same move, and only one of them finds the source.
+        this.ctx.lease.assertMayAct();
         await calls.rename(source, processing);
         crashPoint('out.claim-renamed');
       }
@@ -255,6 +261,7 @@ export class OutboxScanner {
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
     } catch (err) {
+      if (err instanceof JournalLeaseLostError) return; // the lease holder finishes it
       if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) {
         this.ctx.tally('failed');
         await this.disposal.toError(row, { reason: err.message, errorCode: err.code });

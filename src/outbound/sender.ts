@@ -7,7 +7,7 @@ import PQueue from 'p-queue';
 import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
-import { crashPoint } from '../journal/index.js';
+import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/index.js';
 import { validateEnvelopeFile } from './checks.js';
 import type { Disposal } from './disposal.js';
@@ -48,6 +48,8 @@ export class Sender {
    * run outside it, so that across a WAN the journal's fsyncs overlap other files' uploads.
    */
   private readonly wire: PQueue;
+  /** The token under which this process started each row's last attempt: a row not here (or under another token) was left by an earlier holder. */
+  private readonly startedUnder = new Map<number, number | undefined>();
 
   constructor(
     private readonly ctx: OutboxContext,
@@ -93,6 +95,7 @@ export class Sender {
     const { cfg, journal, logger } = this.ctx;
     try {
       if (row.state === 'uploading') {
+        if (this.mustWaitForEarlierHolder(row)) return false;
         let found: number | undefined;
         try {
           found = await this.reconcile(row);
@@ -128,9 +131,16 @@ export class Sender {
       }
       const attemptStart = this.ctx.now();
       await journal.markUploading(row.id, attemptStart);
+      this.startedUnder.set(row.id, this.ctx.lease.token());
       crashPoint('out.uploading');
-      const { parcelId } = await this.wire.add(() =>
-        this.client.uploadParcel(
+      const { parcelId } = await this.wire.add(() => {
+        // A holder frozen here and woken after its lease ran out sends nothing: the check follows
+        // the pause, inside the slot, right before the request. The request itself is aborted when
+        // the lease is lost.
+        pausePoint('out.before-upload');
+        this.ctx.lease.assertMayAct();
+        const signal = this.ctx.lease.signal();
+        return this.client.uploadParcel(
           row.processing_path as string,
           {
             fileName: row.file_name,
@@ -138,11 +148,12 @@ export class Sender {
             ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
             ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
           },
-          { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls },
-        ),
-      );
+          { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls, ...(signal ? { signal } : {}) },
+        );
+      });
       crashPoint('out.response-received');
       await journal.markUploaded(row.id, parcelId, 'uploaded');
+      this.startedUnder.delete(row.id);
       this.ctx.tally('uploaded');
       crashPoint('out.uploaded');
       return true;
@@ -151,8 +162,32 @@ export class Sender {
     }
   }
 
+  /**
+   * A row left `uploading` under an earlier lease holder (another instance, or this one before a
+   * lost lease) may still have its request on the way: it waits until that holder's lease has surely
+   * expired — the takeover came after the expiry — plus the longest an upload lasts, then the
+   * usual reconciliation decides. Until then it is deferred.
+   */
+  private mustWaitForEarlierHolder(row: OutboundRow): boolean {
+    const token = this.ctx.lease.token();
+    if (token === undefined || this.startedUnder.get(row.id) === token) return false;
+    const waitMs = this.ctx.lease.heldSince() + this.ctx.longestUploadMs - this.ctx.monotonic();
+    if (waitMs <= 0) return false;
+    this.ctx.tally('deferred');
+    this.ctx.logger.info(
+      { file: row.file_name, waitMs: Math.ceil(waitMs) },
+      'an upload started by an earlier lease holder may still reach the service; reconciling after it surely ended',
+    );
+    return true;
+  }
+
   private async uploadFailed(id: number, err: unknown): Promise<false> {
     const { cfg, journal, logger } = this.ctx;
+    if (err instanceof JournalLeaseLostError) {
+      this.ctx.tally('deferred');
+      logger.info({ id, code: err.code }, 'upload left to the mailbox lease holder');
+      return false;
+    }
     const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
     const api = err instanceof GridApiError ? err : undefined;

@@ -3,7 +3,7 @@ import type { OutboxSettings } from '../config/index.js';
 import type { DeliveredItem } from '../events/index.js';
 import type { FileCalls } from '../files/index.js';
 import type { Logger } from '../log.js';
-import type { OutboundJournal } from '../journal/index.js';
+import type { OutboundJournal, MailboxLease } from '../journal/index.js';
 
 /** The outbox's config section as the schema gives it (the schema is the one source of its keys). */
 export type OutboxConfig = Readonly<OutboxSettings> & {
@@ -48,6 +48,15 @@ export interface OutboxContext {
   readonly configFile?: string;
   readonly logger: Logger;
   readonly now: () => number;
+  /** The mailbox's lease in a shared journal (`ALWAYS_HELD` with SQLite). */
+  readonly lease: MailboxLease;
+  /**
+   * How long an upload request may last at most (its call deadline): a row left `uploading` by an
+   * earlier lease holder waits this long after the takeover before it is reconciled.
+   */
+  readonly longestUploadMs: number;
+  /** Monotonic milliseconds (the lease's clock). */
+  readonly monotonic: () => number;
   /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
   tally(
     key: Exclude<keyof OutboundCycleResult, 'bytes'>,

@@ -121,14 +121,25 @@ describe.skipIf(!hasPostgres)('gridsync journal migrate', () => {
     }
   });
 
-  it('run and once refuse a PostgreSQL journal at start-up (leases are not wired into the pipelines yet), without its password', async () => {
-    const w = makeDaemonWorld();
+  it('once runs on a PostgreSQL journal under the mailbox lease, never printing its password', async () => {
+    const w = makeDaemonWorld({ log: { level: 'info', pretty: false } });
     try {
+      fs.mkdirSync(w.outbox, { recursive: true });
+      fs.writeFileSync(path.join(w.outbox, 'a.x12'), 'ISA*00*          *00*          *ZZ*A*ZZ*B*~');
       const url = (await server.createDatabase('migrate_d')).replace('postgres@', `postgres:${SECRET}@`);
-      const r = runCli(['once', '-c', w.configFile], { GRIDSYNC_JOURNAL_URL: url });
-      expect(r.status).toBe(2);
-      expect(r.stderr).toMatch(/do not support a PostgreSQL journal yet/);
+      const r = runCli(['once', '-c', w.configFile], { GRIDSYNC_JOURNAL_URL: url, GRIDSYNC_INSTANCE_NAME: 'once-host' });
+      expect(r.status, r.stderr).not.toBe(2);
+      expect(r.stdout + r.stderr).toMatch(/mailbox lease taken/);
       expect(r.stdout + r.stderr).not.toContain(SECRET);
+      const pgj = await PgJournal.open(url, 'test', { owner: 'test', migrate: false });
+      try {
+        expect(await pgj.all('SELECT * FROM outbound_files')).toHaveLength(1);
+        // Handed back at the end: expired at once, so another instance need not wait.
+        const leases = await pgj.leases.list();
+        expect(leases.map((l) => [l.owner, l.live])).toEqual([['once-host', false]]);
+      } finally {
+        await pgj.close();
+      }
     } finally {
       w.cleanup();
     }

@@ -1,6 +1,7 @@
 /**
- * The lease keeper against a real PostgreSQL: two instances, the same mailboxes. The holder keeps
- * them while it renews; a planned stop hands them over at once; a holder that stopped renewing
+ * The lease keeper against a real PostgreSQL: two instances, the same mailboxes. They split them
+ * fairly (the first hands one back when the second appears) and keep them while they renew; a
+ * planned stop hands them over at once; a holder that stopped renewing
  * (a frozen process) learns on waking that it lost them, and may act on none; a holder whose
  * renewals come too late stops acting at its self-fencing deadline even before anyone takes over.
  */
@@ -39,20 +40,27 @@ describe.skipIf(!hasPostgres)('lease keeper (PostgreSQL)', () => {
     const kb = keeper(b, 'b');
     try {
       await ka.start();
-      expect(MAILBOXES.every((m) => ka.mayAct(m))).toBe(true);
+      expect(MAILBOXES.every((m) => ka.mayAct(m))).toBe(true); // alone: all of them
       await kb.start();
-      await new Promise((r) => setTimeout(r, 1_200)); // longer than a lease: a's renewals keep it
-      expect(MAILBOXES.some((m) => kb.mayAct(m))).toBe(false);
-      const tokens = ka.heldLeases().map((l) => l.token);
+      // Fair share: a hands one back, b takes it; nobody acts on a mailbox the other holds.
+      await eventually(() => MAILBOXES.filter((m) => kb.mayAct(m)).length === 1, 5_000, 'b gets its fair share');
+      await new Promise((r) => setTimeout(r, 1_200)); // longer than a lease: the split holds
+      expect(MAILBOXES.filter((m) => ka.mayAct(m)).length).toBe(1);
+      expect(MAILBOXES.some((m) => ka.mayAct(m) && kb.mayAct(m))).toBe(false);
+      expect(lost).toEqual([['a', Math.max(...MAILBOXES), 'handed-back']]);
+      lost.length = 0;
+      const tokens = [...ka.heldLeases(), ...kb.heldLeases()].sort((x, y) => x.mailboxId - y.mailboxId).map((l) => l.token);
+      const fromA = ka.heldLeases().map((l) => l.mailboxId);
 
       await ka.stop(); // planned: handed back at once
       await eventually(() => MAILBOXES.every((m) => kb.mayAct(m)), 5_000, 'b takes over after a release');
+      // The one b took from a has a grown token; the one it held keeps its own.
       expect(
         kb
           .heldLeases()
-          .map((l) => l.token)
-          .sort(),
-      ).toEqual(tokens.map((t) => t + 1).sort());
+          .sort((x, y) => x.mailboxId - y.mailboxId)
+          .map((l) => l.token),
+      ).toEqual(MAILBOXES.map((m, i) => (tokens[i] as number) + (fromA.includes(m) ? 1 : 0)));
 
       // b freezes (no renewals); a new a takes over after the expiry; b wakes.
       const frozen = kb as unknown as { timer: NodeJS.Timeout };
@@ -103,9 +111,14 @@ describe.skipIf(!hasPostgres)('lease keeper (PostgreSQL)', () => {
         t += 20_000; // the answer arrives after the whole lease
         return r;
       };
+      let acquired = 0;
+      (k as unknown as { options: { onAcquired: () => void } }).options.onAcquired = () => acquired++;
       await k.tick();
       expect(lost).toEqual(['renewal-late']);
-      expect(k.mayAct(1001)).toBe(false);
+      // Handed back, then taken again in the same round under a new token (the abandoned holding's
+      // work never passes for the new one's), with a deadline counted from this new request.
+      expect(acquired).toBe(1);
+      expect(k.heldLeases()[0]?.token).toBe(2);
     } finally {
       await k.stop();
       await a.close();

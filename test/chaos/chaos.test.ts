@@ -1,0 +1,202 @@
+/**
+ * The chaos test of several instances on one PostgreSQL journal (issue: high availability): three
+ * `gridsync run` processes, each with its own stateDir as on separate hosts, share the inbox and
+ * outbox folders, one service (the emulator, its own process) and one PostgreSQL server. While a
+ * partner sends parcels and the ERP drops files, seeded faults follow each other: SIGKILL and
+ * restart; a holder that stops itself exactly before its rename or its upload (pause points, read
+ * from the source like the crash points) and is woken after its lease ran out; SIGSTOP of the
+ * holder past its lease; pg_terminate_backend of the instances' connections; a PostgreSQL
+ * restart; the emulator's HTTP faults.
+ *
+ * Oracle: every parcel exactly once in the inbox and confirmed, every outbox file exactly once on
+ * the service and in sentDir, nothing in errorDir; the fencing tokens only grow; every failover
+ * after a holder was killed within the lease + 2 s; the stale-owner paths ran (writes refused,
+ * side effects self-fenced, pause points reached).
+ *
+ * About 90 s; GRIDSYNC_CHAOS_SECONDS sets the chaos phase (default 20: the seven fault kinds once each), GRIDSYNC_CHAOS_SEED the seed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/daemon-child.js';
+import { x12 } from '../helpers/edi.js';
+import { isStopped, startHaWorld, type HaInstance, type HaWorld } from '../helpers/ha-world.js';
+import { repoRoot } from '../helpers/journal-child.js';
+import { postgresBinDir, startPostgres, type PostgresServer } from '../helpers/postgres.js';
+import { prerequisite } from '../helpers/require-tool.js';
+
+const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'the chaos test does not run');
+let server: PostgresServer;
+beforeAll(async () => {
+  if (hasPostgres) server = await startPostgres();
+});
+afterAll(async () => server?.stop());
+
+const LEASE_MS = 4_000;
+const RENEW_MS = 1_000;
+const CHAOS_SECONDS = Number(process.env.GRIDSYNC_CHAOS_SECONDS ?? 20);
+const SEED = Number(process.env.GRIDSYNC_CHAOS_SEED ?? Date.now() % 1_000_000);
+
+/** Every pause point the source names (`pausePoint('in.before-rename')` in src/, read here). */
+function pausePointsInSource(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (p.endsWith('.ts'))
+        out.push(...[...fs.readFileSync(p, 'utf8').matchAll(/\bpausePoint\('([^']+)'\)/g)].map((m) => m[1] as string));
+    }
+  };
+  walk(path.join(repoRoot, 'src'));
+  return out.sort();
+}
+
+function prng(seed: number): { next: () => number; int: (lo: number, hi: number) => number } {
+  let a = seed >>> 0;
+  const next = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)) };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const taken = (w: HaWorld): { at: number; who: string; token: number }[] =>
+  w.instances
+    .flatMap((i) =>
+      i
+        .lines()
+        .filter((l) => l.msg === 'mailbox lease taken')
+        .map((l) => ({ at: Number(l.time), who: i.name, token: Number(l.fencingToken) })),
+    )
+    .sort((x, y) => x.at - y.at);
+const count = (w: HaWorld, match: (l: Record<string, unknown>) => boolean): number =>
+  w.instances.reduce((n, i) => n + i.lines().filter(match).length, 0);
+
+describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', () => {
+  it('names the pause points it uses', () => {
+    expect(pausePointsInSource()).toEqual(['in.before-rename', 'out.before-upload']);
+  });
+
+  it(`nothing lost, nothing doubled, tokens only grow, failover within the lease + 2 s (seed ${SEED})`, async () => {
+    const log = (m: string): void => console.log(`[chaos ${SEED}] ${m}`);
+    const rnd = prng(SEED);
+    const url = await server.createDatabase('chaos');
+    const w = await startHaWorld({ journalUrl: url, instances: 3, leaseMs: LEASE_MS, renewMs: RENEW_MS, callMs: 3_000, pollMs: 300 });
+    const failovers: number[] = [];
+    let pausesReached = 0;
+    let producing = true;
+    let control = 1;
+    const producer = (async () => {
+      for (let k = 0; producing; k++) {
+        await w.inject(`in-${k}.x12`, Buffer.from(x12(control++))).catch(() => undefined);
+        w.dropOutbox(`out-${k}.x12`, Buffer.from(x12(control++)));
+        await sleep(rnd.int(150, 450));
+      }
+    })();
+    const holder = async (): Promise<HaInstance | undefined> => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const { rows } = await c
+        .query<{ owner: string }>('SELECT owner FROM lease WHERE expires_at > clock_timestamp()')
+        .finally(() => c.end());
+      const live = rows[0];
+      return w.instances.find((i) => i.name === live?.owner);
+    };
+    /** Waits until a process stops itself at its pause point (or the time is up); wakes it after the lease ran out. */
+    const wakeAfterPause = async (i: HaInstance, maxWaitMs: number): Promise<void> => {
+      const end = Date.now() + maxWaitMs;
+      while (Date.now() < end && !isStopped(i.proc?.pid)) await sleep(50);
+      if (!isStopped(i.proc?.pid)) return log(`${i.name} did not reach its pause point`);
+      pausesReached++;
+      log(`${i.name} stopped at its pause point; woken after the lease`);
+      await sleep(LEASE_MS + 1_500);
+      i.signal('SIGCONT');
+    };
+    /** After a holder was killed: the next lease taken by another instance, within the lease + 2 s. */
+    const measureFailover = async (victim: HaInstance, killedAt: number): Promise<void> => {
+      const next = await eventually(() => taken(w).find((t) => t.at > killedAt && t.who !== victim.name), LEASE_MS + 15_000, 'a failover');
+      failovers.push(next.at - killedAt);
+    };
+    try {
+      for (const i of w.instances) i.start();
+      await eventually(() => taken(w).length > 0, 30_000, 'a first holder');
+      const kinds = ['pause-rename', 'pause-upload', 'sigkill', 'sigstop', 'pg-terminate', 'pg-restart', 'http-faults'];
+      const end = Date.now() + CHAOS_SECONDS * 1000;
+      for (let n = 0; Date.now() < end || n < kinds.length; n++) {
+        const kind = n < kinds.length ? (kinds[n] as string) : (kinds[rnd.int(2, kinds.length - 1)] as string);
+        const h = await holder();
+        log(`episode ${n}: ${kind} (holder ${h?.name ?? 'none'})`);
+        if ((kind === 'pause-rename' || kind === 'pause-upload') && h) {
+          const point = kind === 'pause-rename' ? 'in.before-rename' : 'out.before-upload';
+          const killedAt = Date.now();
+          await h.kill('SIGKILL');
+          await measureFailover(h, killedAt);
+          // Back under its name, it takes the mailbox again (fair share) and stops itself mid-step.
+          h.start({ GRIDSYNC_PAUSE_AT: `${point}:${rnd.int(1, 3)}` });
+          await wakeAfterPause(h, 20_000);
+        } else if (kind === 'sigkill' && h) {
+          const killedAt = Date.now();
+          await h.kill('SIGKILL');
+          await measureFailover(h, killedAt);
+          await sleep(rnd.int(0, 1_000));
+          h.start();
+        } else if (kind === 'sigstop' && h) {
+          h.signal('SIGSTOP');
+          await sleep(LEASE_MS + rnd.int(500, 2_000));
+          h.signal('SIGCONT');
+        } else if (kind === 'pg-terminate') {
+          await server.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gridsync'");
+        } else if (kind === 'pg-restart') {
+          await server.restart();
+        } else if (kind === 'http-faults') {
+          await w.setFaults([{ endpoint: '*', rate500: 0.1, rate503: 0.05, resetAfterRate: 0.05, latencyMs: [0, 300] }]);
+          await sleep(rnd.int(2_000, 5_000));
+          await w.setFaults([]);
+        }
+        await sleep(rnd.int(1_000, 2_500));
+      }
+      producing = false;
+      await producer;
+      log('chaos over; draining');
+      for (const i of w.instances) {
+        i.signal('SIGCONT');
+        if (!i.running) i.start();
+      }
+      let last: string[] = [];
+      await eventually(
+        async () => {
+          last = await w.violations();
+          return last.length === 0;
+        },
+        90_000,
+        'a clean end',
+      ).catch(() => {
+        throw new Error(`violations after the drain:\n${last.slice(0, 30).join('\n')}`);
+      });
+
+      const leases = taken(w);
+      const tokens = leases.map((t) => t.token);
+      const lostWrites = count(w, (l) => l.code === 'JOURNAL_LEASE_LOST');
+      const uploadWaits = count(w, (l) => String(l.msg).startsWith('an upload started by an earlier lease holder'));
+      log(
+        `${leases.length} takeovers, tokens ${tokens[0]}..${tokens.at(-1)}, failovers ${failovers.join(', ')} ms, ` +
+          `pauses reached ${pausesReached}, stale-owner events ${lostWrites}, upload waits ${uploadWaits}`,
+      );
+      // Tokens only grow: every takeover (in the order they happened) under a larger token.
+      for (let k = 1; k < tokens.length; k++) expect(tokens[k], `takeover ${k}`).toBeGreaterThan(tokens[k - 1] as number);
+      for (const ms of failovers) expect(ms).toBeLessThan(LEASE_MS + 2_000);
+      expect(pausesReached).toBeGreaterThan(0);
+      expect(lostWrites).toBeGreaterThan(0);
+    } finally {
+      producing = false;
+      await producer.catch(() => undefined);
+      await w.close();
+    }
+  }, 400_000);
+});
