@@ -164,8 +164,10 @@ export class InboundPipeline {
     // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
     const waiting: (string | undefined)[] = [];
     const listingBytes: number[] = [];
+    // One read for the whole list: on PostgreSQL a read per parcel was a round trip per parcel.
+    const known = await this.journal.getMany(this.mailboxId, pending.parcels.map((p) => p.parcelId));
     for (const p of pending.parcels) {
-      const row = await this.journal.get(this.mailboxId, p.parcelId);
+      const row = known.get(p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
       if (!row) {
         const listing = this.journal.recordListed(this.mailboxId, {
