@@ -116,21 +116,27 @@ export class Daemon {
   }
 
   /** The lease keeper of a shared journal: losses and takeovers logged; a lease taken starts a cycle at once. */
-  private leaseKeeper(mailboxIds: number[]): LeaseKeeper {
+  private leaseKeeper(mailboxIds: number[], names: ReadonlyMap<number, string>): LeaseKeeper {
     const cfg = this.config;
     const log = this.logger.child({ component: 'leases', instance: this.journal.leases.owner });
+    const leaseMetrics = this.metrics.leases;
+    const nameOf = (mailboxId: number): string => names.get(mailboxId) ?? `mb${mailboxId}`;
     const keeper = new LeaseKeeper({
       leases: this.journal.leases,
       mailboxIds: [...new Set(mailboxIds)],
       ttlMs: cfg.journal.lease,
       renewMs: cfg.journal.renew,
-      onAcquired: (lease) => {
+      onAcquired: (lease, unheldMs) => {
         this.fresh.add(lease.mailboxId);
+        leaseMetrics.acquired(nameOf(lease.mailboxId), unheldMs === undefined ? undefined : unheldMs / 1000);
         log.info({ mailboxId: lease.mailboxId, fencingToken: lease.token }, 'mailbox lease taken');
         this.triggerCycle('lease taken');
       },
       onLost: (mailboxId, why) => {
         this.fresh.delete(mailboxId);
+        if (why === 'handed-back') leaseMetrics.released(nameOf(mailboxId));
+        else leaseMetrics.lost(nameOf(mailboxId));
+        if (why === 'write-refused') leaseMetrics.staleWriteRefused(nameOf(mailboxId));
         const fields = { mailboxId, why, code: 'JOURNAL_LEASE_LOST' };
         if (why === 'handed-back') log.info(fields, 'mailbox lease handed back (fair share)');
         else log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
@@ -230,7 +236,8 @@ export class Daemon {
     });
     const ids = cfg.mailboxes.map((m) => (m.mailboxId ?? me) as number);
     // A shared journal: this instance serves the mailboxes whose lease it holds (its fair share).
-    if (this.journal.backend === 'postgres') this.keeper = this.leaseKeeper(ids);
+    if (this.journal.backend === 'postgres')
+      this.keeper = this.leaseKeeper(ids, new Map(ids.map((id, i) => [id, cfg.mailboxes[i]?.name ?? `mb${id}`] as const).reverse()));
     for (const [i, m] of cfg.mailboxes.entries()) {
       const mailboxId = ids[i] as number;
       const lease = this.keeper ? { lease: this.keeper.handle(mailboxId) } : {};

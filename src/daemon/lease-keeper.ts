@@ -32,7 +32,8 @@ export interface LeaseKeeperOptions {
   /** Monotonic milliseconds; default `performance.now`. */
   readonly now?: () => number;
   readonly onLost: (mailboxId: number, why: LeaseLossReason) => void;
-  readonly onAcquired?: (lease: Lease) => void;
+  /** `unheldMs`: how long the mailbox had been without a live lease (database clock), when a lease row existed before. */
+  readonly onAcquired?: (lease: Lease, unheldMs?: number) => void;
   /** A round step that failed for a reason other than the lease (database down); mailboxId when it concerned one. */
   readonly onError?: (err: unknown, mailboxId?: number) => void;
 }
@@ -128,7 +129,14 @@ export class LeaseKeeper {
       this.lose(m, 'handed-back');
       if (h) await leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, m));
     }
-    await Promise.all(plan.acquire.map((m) => this.acquire(m)));
+    await Promise.all(
+      plan.acquire.map((m) =>
+        this.acquire(
+          m,
+          rows.find((r) => r.mailboxId === m),
+        ),
+      ),
+    );
     this.wakeAfterExpiry(rows);
   }
 
@@ -149,8 +157,10 @@ export class LeaseKeeper {
     if (this.held.get(mailboxId) === h && !mayAct(this.now(), h.deadline)) this.lose(mailboxId, 'renewal-late');
   }
 
-  private async acquire(mailboxId: number): Promise<void> {
+  private async acquire(mailboxId: number, before: LeaseRow | undefined): Promise<void> {
     const sentAt = this.now();
+    // remainingMs is negative once a lease has expired: how long ago, on the database's clock.
+    const unheldMs = before && !before.live ? -before.remainingMs : undefined;
     try {
       const lease = await this.options.leases.acquire(mailboxId, this.options.ttlMs);
       if (!lease || this.stopped) return;
@@ -164,7 +174,7 @@ export class LeaseKeeper {
       if (!mayAct(this.now(), h.deadline)) return; // answered too late to act on; the next round renews it
       this.held.set(mailboxId, h);
       this.armFence(mailboxId, h);
-      this.options.onAcquired?.(lease);
+      this.options.onAcquired?.(lease, unheldMs);
     } catch (err) {
       this.options.onError?.(err, mailboxId);
     }

@@ -28,6 +28,8 @@ export interface HaInstance {
   signal(signal: NodeJS.Signals): void;
   /** The JSON log lines of every run of this instance so far. */
   lines(): Record<string, unknown>[];
+  /** The current run's /metrics text. */
+  scrape(): Promise<string>;
 }
 
 export interface HaWorld {
@@ -100,7 +102,8 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
         schedule: { poll: `${o.pollMs ?? 300}ms` },
         journal: { lease: `${o.leaseMs}ms`, renew: `${o.renewMs}ms` },
         instance: { name },
-        http: { enabled: false },
+        // A free port each: the tests read the lease series off /metrics.
+        http: { enabled: true, port: 0 },
         shutdownTimeout: '3s',
         mailboxes: [
           {
@@ -214,6 +217,12 @@ function haInstance(name: string, configFile: string, logFile: string, journalUr
     },
     signal(signal) {
       if (running()) proc?.kill(signal);
+    },
+    async scrape() {
+      const listening = this.lines().filter((l) => l.msg === 'health and metrics endpoint listening');
+      const url = listening.at(-1)?.url;
+      if (typeof url !== 'string') throw new Error(`${name}: no metrics endpoint in its log yet`);
+      return (await fetch(`${url}/metrics`)).text();
     },
     lines() {
       if (!fs.existsSync(logFile)) return [];

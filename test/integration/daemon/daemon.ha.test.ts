@@ -26,6 +26,11 @@ afterAll(async () => server?.stop());
 const LEASE_MS = 4_000;
 const RENEW_MS = 1_000;
 const taken = (i: HaInstance): number => i.lines().filter((l) => l.msg === 'mailbox lease taken').length;
+/** A series' value on an instance's /metrics (any labels; undefined when absent). */
+const series = (text: string, name: string): number | undefined => {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
 
 let control = 1;
 async function burst(w: HaWorld, tag: string, n: number): Promise<void> {
@@ -70,6 +75,13 @@ describe.skipIf(!hasPostgres)('two instances, one PostgreSQL journal', () => {
       const failoverMs = Date.now() - killedAt;
       expect(failoverMs).toBeLessThan(LEASE_MS + 2_000);
       await settled(w, 30_000);
+      // What an operator sees of it: b holds the mailbox, took it once, after a gap it measured.
+      const bMetrics = await b.scrape();
+      expect(series(bMetrics, 'gridsync_lease_held')).toBe(1);
+      expect(series(bMetrics, 'gridsync_lease_acquired_total')).toBe(1);
+      expect(series(bMetrics, 'gridsync_lease_lost_total')).toBe(0);
+      expect(series(bMetrics, 'gridsync_lease_takeover_seconds_count')).toBe(1);
+      expect(series(bMetrics, 'gridsync_lease_takeover_seconds_sum')).toBeGreaterThan(0);
 
       // A planned stop: b hands the lease back; a (restarted) takes it long before an expiry.
       const starts = a.lines().filter((l) => l.msg === 'gridsync started').length;
@@ -82,6 +94,7 @@ describe.skipIf(!hasPostgres)('two instances, one PostgreSQL journal', () => {
       await eventually(() => taken(a) > before, 10_000, 'a takes over after the handover');
       expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS);
       await settled(w, 30_000);
+      expect(series(await a.scrape(), 'gridsync_lease_held')).toBe(1);
       const tokens = [...a.lines(), ...b.lines()].filter((l) => l.msg === 'mailbox lease taken').map((l) => Number(l.fencingToken));
       expect(tokens.length).toBeGreaterThanOrEqual(3);
       expect(new Set(tokens).size).toBe(tokens.length); // every takeover a new token
