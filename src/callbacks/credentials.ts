@@ -51,7 +51,9 @@ function readState(file: string): StoredState {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as StoredState;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new Error(`${file}: cannot read the callback state (${(err as Error).message}); remove it to generate new secrets`);
+    throw new Error(`${file}: cannot read the callback state (${(err as Error).message}); remove it to generate new secrets`, {
+      cause: err,
+    });
   }
 }
 
