@@ -165,7 +165,10 @@ export class InboundPipeline {
     const waiting: (string | undefined)[] = [];
     const listingBytes: number[] = [];
     // One read for the whole list: on PostgreSQL a read per parcel was a round trip per parcel.
-    const known = await this.journal.getMany(this.mailboxId, pending.parcels.map((p) => p.parcelId));
+    const known = await this.journal.getMany(
+      this.mailboxId,
+      pending.parcels.map((p) => p.parcelId),
+    );
     for (const p of pending.parcels) {
       const row = known.get(p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
