@@ -25,6 +25,7 @@ import { DeferError, DISK_ERRORS, StagingLostError } from './errors.js';
 import { PartnerNames } from './partner-names.js';
 import { InboxPlacement } from './placement.js';
 import { StagingFile } from './staging-file.js';
+import { orphanedStaging, stagingName } from './staging-names.js';
 import { emptyInboundResult, type InboundCycleResult, type InboundPipelineOptions, type InboxConfig } from './types.js';
 import { oldestWaitingSeconds } from './waiting.js';
 
@@ -142,7 +143,21 @@ export class InboundPipeline {
     const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result, opts.signal);
+    await this.removeOrphanedStaging();
     return result;
+  }
+
+  /** Under a shared journal, after a takeover: the downloads earlier holders left unfinished. */
+  private async removeOrphanedStaging(): Promise<void> {
+    const token = this.lease.token();
+    if (token === undefined) return;
+    const rows = await this.journal.inStates(this.mailboxId, ['downloading', 'staged']);
+    const referenced = new Set(rows.flatMap((r) => (r.staging_path ? [path.basename(r.staging_path)] : [])));
+    const names = await fs.promises.readdir(this.stagingDir);
+    for (const name of orphanedStaging(names, this.mailboxId, token, referenced)) {
+      await fs.promises.rm(path.join(this.stagingDir, name), { force: true });
+      this.logger.info({ file: path.join(this.stagingDir, name) }, 'removed a download an earlier lease holder left unfinished');
+    }
   }
 
   /** One cycle: the journal's unfinished rows, then what the pending list shows. */
@@ -409,8 +424,7 @@ export class InboundPipeline {
    * download never writes into the file the new owner verified and is about to place.
    */
   private stagingPath(parcelId: number): string {
-    const token = this.lease.token();
-    return path.join(this.stagingDir, `${this.mailboxId}-${parcelId}${token === undefined ? '' : `.t${token}`}.part`);
+    return path.join(this.stagingDir, stagingName(this.mailboxId, parcelId, this.lease.token()));
   }
 
   /** The network half of a download: the content received into its staging target (not yet durable). */

@@ -5,10 +5,12 @@
  * file is sent exactly once — while the holder is killed (the other takes over within the lease
  * plus 2 s) and while it is stopped with SIGTERM (the lease is handed back at once).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
-import { startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
+import { MAILBOX, startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
 import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { prerequisite } from '../../helpers/require-tool.js';
 
@@ -71,10 +73,16 @@ describe.skipIf(!hasPostgres)('two instances, one PostgreSQL journal', () => {
       await burst(w, 'two', 12);
       const killedAt = Date.now();
       await a.kill('SIGKILL');
+      // A download the dead holder had not finished (its token in the name): the next holder
+      // removes it; a staged file a journal row points at would be the next holder's to place.
+      const tokenA = Number(a.lines().find((l) => l.msg === 'mailbox lease taken')?.fencingToken);
+      const orphan = path.join(path.dirname(w.inbox), '.gridsync-staging', `${MAILBOX}-987654.t${tokenA}.part`);
+      fs.writeFileSync(orphan, 'half a download');
       await eventually(() => taken(b) === 1, LEASE_MS + 10_000, 'b takes over');
       const failoverMs = Date.now() - killedAt;
       expect(failoverMs).toBeLessThan(LEASE_MS + 2_000);
       await settled(w, 30_000);
+      expect(fs.existsSync(orphan)).toBe(false);
       // What an operator sees of it: b holds the mailbox, took it once, after a gap it measured.
       const bMetrics = await b.scrape();
       expect(series(bMetrics, 'gridsync_lease_held')).toBe(1);
