@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { holdSecrets } from '../errors/index.js';
+import { CallbackSetupError } from './errors.js';
 
 /** The systemd credential (LoadCredential=) that holds the callback password. */
 export const CREDENTIAL_CALLBACK_PASSWORD = 'gridsync-callback-password';
@@ -42,7 +43,7 @@ function readOperatorPassword(src: CredentialSource): string | undefined {
   const file = cred && fs.existsSync(cred) ? cred : src.passwordFile;
   if (file === undefined) return undefined;
   const value = fs.readFileSync(file, 'utf8').trim();
-  if (!value) throw new Error(`${file}: the callback password file is empty`);
+  if (!value) throw new CallbackSetupError(`${file}: the callback password file is empty`);
   return value;
 }
 
@@ -51,7 +52,7 @@ function readState(file: string): StoredState {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as StoredState;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new Error(`${file}: cannot read the callback state (${(err as Error).message}); remove it to generate new secrets`, {
+    throw new CallbackSetupError(`${file}: cannot read the callback state (${(err as Error).message}); remove it to generate new secrets`, {
       cause: err,
     });
   }

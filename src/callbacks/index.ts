@@ -4,5 +4,6 @@ export { CALLBACK_STATE_FILE, CREDENTIAL_CALLBACK_PASSWORD, loadCallbackCredenti
 export { splitListen, startReceiver, type Receiver, type Refusal } from './receiver.js';
 export { ensureRegistration, planRegistration, removeRegistrations, type Registered } from './registration.js';
 export { restRegistry, type CallbackRegistry, type Registration } from './registry.js';
+export { CallbackSetupError, CallbackTestError } from './errors.js';
 export { CallbackTrigger } from './trigger.js';
 export { callbackUrl, isOwnUrl } from './verify.js';

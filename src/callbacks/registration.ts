@@ -4,6 +4,7 @@
  * is kept and brought up to date, any other of ours removed, one created when there is none.
  * Registrations that are not ours (another system's webhooks) are never touched.
  */
+import { CallbackSetupError } from './errors.js';
 import type { CallbackCredentials } from './credentials.js';
 import type { CallbackRegistry, Registration } from './registry.js';
 import { callbackUrl, isOwnUrl } from './verify.js';
@@ -40,7 +41,7 @@ export async function ensureRegistration(
   mailboxId: number,
 ): Promise<Registered> {
   const secret = creds.pathSecrets.get(mailboxId);
-  if (secret === undefined) throw new Error(`no callback path secret for mailbox ${mailboxId}`);
+  if (secret === undefined) throw new CallbackSetupError(`no callback path secret for mailbox ${mailboxId}`);
   const url = callbackUrl(publicUrl, mailboxId, secret);
   const plan = planRegistration(await registry.list(mailboxId), mailboxId, secret);
   const removed: number[] = [];

@@ -6,6 +6,8 @@
  */
 import fs from 'node:fs';
 import {
+  CallbackSetupError,
+  CallbackTestError,
   ensureRegistration,
   isOwnUrl,
   isTestCall,
@@ -68,16 +70,16 @@ const ACTIONS: Record<string, Action> = {
   },
   test: async (ctx, id) => {
     const own = planRegistration(await ctx.registry.list(id), id, ctx.creds.pathSecrets.get(id) ?? '').keep;
-    if (!own) throw new Error('not registered: gridsync callbacks register');
+    if (!own) throw new CallbackSetupError('not registered: gridsync callbacks register');
     const arrived = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), TEST_WAIT_MS);
       ctx.arrivals.set(id, () => (clearTimeout(timer), resolve(true)));
     });
     const r = await ctx.registry.test(own.callbackId);
     if (r.httpStatus !== 200)
-      throw new Error(`the service's call got HTTP ${r.httpStatus || 'no answer'} (${(r.responseBody ?? '').slice(0, 200)})`);
+      throw new CallbackTestError(`the service's call got HTTP ${r.httpStatus || 'no answer'} (${(r.responseBody ?? '').slice(0, 200)})`);
     if (!ctx.ownReceiver) return `callback ${own.callbackId}: the running daemon's receiver verified the call (HTTP 200)`;
-    if (!(await arrived)) throw new Error(`the service reports HTTP 200 but no call arrived within ${TEST_WAIT_MS / 1000} s`);
+    if (!(await arrived)) throw new CallbackTestError(`the service reports HTTP 200 but no call arrived within ${TEST_WAIT_MS / 1000} s`);
     return `callback ${own.callbackId}: the call arrived and was verified`;
   },
 };

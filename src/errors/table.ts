@@ -80,6 +80,18 @@ export const ERROR_TABLE = {
     "a shared (PostgreSQL) journal refused a write: another instance took over the mailbox's lease, or this one's renewal failed; the daemon goes on",
     'nothing: the new owner goes on; if it repeats, look for a host that stops for longer than the lease (swap, a VM pause)',
   ),
+  CALLBACKS_SETUP: row(
+    EXIT.operator,
+    false,
+    'the callback credentials or registration cannot be used: an empty `callbacks.passwordFile`, an unreadable callback state in stateDir, a mailbox not registered',
+    'fix the file named, or remove the state file to generate new secrets; `gridsync callbacks register`',
+  ),
+  CALLBACKS_TEST_FAILED: row(
+    EXIT.incomplete,
+    true,
+    "`gridsync callbacks test`: the service's test call got no HTTP 200, or did not arrive at the receiver",
+    'check the reverse proxy, firewall and `callbacks.publicUrl` (docs/callbacks.md); polling still takes every parcel',
+  ),
   JOURNAL_UNAVAILABLE: row(
     EXIT.incomplete,
     true,

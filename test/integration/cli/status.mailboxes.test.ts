@@ -48,6 +48,8 @@ describe('status', () => {
       mailboxId: 1001,
       inbound: { inFlight: 0, waiting: 0 },
       outbound: { inFlight: 0, waitingInOutbox: 2, inErrorDir: 1 },
+      // SQLite journal, no daemon: nobody holds the mailbox.
+      lease: { owner: null, token: null, expiresAt: null, live: false },
     });
 
     const daemon = startCli(['run', '-c', w.configFile, '--log-level', 'info']);
