@@ -65,6 +65,15 @@ function writeState(file: string, state: StoredState): void {
   fs.renameSync(tmp, file);
 }
 
+/**
+ * What `run` would refuse at start-up, checked without writing anything (doctor): an operator's
+ * password file that is empty, a state file that cannot be read.
+ */
+export function checkCallbackCredentials(src: Omit<CredentialSource, 'mailboxIds'>): void {
+  readState(path.join(src.stateDir, CALLBACK_STATE_FILE));
+  readOperatorPassword({ ...src, mailboxIds: [] });
+}
+
 /** Loads the callback credentials, generating and keeping what is missing. */
 export function loadCallbackCredentials(src: CredentialSource): CallbackCredentials {
   fs.mkdirSync(src.stateDir, { recursive: true });

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { catalog, GridApiError, type GridClient } from '../api/index.js';
 import { connectService, type ServiceOptions } from '../service/index.js';
+import { CallbackSetupError, checkCallbackCredentials } from '../callbacks/index.js';
 import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
 import { redactUrl, workDirOf } from '../config/index.js';
@@ -124,6 +125,27 @@ function httpPortCheck(cfg: Config): Check {
  * With callbacks: what the running daemon's receiver heard, from its /readyz — calls that never
  * arrive (a firewall, a proxy) show here, not only in the alert.
  */
+/** The callback credentials as `run` reads them at start-up (a refusal there is a failure here). */
+function callbackCredentialsCheck(cfg: Config, callbacks: NonNullable<Config['callbacks']>): Check {
+  return {
+    name: 'callback credentials',
+    run: async () => {
+      try {
+        checkCallbackCredentials({
+          stateDir: cfg.stateDir,
+          username: callbacks.username,
+          passwordFile: callbacks.passwordFile,
+          credentialsDir: process.env.CREDENTIALS_DIRECTORY,
+        });
+        return ok(callbacks.passwordFile ? `password from ${callbacks.passwordFile}` : 'generated and kept in stateDir');
+      } catch (err) {
+        if (err instanceof CallbackSetupError) return fail(`${err.message} [${err.code}]`);
+        return fail((err as Error).message);
+      }
+    },
+  };
+}
+
 function callbacksCheck(cfg: Config, publicUrl: string): Check {
   const untested = 'gridsync callbacks test checks the whole path';
   return {
@@ -291,7 +313,7 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     closers.push(pgChecks.close);
   } else checks.push(sqliteJournalCheck(cfg.stateDir));
   if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
-  if (cfg.callbacks) checks.push(callbacksCheck(cfg, cfg.callbacks.publicUrl));
+  if (cfg.callbacks) checks.push(callbackCredentialsCheck(cfg, cfg.callbacks), callbacksCheck(cfg, cfg.callbacks.publicUrl));
   if (cfg.api.baseUrl === 'embedded') {
     checks.push({ name: 'service', run: async () => ok('embedded emulator (started in-process by run and once)') });
   } else {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { GridClient, type MailboxTransport } from '../api/index.js';
 import {
   Announcements,
+  CallbackSetupError,
   CallbackTrigger,
   ensureRegistration,
   isTestCall,
@@ -118,6 +119,7 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     void registerAll(d, creds, log);
     return runtime;
   } catch (err) {
+    if (err instanceof CallbackSetupError) throw err; // its own code: doctor checks the same
     throw new StartupError('STARTUP_CONFIG', `callbacks: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -156,6 +156,20 @@ const SCENARIOS: readonly Scenario[] = [
     setup: () => world(base({ api: { baseUrl: scripted.url, apiKey: scripted.apiKey } }, { mailboxId: undefined })),
   },
   {
+    code: 'CALLBACKS_SETUP',
+    what: 'an empty callback password file',
+    command: 'run',
+    setup: async () => {
+      const w = world(
+        base({
+          callbacks: { listen: '127.0.0.1:0', publicUrl: 'https://edi.example.com/gridsync', passwordFile: './cb.pass' },
+        }),
+      );
+      fs.writeFileSync(path.join(w.dir, 'cb.pass'), '\n');
+      return w;
+    },
+  },
+  {
     code: 'STARTUP_HTTP_PORT',
     what: 'the http port is taken by another program',
     command: 'run',
