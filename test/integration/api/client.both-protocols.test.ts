@@ -245,6 +245,9 @@ function staging(): { target: DownloadTarget; written: () => number; dir: string
       openAttempt: async () => {
         current = fs.createWriteStream(path.join(dir, `attempt-${++n}.part`));
         const file = current;
+        // The file opens asynchronously: an attempt discarded before that (the test over, its folder
+        // removed) must not end the run with ENOENT. Write errors still reach the client through cb.
+        file.on('error', () => undefined);
         return new Writable({
           write: (chunk: Buffer, _e, cb) => {
             written += chunk.length;
