@@ -35,7 +35,8 @@ import type { ProgressRow } from './progress-row.js';
 import { HealthState, type Readiness } from './readiness.js';
 import { PREFLIGHT_CHECKS } from './preflight.js';
 import { pruneAll } from './retention.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import { daemonLeases } from './leases.js';
 import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from './runtime.js';
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
@@ -80,8 +81,8 @@ export class Daemon {
   private closed: Promise<void> | undefined;
   /** The mailbox leases, with a shared journal only. */
   private keeper: LeaseKeeper | undefined;
+  private leaseView: MailboxLeases | undefined;
   /** Mailboxes whose lease was taken since their last cycle: they recover first. */
-  private readonly fresh = new Set<number>();
 
   private constructor(private readonly options: DaemonOptions) {
     this.now = options.now ?? Date.now;
@@ -111,48 +112,7 @@ export class Daemon {
       signal: this.abort.signal,
       now: this.now,
       sleep: this.sleep,
-      ...(this.keeper ? { leases: this.mailboxLeases(this.keeper) } : {}),
-    };
-  }
-
-  /** The lease keeper of a shared journal: losses and takeovers logged; a lease taken starts a cycle at once. */
-  private leaseKeeper(mailboxIds: number[], names: ReadonlyMap<number, string>): LeaseKeeper {
-    const cfg = this.config;
-    const log = this.logger.child({ component: 'leases', instance: this.journal.leases.owner });
-    const leaseMetrics = this.metrics.leases;
-    const nameOf = (mailboxId: number): string => names.get(mailboxId) ?? `mb${mailboxId}`;
-    const keeper = new LeaseKeeper({
-      leases: this.journal.leases,
-      mailboxIds: [...new Set(mailboxIds)],
-      ttlMs: cfg.journal.lease,
-      renewMs: cfg.journal.renew,
-      onAcquired: (lease, unheldMs) => {
-        this.fresh.add(lease.mailboxId);
-        leaseMetrics.acquired(nameOf(lease.mailboxId), unheldMs === undefined ? undefined : unheldMs / 1000);
-        log.info({ mailboxId: lease.mailboxId, fencingToken: lease.token }, 'mailbox lease taken');
-        this.triggerCycle('lease taken');
-      },
-      onLost: (mailboxId, why) => {
-        this.fresh.delete(mailboxId);
-        if (why === 'handed-back') leaseMetrics.released(nameOf(mailboxId));
-        else leaseMetrics.lost(nameOf(mailboxId));
-        if (why === 'write-refused') leaseMetrics.staleWriteRefused(nameOf(mailboxId));
-        const fields = { mailboxId, why, code: 'JOURNAL_LEASE_LOST' };
-        if (why === 'handed-back') log.info(fields, 'mailbox lease handed back (fair share)');
-        else log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
-      },
-      onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
-    });
-    // Before the journal closes (cleanups run in reverse): the leases are handed back first.
-    this.cleanups.push({ name: 'leases', fn: () => keeper.stop() });
-    return keeper;
-  }
-
-  private mailboxLeases(keeper: LeaseKeeper): MailboxLeases {
-    return {
-      holds: (id) => keeper.mayAct(id),
-      takeFresh: (id) => this.fresh.delete(id),
-      signal: (id, run) => AbortSignal.any([run, keeper.handle(id).signal() ?? run]),
+      ...(this.leaseView ? { leases: this.leaseView } : {}),
     };
   }
 
@@ -236,8 +196,21 @@ export class Daemon {
     });
     const ids = cfg.mailboxes.map((m) => (m.mailboxId ?? me) as number);
     // A shared journal: this instance serves the mailboxes whose lease it holds (its fair share).
-    if (this.journal.backend === 'postgres')
-      this.keeper = this.leaseKeeper(ids, new Map(ids.map((id, i) => [id, cfg.mailboxes[i]?.name ?? `mb${id}`] as const).reverse()));
+    if (this.journal.backend === 'postgres') {
+      const leases = daemonLeases({
+        leases: this.journal.leases,
+        ttlMs: cfg.journal.lease,
+        renewMs: cfg.journal.renew,
+        names: firstNames(ids, cfg.mailboxes),
+        logger: this.logger,
+        metrics: this.metrics.leases,
+        onTaken: () => this.triggerCycle('lease taken'),
+      });
+      this.keeper = leases.keeper;
+      this.leaseView = leases.view;
+      // Before the journal closes (cleanups run in reverse): the leases are handed back first.
+      this.cleanups.push({ name: 'leases', fn: () => leases.keeper.stop() });
+    }
     for (const [i, m] of cfg.mailboxes.entries()) {
       const mailboxId = ids[i] as number;
       const lease = this.keeper ? { lease: this.keeper.handle(mailboxId) } : {};
@@ -464,4 +437,11 @@ export class Daemon {
     })();
     return this.closed;
   }
+}
+
+/** mailboxId → the name of the first configured mailbox with that id, in config order. */
+function firstNames(ids: readonly number[], mailboxes: readonly { name?: string | undefined }[]): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const [i, id] of ids.entries()) if (!names.has(id)) names.set(id, mailboxes[i]?.name ?? `mb${id}`);
+  return names;
 }

@@ -1,0 +1,61 @@
+/**
+ * The daemon's side of the mailbox leases under a shared journal: the lease keeper wired to the
+ * logs, the lease metrics and the scheduler (a lease taken starts a cycle at once, and its mailbox's
+ * unfinished journal rows are finished first), and the view the cycles get of it.
+ */
+import type { Leases } from '../journal/index.js';
+import { errorFields } from '../errors/index.js';
+import type { Logger } from '../log.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import type { LeaseMetrics } from './lease-metrics.js';
+import type { MailboxLeases } from './runtime.js';
+
+export interface DaemonLeaseDeps {
+  readonly leases: Leases;
+  readonly ttlMs: number;
+  readonly renewMs: number;
+  /** mailboxId → the name its series and log lines carry. */
+  readonly names: ReadonlyMap<number, string>;
+  readonly logger: Logger;
+  readonly metrics: LeaseMetrics;
+  /** A lease was taken: run a cycle now. */
+  readonly onTaken: () => void;
+}
+
+export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: MailboxLeases } {
+  const log = d.logger.child({ component: 'leases', instance: d.leases.owner });
+  const nameOf = (mailboxId: number): string => d.names.get(mailboxId) ?? `mb${mailboxId}`;
+  // Mailboxes taken since their last cycle: what the journal holds unfinished for them goes first.
+  const fresh = new Set<number>();
+  const keeper = new LeaseKeeper({
+    leases: d.leases,
+    mailboxIds: [...d.names.keys()],
+    ttlMs: d.ttlMs,
+    renewMs: d.renewMs,
+    onAcquired: (lease, unheldMs) => {
+      fresh.add(lease.mailboxId);
+      d.metrics.acquired(nameOf(lease.mailboxId), unheldMs === undefined ? undefined : unheldMs / 1000);
+      log.info({ mailboxId: lease.mailboxId, fencingToken: lease.token }, 'mailbox lease taken');
+      d.onTaken();
+    },
+    onLost: (mailboxId, why) => {
+      fresh.delete(mailboxId);
+      const fields = { mailboxId, why, code: 'JOURNAL_LEASE_LOST' };
+      if (why === 'handed-back') {
+        d.metrics.released(nameOf(mailboxId));
+        log.info(fields, 'mailbox lease handed back (fair share)');
+        return;
+      }
+      d.metrics.lost(nameOf(mailboxId));
+      if (why === 'write-refused') d.metrics.staleWriteRefused(nameOf(mailboxId));
+      log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
+    },
+    onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
+  });
+  const view: MailboxLeases = {
+    holds: (id) => keeper.mayAct(id),
+    takeFresh: (id) => fresh.delete(id),
+    signal: (id, run) => AbortSignal.any([run, keeper.handle(id).signal() ?? run]),
+  };
+  return { keeper, view };
+}
