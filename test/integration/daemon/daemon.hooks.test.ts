@@ -101,16 +101,18 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
     const w = await setup();
     const lines: string[] = [];
     const logger = createLogger('info', false, { write: (s: string) => lines.push(s) } as never);
-    for (const [kind, argv] of [
-      ['fail', [process.execPath, w.script, w.calls, 'fail']],
-      ['hang', [process.execPath, w.script, w.calls, 'hang']],
-      ['missing', [path.join(w.dir, 'no-such-program')]],
+    // Only the hanging hook needs the short timeout; the failing one gets a long one, since a Node
+    // child can take seconds to start on a loaded machine and would then be "timed out" instead.
+    for (const [kind, argv, timeout] of [
+      ['fail', [process.execPath, w.script, w.calls, 'fail'], '60s'],
+      ['hang', [process.execPath, w.script, w.calls, 'hang'], '500ms'],
+      ['missing', [path.join(w.dir, 'no-such-program')], '500ms'],
     ] as const) {
       const loaded = parseConfig(
         {
           api: { baseUrl: w.emu.url, apiKey: 'demo-key-1001' },
           stateDir: `state-${kind}`,
-          hooks: { afterReceive: [...argv], timeout: '500ms' },
+          hooks: { afterReceive: [...argv], timeout },
           mailboxes: [{ mailboxId: 1001, name: 'ours', inbox: { dir: `in-${kind}` } }],
         },
         'hooks-test',
@@ -123,7 +125,7 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
       const { totals } = await daemon.runOnce();
       await eventually(
         () => lines.some((l) => l.includes('post-delivery hook') && l.includes(`${kind}.x12`)),
-        10_000,
+        60_000,
         `the ${kind} hook logged`,
       );
       await daemon.close();
