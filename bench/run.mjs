@@ -31,6 +31,11 @@ const PARTNER = 1002;
 const KEY = 'demo-key-1001';
 const PARTNER_KEY = 'demo-key-1002';
 const MB = 1024 * 1024;
+/** The tree's defaults (the one source); `maxConcurrency`: what an adaptive `concurrency` grows to at most. */
+const { DEFAULTS } = await import(dist('config/defaults.js'));
+const MAX_CONCURRENCY = DEFAULTS.inbox.maxConcurrency;
+/** The client's connections for a gridsync child: its fixed concurrency, or the default pool for `adaptive`. */
+const connectionsFor = (concurrency) => (concurrency === 'adaptive' ? {} : { connections: Math.max(concurrency, 2) });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -169,6 +174,7 @@ function inboxMailbox(dir, concurrency) {
       doneMarker: false,
       doneSuffix: '.done',
       concurrency,
+      maxConcurrency: MAX_CONCURRENCY,
       maxAttempts: 5,
       redelivery: 'deliver',
     },
@@ -192,6 +198,7 @@ function outboxMailbox(dirs, concurrency, stableMs) {
       usePolling: false,
       rescanMs: 60_000,
       concurrency,
+      maxConcurrency: MAX_CONCURRENCY,
       maxAttempts: 5,
       gridIdFrom: 5001,
       gridIdTo: 5002,
@@ -357,7 +364,7 @@ const children = {
       ? await pgBenchJournal(openJournal, journalUrl, dirs.state)
       : Journal.open(path.join(dirs.state, 'journal.sqlite'));
     if (journalRows) fillJournal(journal, journalRows);
-    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, ...connectionsFor(concurrency) });
     const pipeline = new InboundPipeline({
       client,
       journal,
@@ -457,7 +464,7 @@ const children = {
     const { OutboundPipeline } = await import(dist('outbound/index.js'));
     const dirs = await tempDirs(['outbox', 'sent', 'error', 'state']);
     const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
-    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, connections: Math.max(concurrency, 2) });
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, ...connectionsFor(concurrency) });
     const pipeline = new OutboundPipeline({
       client,
       journal,
@@ -825,6 +832,8 @@ async function main() {
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
     console.log('  BENCH_WAN_ITEMS=N: items per WAN burst (default 400; issue #27 measures 2000)');
+    console.log('  BENCH_CURVE_PER_SLOT=N: items per slot at each curve point (default 25, 10 with --quick)');
+    console.log('  BENCH_CURVE_DIRECTIONS=inbound,outbound: the curves drawn');
     return;
   }
   const runRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'gridsync-bench-run-'));
@@ -850,9 +859,10 @@ async function main() {
     wan: Number(process.env.BENCH_WAN_ITEMS ?? (quick ? 200 : 400)),
     wanLatencies: [20, 80],
     wanConcurrency: 8,
-    /** Concurrency curve at 80 ms per call: the points, and items per slot at each point. */
-    curve: [1, 2, 4, 8, 16, 32, 64],
-    curvePerSlot: quick ? 10 : 25,
+    /** Concurrency curve at 80 ms per call: the fixed points (up to the default maximum), items per slot at each point, the directions. */
+    curve: [1, 2, 4, 8, 16, 32, MAX_CONCURRENCY],
+    curvePerSlot: Number(process.env.BENCH_CURVE_PER_SLOT ?? (quick ? 10 : 25)),
+    curveDirections: (process.env.BENCH_CURVE_DIRECTIONS ?? 'inbound,outbound').split(','),
     /** Many mailboxes in one process (BENCH_MAILBOXES, default 500); idle measured over one poll interval or half. */
     mailboxes: Number(process.env.BENCH_MAILBOXES ?? 500),
     mailboxIdleSeconds: quick ? 15 : 30,
@@ -967,27 +977,37 @@ async function main() {
     }
   }
   if (want('wan-curve')) {
-    // Inbound throughput against concurrency at 80 ms per call: where the default sits on the curve.
-    // Items per point grow with the concurrency so that each point lasts about as long.
-    const { DEFAULTS } = await import(dist('config/defaults.js'));
+    // Throughput against concurrency at 80 ms per call, each direction: every fixed point of the
+    // curve, and the default (adaptive) beside them in the same run. Items per point grow with the
+    // concurrency so that each point lasts about as long; the default gets as many as the largest.
     const emu = await startEmulatorProcess();
     await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs: 80 }] });
-    const points = [...new Set([...size.curve, DEFAULTS.inbox.concurrency])].sort((a, b) => a - b);
-    const curve = [];
-    for (const c of points) {
-      const n = size.curvePerSlot * c;
-      const xs = await repeat(runs, () =>
-        runChild('inbound-gridsync', { url: emu.url, n, warm: c, concurrency: c, emulatorPid: emu.proc.pid }),
-      );
-      curve.push({ concurrency: c, perSecond: stat(xs, 'perSecond'), isDefault: c === DEFAULTS.inbox.concurrency });
+    for (const dir of size.curveDirections) {
+      const defaultSetting = DEFAULTS[dir === 'inbound' ? 'inbox' : 'outbox'].concurrency;
+      const points = [...new Set([...size.curve, defaultSetting])];
+      const curve = [];
+      for (const c of points) {
+        const n = size.curvePerSlot * (c === 'adaptive' ? Math.max(...size.curve) : c);
+        const xs = await repeat(runs, () =>
+          runChild(`${dir}-gridsync`, { url: emu.url, n, warm: 8, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid }),
+        );
+        curve.push({ concurrency: c, perSecond: stat(xs, 'perSecond'), isDefault: c === defaultSetting });
+        console.log(`  ${dir} at 80 ms per call, ${c}${c === defaultSetting ? ' (default)' : ''}: ${f(stat(xs, 'perSecond').median)}/s`);
+      }
+      const best = Math.max(...curve.filter((p) => typeof p.concurrency === 'number').map((p) => p.perSecond.median));
+      const def = curve.find((p) => p.isDefault);
+      rows.push({
+        figure: `${dir} concurrency curve at 80 ms per call`,
+        direction: dir,
+        curve,
+        best,
+        default: def,
+        ratio: def.perSecond.median / best,
+      });
       console.log(
-        `  inbound at 80 ms per call, c${c}${c === DEFAULTS.inbox.concurrency ? ' (default)' : ''}: ${f(stat(xs, 'perSecond').median)}/s`,
+        `  ${dir} default concurrency (${def.concurrency}): ${(100 * (def.perSecond.median / best)).toFixed(0)} % of the best fixed one`,
       );
     }
-    const best = Math.max(...curve.map((p) => p.perSecond.median));
-    const def = curve.find((p) => p.isDefault);
-    rows.push({ figure: 'inbound concurrency curve at 80 ms per call', curve, best, default: def, ratio: def.perSecond.median / best });
-    console.log(`  default concurrency ${def.concurrency}: ${(100 * (def.perSecond.median / best)).toFixed(0)} % of the best fixed one`);
     await emu.close();
   }
   if (want('mailboxes')) {
@@ -1253,10 +1273,9 @@ function targets(bursts, rows) {
     });
   const idle = byPrefix('idle');
   if (idle) out.push({ what: 'idle CPU', value: `${f(idle.median)} CPU-s/min`, target: '< 1 CPU-s/min', met: idle.median < 1 });
-  const curve = rows.find((r) => r.curve);
-  if (curve)
+  for (const curve of rows.filter((r) => r.curve))
     out.push({
-      what: `default concurrency (${curve.default.concurrency}) at 80 ms per call vs the best fixed one`,
+      what: `${curve.direction} default concurrency (${curve.default.concurrency}) at 80 ms per call vs the best fixed one`,
       value: `${(100 * curve.ratio).toFixed(0)} %`,
       target: '≥ 90 %',
       met: curve.ratio >= 0.9,

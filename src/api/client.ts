@@ -81,6 +81,10 @@ export class GridClient implements MailboxTransport {
     return this.core.rateLimitPauses;
   }
 
+  overloadAnswers(): number {
+    return this.core.overloadAnswers;
+  }
+
   /** Calls one catalog endpoint; returns its validated `data`. */
   async call<E extends EndpointDef>(
     endpoint: E,

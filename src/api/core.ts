@@ -32,7 +32,7 @@ export interface CoreOptions {
   /** Attempts per call, the first included. Default 3. */
   readonly maxAttempts?: number;
   readonly timeouts?: HttpTimeouts;
-  /** Keep-alive connections to the service. Default 8. */
+  /** Keep-alive connections to the service (DEFAULTS.api.connections). */
   readonly connections?: number;
   readonly backoff?: Partial<BackoffPolicy>;
   readonly now?: () => number;
@@ -62,6 +62,7 @@ export class ClientCore<C> {
   private readonly gate: RateGate;
   private readonly loop: RetryLoop<C>;
   private closed = false;
+  private overloads = 0;
 
   constructor(origin: URL, options: CoreOptions, credentials: (core: ClientCore<C>) => Credentials<C>) {
     this.http = new HttpChannel(origin, {
@@ -85,12 +86,18 @@ export class ClientCore<C> {
       random: options.random ?? Math.random,
       logger: this.logger,
       isClosed: () => this.closed,
+      onOverload: () => this.overloads++,
     });
   }
 
   /** Pauses of every request after a 429, so far. */
   get rateLimitPauses(): number {
     return this.gate.pauses;
+  }
+
+  /** 429 and 503 answers to any attempt, so far. */
+  get overloadAnswers(): number {
+    return this.overloads;
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
+import { DEFAULTS } from '../config/defaults.js';
 import { gridsyncVersion } from '../version.js';
 import { GridConfigError, GridError, GridTransportError } from './errors.js';
 import { provablyNotSent } from './retry.js';
@@ -42,7 +43,7 @@ export class HttpChannel {
     const t = options.timeouts ?? {};
     // TLS verification stays at undici's default (on); there is deliberately no option to turn it off.
     this.pool = new Pool(url.origin, {
-      connections: options.connections ?? 8,
+      connections: options.connections ?? DEFAULTS.api.connections,
       keepAliveTimeout: 30_000,
       connect: { timeout: t.connectMs ?? 10_000 },
       headersTimeout: t.headersMs ?? 60_000,

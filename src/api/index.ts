@@ -19,6 +19,8 @@ export type {
 } from './transport.js';
 export * from './errors.js';
 export { mayHaveReachedService } from './retry.js';
+export { CallConcurrency } from './call-concurrency.js';
+export type { ConcurrencySetting } from './call-concurrency.js';
 export { CONFIRMED_STATUS } from './tolerant.js';
 export { ALL_ENDPOINTS, catalog, endpointByName, matchEndpoint } from './catalog/index.js';
 export type { EndpointDef } from './catalog/index.js';

@@ -55,6 +55,8 @@ export interface RetryLoopDeps<C> {
   readonly logger?: RetryLogger | undefined;
   /** Refuses new calls once the client is closed. */
   readonly isClosed: () => boolean;
+  /** Told of every 429 or 503 answer (the adaptive concurrency limits back off on them). */
+  readonly onOverload?: () => void;
 }
 
 export class RetryLoop<C> {
@@ -84,6 +86,7 @@ export class RetryLoop<C> {
           n--;
           continue;
         }
+        if (err instanceof GridApiError && (err.httpStatus === 429 || err.httpStatus === 503)) d.onOverload?.();
         const decision = decideRetry(err, idempotent);
         if (decision === 'outcome-unknown') throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
         // A 2xx whose body could not be read: the service acted, the answer was lost.

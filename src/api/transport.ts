@@ -137,5 +137,7 @@ export interface MailboxTransport {
    * undefined before one. Optional: without it, times are compared on our clock alone.
    */
   serviceClockOffsetMs?(): number | undefined;
+  /** 429 and 503 answers to any attempt so far (the adaptive concurrency limits back off on them). */
+  overloadAnswers?(): number;
   close(): Promise<void>;
 }

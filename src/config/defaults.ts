@@ -17,7 +17,9 @@ export const DEFAULTS = {
     collision: 'unique',
     doneMarker: false,
     doneSuffix: '.done',
-    concurrency: 4,
+    /** Downloads at once: adaptive between 1 and maxConcurrency (see src/api/concurrency-limit.ts), or a fixed number. */
+    concurrency: 'adaptive',
+    maxConcurrency: 64,
     maxAttempts: 5,
     redelivery: 'deliver',
     /** Free space kept beyond a parcel's declared size before it is downloaded. */
@@ -33,7 +35,9 @@ export const DEFAULTS = {
     ignore: ['*.tmp', '*.part', '~*', '.*'],
     usePolling: false,
     rescanMs: 30 * SECOND,
-    concurrency: 4,
+    /** Uploads at once, as inbox.concurrency. */
+    concurrency: 'adaptive',
+    maxConcurrency: 64,
     maxAttempts: 10,
     validateEnvelope: true,
     /** With validateEnvelope: also the GS/GE, ST/SE, UNG/UNE, UNH/UNT trailers and the IEA01/UNZ01 counts. */
@@ -47,7 +51,8 @@ export const DEFAULTS = {
     allowInsecureHttp: false,
     /** Attempts per request for the retryable failures (429, 500, 503, network). */
     maxAttempts: 3,
-    connections: 8,
+    /** Requests in flight for the whole process at most; the adaptive concurrencies stay below (queueing shows as latency). */
+    connections: 64,
     /** callMs: a whole non-streamed call (answer included); a trickling answer must not hang a cycle. */
     timeouts: { connectMs: 10 * SECOND, headersMs: 60 * SECOND, bodyMs: 60 * SECOND, callMs: 2 * MINUTE },
     limits: {

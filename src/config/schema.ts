@@ -23,6 +23,15 @@ export const Duration = z.union([z.number().nonnegative(), z.string()]).transfor
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.stringbool()]);
 
+/** Transfers at once: `adaptive` (grows while latency stays flat, backs off on 429/503) or a fixed number 1–64. */
+const Concurrency = z.union([z.number(), z.string()]).transform((v, ctx): 'adaptive' | number => {
+  if (v === 'adaptive') return v;
+  const n = typeof v === 'number' ? v : v.trim() === '' ? NaN : Number(v);
+  if (Number.isInteger(n) && n >= 1 && n <= 64) return n;
+  ctx.addIssue({ code: 'custom', message: `expected "adaptive" or a number from 1 to 64, got ${JSON.stringify(v)}` });
+  return z.NEVER;
+});
+
 /** File mode as octal text (`"0640"`) or a number. */
 const FileMode = z
   .union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')])
@@ -61,7 +70,9 @@ export const InboxSchema = z
     doneSuffix: z.string().min(1).default(DEFAULTS.inbox.doneSuffix),
     fileMode: FileMode.optional(),
     group: z.union([z.number().int(), z.string().min(1)]).optional(),
-    concurrency: int(1, 64).default(DEFAULTS.inbox.concurrency),
+    concurrency: Concurrency.default(DEFAULTS.inbox.concurrency),
+    /** The most downloads at once an adaptive concurrency grows to. */
+    maxConcurrency: int(1, 256).default(DEFAULTS.inbox.maxConcurrency),
     maxAttempts: int(1).default(DEFAULTS.inbox.maxAttempts),
     redelivery: z.enum(['deliver', 'ignore']).default(DEFAULTS.inbox.redelivery),
     minFreeBytes: int(0).default(DEFAULTS.inbox.minFreeBytes),
@@ -85,7 +96,9 @@ export const OutboxSchema = z
     ignore: z.array(z.string()).default([...DEFAULTS.outbox.ignore]),
     usePolling: bool.default(DEFAULTS.outbox.usePolling),
     rescanMs: Duration.default(DEFAULTS.outbox.rescanMs),
-    concurrency: int(1, 64).default(DEFAULTS.outbox.concurrency),
+    concurrency: Concurrency.default(DEFAULTS.outbox.concurrency),
+    /** The most uploads at once an adaptive concurrency grows to. */
+    maxConcurrency: int(1, 256).default(DEFAULTS.outbox.maxConcurrency),
     maxAttempts: int(1).default(DEFAULTS.outbox.maxAttempts),
     gridIdFrom: int(1).optional(),
     gridIdTo: int(1).optional(),

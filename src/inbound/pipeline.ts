@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import { ContentIntegrityError, DownloadRoomError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
+import { CallConcurrency, ContentIntegrityError, DownloadRoomError, GridApiError, GridError, type UnreadableParcel } from '../api/index.js';
 import { CrossFilesystemError, ensureDirDurable, FileCalls, freeBytes, onLocalFilesystems, sameFilesystem } from '../files/index.js';
 import { ALWAYS_HELD, crashPoint, JournalLeaseLostError, type MailboxLease } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -55,6 +55,8 @@ export class InboundPipeline {
   private readonly partners: PartnerNames;
   private readonly placement: InboxPlacement;
   private readonly confirmations: Confirmations;
+  /** Downloads at once (`inbox.concurrency`): fixed, or adapted to what the downloads show. */
+  private readonly downloads: CallConcurrency;
   /**
    * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
@@ -82,6 +84,9 @@ export class InboundPipeline {
       now: this.now,
       lease: this.lease,
       calls: () => this.calls,
+    });
+    this.downloads = new CallConcurrency(this.inbox.concurrency, this.inbox.maxConcurrency, {
+      ...(options.client.overloadAnswers ? { overloadAnswers: options.client.overloadAnswers.bind(options.client) } : {}),
     });
     this.confirmations = new Confirmations({
       client: options.client,
@@ -240,7 +245,8 @@ export class InboundPipeline {
 
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     if (rows.length === 0) return;
-    const queue = new PQueue({ concurrency: Math.max(1, this.inbox.concurrency) });
+    const queue = new PQueue({ concurrency: this.downloads.limit });
+    const unfollow = this.downloads.follow(queue);
     this.spaceLeft = undefined;
     // Per cycle: a share can be mounted over the inbox between cycles.
     this.calls = FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir));
@@ -252,6 +258,7 @@ export class InboundPipeline {
       await queue.onIdle();
       while (this.trailing.size > 0) await Promise.all(this.trailing);
     } finally {
+      unfollow();
       await this.placement.endCycle();
     }
   }
@@ -270,7 +277,7 @@ export class InboundPipeline {
       if (!row || (row.state !== 'listed' && row.state !== 'downloading')) return await this.settle(parcelId, started, result, signal);
       // Downloaded parcels waiting for their local work are bounded too (memory, descriptors on a slow disk).
       while (this.trailing.size >= this.maxTrailing()) await Promise.race(this.trailing);
-      const fetched = await this.fetch(row, signal);
+      const fetched = await this.downloads.measure(() => this.fetch(row, signal));
       this.active++;
       this.trail(
         this.stage(row, fetched)
@@ -287,7 +294,7 @@ export class InboundPipeline {
 
   /** Parcels downloaded but not yet settled, at most: enough to hide the local work behind the network. */
   private maxTrailing(): number {
-    return 4 * Math.max(1, this.inbox.concurrency);
+    return 4 * this.downloads.limit;
   }
 
   /** staged → placed → confirmed, as far as it goes now (a parcel recovered in those states starts here). */

@@ -39,7 +39,7 @@ export interface OutboundPipelineOptions {
   readonly longestUploadMs?: number;
 }
 
-/** Files driven at once per upload slot (`outbox.concurrency`). */
+/** Files driven at once per upload slot (`outbox.concurrency`, as it adapts). */
 const FILES_PER_UPLOAD_SLOT = 2;
 
 /** The event each outbound counter is told by (the daemon's per-cycle record follows the same map). */
@@ -119,7 +119,8 @@ export class OutboundPipeline {
     this.scanner = new OutboxScanner(this.ctx, this.disposal, () => void this.enqueueJournalWork());
     // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
     // next files' commits and checks are done by the time an upload slot frees.
-    this.queue = new PQueue({ concurrency: FILES_PER_UPLOAD_SLOT * Math.max(1, this.cfg.concurrency) });
+    this.queue = new PQueue({ concurrency: FILES_PER_UPLOAD_SLOT * this.sender.uploads.limit });
+    this.sender.uploads.follow(this.queue, FILES_PER_UPLOAD_SLOT);
   }
 
   /** Start-up checks: folders exist and are writable; processing on the outbox's filesystem. */

@@ -4,7 +4,14 @@
  * one pure policy, `decideResend`.
  */
 import PQueue from 'p-queue';
-import { GridApiError, GridTransportError, mayHaveReachedService, UploadOutcomeUnknownError, type MailboxTransport } from '../api/index.js';
+import {
+  CallConcurrency,
+  GridApiError,
+  GridTransportError,
+  mayHaveReachedService,
+  UploadOutcomeUnknownError,
+  type MailboxTransport,
+} from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
 import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
@@ -43,11 +50,13 @@ const CLOCK_RESOLUTION_MS = 1000;
 
 export class Sender {
   /**
-   * Uploads in flight, at most `outbox.concurrency`: a slot holds the upload request alone. The
-   * commits around it (`uploading` before, durable before anything is sent; `uploaded` after)
-   * run outside it, so that across a WAN the journal's fsyncs overlap other files' uploads.
+   * Uploads in flight, at most `outbox.concurrency` (fixed or adaptive, `uploads`): a slot holds
+   * the upload request alone. The commits around it (`uploading` before, durable before anything
+   * is sent; `uploaded` after) run outside it, so that across a WAN the journal's fsyncs overlap
+   * other files' uploads.
    */
   private readonly wire: PQueue;
+  readonly uploads: CallConcurrency;
   /** The token under which this process started each row's last attempt: a row not here (or under another token) was left by an earlier holder. */
   private readonly startedUnder = new Map<number, number | undefined>();
 
@@ -56,7 +65,11 @@ export class Sender {
     private readonly client: MailboxTransport,
     private readonly disposal: Disposal,
   ) {
-    this.wire = new PQueue({ concurrency: Math.max(1, ctx.cfg.concurrency) });
+    this.uploads = new CallConcurrency(ctx.cfg.concurrency, ctx.cfg.maxConcurrency, {
+      ...(client.overloadAnswers ? { overloadAnswers: client.overloadAnswers.bind(client) } : {}),
+    });
+    this.wire = new PQueue({ concurrency: this.uploads.limit });
+    this.uploads.follow(this.wire);
   }
 
   /** Optional checks before sending: empty, size, envelope, duplicate content. */
@@ -140,15 +153,17 @@ export class Sender {
         pausePoint('out.before-upload');
         this.ctx.lease.assertMayAct();
         const signal = this.ctx.lease.signal();
-        return this.client.uploadParcel(
-          row.processing_path as string,
-          {
-            fileName: row.file_name,
-            mailboxId: this.ctx.mailboxId,
-            ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
-            ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
-          },
-          { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls, ...(signal ? { signal } : {}) },
+        return this.uploads.measure(() =>
+          this.client.uploadParcel(
+            row.processing_path as string,
+            {
+              fileName: row.file_name,
+              mailboxId: this.ctx.mailboxId,
+              ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
+              ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
+            },
+            { onBodySent: () => crashPoint('out.request-sent'), calls: this.ctx.calls, ...(signal ? { signal } : {}) },
+          ),
         );
       });
       crashPoint('out.response-received');

@@ -99,6 +99,10 @@ export class SoapClient implements MailboxTransport {
     return this.core.rateLimitPauses;
   }
 
+  overloadAnswers(): number {
+    return this.core.overloadAnswers;
+  }
+
   /**
    * Calls any operation of the definition: parameters by element name (SessionID is filled in),
    * result decoded (records as objects keyed by element name, longs as decimal strings).

@@ -1,0 +1,176 @@
+/**
+ * The adaptive concurrency limit as a pure function: answers in, a limit out, on an injected clock.
+ * Each test drives it the way a queue would — every slot busy (or not), answers one after another.
+ */
+import { describe, expect, it } from 'vitest';
+import { initialLimitState, LIMIT_RULES, nextLimit, type CallSample, type LimitState } from '../../../src/api/concurrency-limit.js';
+
+const MAX = 64;
+
+/** A queue's run: `answers` calls, each `latencyMs` long, every slot busy unless `inFlight` says otherwise. */
+function run(
+  start: LimitState,
+  clock: { now: number },
+  answers: number,
+  latencyMs: number,
+  opts: { inFlight?: (limit: number) => number; outcome?: CallSample['outcome']; max?: number } = {},
+): LimitState {
+  let s = start;
+  for (let i = 0; i < answers; i++) {
+    clock.now += latencyMs / Math.max(1, s.limit);
+    const sample: CallSample = {
+      startedAt: clock.now - latencyMs,
+      latencyMs,
+      outcome: opts.outcome ?? 'ok',
+      inFlight: opts.inFlight?.(s.limit) ?? s.limit,
+    };
+    s = nextLimit(s, sample, clock.now, opts.max ?? MAX);
+  }
+  return s;
+}
+
+/** As `run`, but each answer's latency follows the limit in force (something queues, or not). */
+function runUnder(start: LimitState, clock: { now: number }, answers: number, latencyAt: (limit: number) => number): LimitState {
+  let s = start;
+  for (let i = 0; i < answers; i++) s = run(s, clock, 1, latencyAt(s.limit));
+  return s;
+}
+
+/** Limits seen while running: one entry per answer. */
+function limitsDuring(start: LimitState, clock: { now: number }, answers: number, latencyMs: number): number[] {
+  const seen: number[] = [];
+  let s = start;
+  for (let i = 0; i < answers; i++) {
+    s = run(s, clock, 1, latencyMs);
+    seen.push(s.limit);
+  }
+  return seen;
+}
+
+const overload = (s: LimitState, clock: { now: number }, startedAt = clock.now): LimitState =>
+  nextLimit(s, { startedAt, latencyMs: 80, outcome: 'overload', inFlight: s.limit }, clock.now, MAX);
+
+describe('adaptive concurrency limit', () => {
+  it('starts at the old fixed default and grows to the maximum while latency stays flat and the slots are used', () => {
+    const clock = { now: 0 };
+    const s0 = initialLimitState(MAX, 0);
+    expect(s0.limit).toBe(LIMIT_RULES.initial);
+    const seen = limitsDuring(s0, clock, 400, 80);
+    expect(Math.max(...seen)).toBe(MAX);
+    expect(seen.at(-1)).toBe(MAX);
+    // Never shrinks on a flat latency, and never past the maximum.
+    seen.forEach((l, i) => expect(l).toBeGreaterThanOrEqual(seen[i - 1] ?? 0));
+  });
+
+  it('does not grow a limit the queue does not use', () => {
+    const clock = { now: 0 };
+    const s = run(initialLimitState(MAX, 0), clock, 500, 80, { inFlight: () => 1 });
+    expect(s.limit).toBe(LIMIT_RULES.initial);
+  });
+
+  it('halves on a 429/503, once per round: answers to calls started before the cut do not cut again', () => {
+    const clock = { now: 0 };
+    const high = run(initialLimitState(MAX, 0), clock, 400, 80);
+    expect(high.limit).toBe(MAX);
+    const startedBefore = clock.now - 10;
+    clock.now += 1;
+    const halved = overload(high, clock, startedBefore);
+    expect(halved.limit).toBe(MAX / 2);
+    // The other calls of the same round answer 429 too: they started before the cut.
+    let s = halved;
+    for (let i = 0; i < 20; i++) s = overload(s, clock, startedBefore);
+    expect(s.limit).toBe(MAX / 2);
+    // A call started after the cut that still meets a 429: halve again.
+    clock.now += 100;
+    expect(overload(s, clock).limit).toBe(MAX / 4);
+  });
+
+  it('timeouts back off like a 429', () => {
+    const clock = { now: 0 };
+    const high = run(initialLimitState(MAX, 0), clock, 400, 80);
+    clock.now += 1;
+    const s = nextLimit(high, { startedAt: clock.now, latencyMs: 120_000, outcome: 'timeout', inFlight: MAX }, clock.now, MAX);
+    expect(s.limit).toBe(MAX / 2);
+  });
+
+  it('never goes below 1, however many 429s', () => {
+    const clock = { now: 0 };
+    let s = initialLimitState(MAX, 0);
+    for (let i = 0; i < 50; i++) {
+      clock.now += 100;
+      s = overload(s, clock);
+      expect(s.limit).toBeGreaterThanOrEqual(1);
+    }
+    expect(s.limit).toBe(1);
+  });
+
+  it('never exceeds a small configured maximum', () => {
+    const clock = { now: 0 };
+    const s = run(initialLimitState(3, 0), clock, 300, 80, { max: 3 });
+    expect(s.limit).toBe(3);
+    expect(initialLimitState(1, 0).limit).toBe(1);
+  });
+
+  it('recovers after a back-off: grows again to the maximum once answers come back fine', () => {
+    const clock = { now: 0 };
+    let s = run(initialLimitState(MAX, 0), clock, 400, 80);
+    for (let i = 0; i < 4; i++) {
+      clock.now += 1000;
+      s = overload(s, clock);
+    }
+    expect(s.limit).toBe(MAX / 16);
+    clock.now += 1000;
+    s = run(s, clock, 2000, 80);
+    expect(s.limit).toBe(MAX);
+  });
+
+  it('backs off when latency rises well above the no-load latency (calls queue somewhere), holds when it rises a little', () => {
+    const clock = { now: 0 };
+    const high = run(initialLimitState(MAX, 0), clock, 400, 80);
+    clock.now += 1000;
+    const held = run(high, clock, 64, 80 * 1.6);
+    expect(held.limit).toBe(MAX);
+    clock.now += 1000;
+    const queued = run(high, clock, 64, 80 * 3);
+    expect(queued.limit).toBeLessThan(MAX);
+    expect(queued.limit).toBeGreaterThanOrEqual(MAX / 2);
+  });
+
+  it('grows into a latency rise that buys throughput (a busy client, not a queue at the service)', () => {
+    const clock = { now: 0 };
+    // Each call costs more the more are in flight, but more calls still get more done.
+    const s = runUnder(initialLimitState(MAX, 0), clock, 2000, (limit) => 80 * (1 + limit / 16));
+    expect(s.limit).toBe(MAX);
+  });
+
+  it('backs off a raise that brings latency and no throughput (the service serves 8 at a time and queues the rest)', () => {
+    const clock = { now: 0 };
+    const s = runUnder(initialLimitState(MAX, 0), clock, 300, (limit) => 80 * Math.max(1, limit / 8));
+    expect(s.limit).toBeLessThan(16);
+  });
+
+  it('a path that became slower for good: the limit backs off, then grows again once the no-load latency is measured afresh', () => {
+    const clock = { now: 0 };
+    let s = run(initialLimitState(MAX, 0), clock, 400, 20);
+    expect(s.limit).toBe(MAX);
+    // From now on every call costs 80 ms: read as queueing first, the limit backs off…
+    s = run(s, clock, 200, 80);
+    expect(s.limit).toBeLessThan(MAX);
+    // … until the no-load latency is measured afresh and the limit grows again.
+    clock.now += LIMIT_RULES.floorPeriodMs;
+    s = run(s, clock, 3000, 80);
+    expect(s.limit).toBe(MAX);
+  });
+
+  it('a latency that wobbles around its level (a busy host) does not walk the limit down', () => {
+    const clock = { now: 0 };
+    let s = run(initialLimitState(MAX, 0), clock, 400, 80);
+    const wobble = [80, 140, 100, 200, 90, 160, 120, 250];
+    const seen: number[] = [];
+    for (let i = 0; i < 4000; i++) {
+      s = run(s, clock, 1, wobble[(i * 7) % wobble.length] as number);
+      seen.push(s.limit);
+    }
+    expect(seen.slice(-500).every((l) => l >= MAX / 2)).toBe(true);
+  });
+});
