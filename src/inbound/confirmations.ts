@@ -83,11 +83,12 @@ export class Confirmations {
       );
       return false;
     }
+    // Asked for by the operator (`gridsync redeliver`): expected, so no warning.
+    const requested = await this.ctx.journal.redeliveryRequested(row);
     const delivery = await this.ctx.journal.markRedelivery(this.ctx.mailboxId, row.parcel_id);
-    this.ctx.logger.warn(
-      { parcelId: row.parcel_id, delivery, previousPath: row.final_path },
-      'parcel was reset on the service after we confirmed it; delivering it again under a new name',
-    );
+    const fields = { parcelId: row.parcel_id, delivery, previousPath: row.final_path };
+    if (requested) this.ctx.logger.info(fields, 'redelivered on request: delivering it again under a new name');
+    else this.ctx.logger.warn(fields, 'parcel was reset on the service after we confirmed it; delivering it again under a new name');
     return true;
   }
 

@@ -89,6 +89,9 @@ const GET_MANY_CHUNK = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 const CONFIRM_SEEN = 'UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ?';
 
+/** The audit-trail event `gridsync redeliver` records for a parcel it had the service reset. */
+export const REDELIVERY_REQUESTED = 'redelivery-requested';
+
 export class InboundJournal {
   constructor(
     private readonly journal: JournalStore,
@@ -223,6 +226,17 @@ export class InboundJournal {
       );
       for (const r of rows) await tx.write(r.mailbox_id, CONFIRM_SEEN, r.mailbox_id, parcelId);
     });
+  }
+
+  /** An operator had the service reset this confirmed parcel (`gridsync redeliver`) since the row last changed. */
+  async redeliveryRequested(row: InboundRow): Promise<boolean> {
+    const hit = await this.journal.get<{ n: number }>(
+      "SELECT 1 AS n FROM events WHERE direction = 'in' AND item = ? AND to_state = ? AND at >= ?",
+      String(row.parcel_id),
+      REDELIVERY_REQUESTED,
+      row.updated_at,
+    );
+    return hit !== undefined;
   }
 
   markFailed(mailboxId: number, parcelId: number, reason: string): Promise<void> {

@@ -12,7 +12,7 @@ export { JournalSchemaTooNewError } from './schema-error.js';
 export { copyJournal, assertNotInUse, JournalInUseError, JournalSchemaMismatchError } from './copy.js';
 export type { CopiedTable } from './copy.js';
 export { crashPoint, pausePoint } from './crash-points.js';
-export { InboundJournal, INBOUND_STATES, IllegalTransitionError } from './inbound.js';
+export { InboundJournal, INBOUND_STATES, IllegalTransitionError, REDELIVERY_REQUESTED } from './inbound.js';
 export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';
 export { OutboundJournal, OUTBOUND_STATES } from './outbound.js';
 export type { OutboundRow, OutboundState } from './outbound.js';
