@@ -11,6 +11,7 @@ import { GridConfigError, GridError, GridTransportError } from './errors.js';
 import { provablyNotSent } from './retry.js';
 import { serviceUrlProblem } from './url-policy.js';
 import { ServiceClock } from './service-clock.js';
+import { noteRequest } from './attempt-record.js';
 
 export interface RawResponse {
   readonly statusCode: number;
@@ -66,6 +67,7 @@ export class HttpChannel {
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...headers,
     };
+    noteRequest(method);
     try {
       const res = await this.pool.request({
         path: this.prefix + path,
@@ -75,6 +77,7 @@ export class HttpChannel {
         signal,
       });
       this.clock.note(res.headers.date);
+      noteRequest(method, res.statusCode);
       return res;
     } catch (err) {
       throw toTransportError(endpointName, err);

@@ -9,6 +9,7 @@ import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
 import type { RateGate } from './rate-gate.js';
 import { scrubError } from './redact.js';
 import { errorFields } from '../errors/index.js';
+import { recordingAttempt, type AttemptRecord } from './attempt-record.js';
 
 /**
  * How a protocol authenticates an attempt: REST sends headers, SOAP a SessionID in the envelope.
@@ -27,7 +28,11 @@ export interface Credentials<C> {
 
 export interface RetryLogger {
   warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
 }
+
+/** What became of one attempt, in its debug line. */
+type AttemptOutcome = 'ok' | 'retry' | 'relogin' | 'failed' | 'outcome-unknown' | 'aborted';
 
 export interface RetryOptions {
   /** Catalog name of the endpoint, for errors and logs. */
@@ -71,16 +76,23 @@ export class RetryLoop<C> {
     for (let n = 1; ; n++) {
       await d.gate.pass(signal);
       const attemptStart = d.now();
+      const record: AttemptRecord = {};
       let credential: C | undefined;
       try {
         credential = options.auth ? await d.credentials.current() : undefined;
-        return await attempt(credential);
+        const value = await recordingAttempt(record, () => attempt(credential));
+        this.logAttempt(endpoint, n, attemptStart, record, 'ok');
+        return value;
       } catch (thrown) {
         const err = scrubError(thrown, d.credentials.secrets());
-        if (signal?.aborted || (err as Error).name === 'AbortError') throw err;
+        if (signal?.aborted || (err as Error).name === 'AbortError') {
+          this.logAttempt(endpoint, n, attemptStart, record, 'aborted', err);
+          throw err;
+        }
         if (options.auth && d.credentials.isExpired(err) && !reloggedIn) {
           // One re-login on an expired session, then fail. Does not count as an attempt; the
           // service refused before acting, so it is safe even for an upload.
+          this.logAttempt(endpoint, n, attemptStart, record, 'relogin', err);
           reloggedIn = true;
           d.credentials.invalidate(credential);
           n--;
@@ -88,11 +100,16 @@ export class RetryLoop<C> {
         }
         if (err instanceof GridApiError && (err.httpStatus === 429 || err.httpStatus === 503)) d.onOverload?.();
         const decision = decideRetry(err, idempotent);
-        if (decision === 'outcome-unknown') throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
         // A 2xx whose body could not be read: the service acted, the answer was lost.
-        if (!idempotent && err instanceof GridResponseError && err.httpStatus < 300)
+        if (decision === 'outcome-unknown' || (!idempotent && err instanceof GridResponseError && err.httpStatus < 300)) {
+          this.logAttempt(endpoint, n, attemptStart, record, 'outcome-unknown', err);
           throw new UploadOutcomeUnknownError(endpoint, attemptStart, err);
-        if (decision === 'fail' || n >= d.maxAttempts || !(options.mayRetry?.() ?? true)) throw err;
+        }
+        if (decision === 'fail' || n >= d.maxAttempts || !(options.mayRetry?.() ?? true)) {
+          this.logAttempt(endpoint, n, attemptStart, record, 'failed', err);
+          throw err;
+        }
+        this.logAttempt(endpoint, n, attemptStart, record, 'retry', err);
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, d.random(), d.backoff, retryAfter);
         d.logger?.warn(
@@ -104,5 +121,32 @@ export class RetryLoop<C> {
         else await d.sleep(wait, signal);
       }
     }
+  }
+
+  /**
+   * The debug line of one attempt, REST and SOAP alike: the catalog name and method, never the
+   * path (it may carry an id or a token); the status the service answered, else the failure's code.
+   */
+  private logAttempt(
+    endpoint: string,
+    attempt: number,
+    start: number,
+    record: AttemptRecord,
+    outcome: AttemptOutcome,
+    err?: unknown,
+  ): void {
+    const code = (err as { code?: unknown } | undefined)?.code;
+    this.deps.logger?.debug(
+      {
+        endpoint,
+        method: record.method,
+        status: record.status ?? (err instanceof GridApiError ? err.httpStatus : undefined),
+        durationMs: this.deps.now() - start,
+        attempt,
+        outcome,
+        ...(typeof code === 'string' ? { code } : {}),
+      },
+      'request',
+    );
   }
 }

@@ -28,6 +28,7 @@ import { RunCycle } from './cycle.js';
 import { drain, unfinished, type DrainResult } from './drain.js';
 import { HookRunner } from './hooks.js';
 import { DaemonMetrics } from './metrics.js';
+import { logEventsAtDebug } from './debug-log.js';
 import { feedMetrics, sampleFreeSpace } from './metrics-bridge.js';
 import { SystemdNotifier } from './notify.js';
 import { ProgressTracker } from './progress.js';
@@ -93,6 +94,7 @@ export class Daemon {
       this.logger.error({ event: name, ...errorFields(err) }, 'an event listener failed'),
     );
     feedMetrics(this.events, this.metrics);
+    logEventsAtDebug(this.events, this.logger);
     this.progress = new ProgressTracker(this.events, this.now, (mailbox, direction, waiting) => {
       if (direction === 'out') this.metrics.queueDepth.set({ mailbox }, waiting);
     });

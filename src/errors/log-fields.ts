@@ -21,3 +21,9 @@ export function errorFields(err: unknown): Record<string, Scalar> {
   // Node's system errors: code (ENOENT…), syscall and path are own properties, picked up above.
   return fields;
 }
+
+/** The stable code of a failure: ours (docs/errors.md), else the system's (ENOSPC, SQLITE_FULL), else INTERNAL_ERROR. */
+export function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && code !== '' ? code : 'INTERNAL_ERROR';
+}

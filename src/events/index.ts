@@ -1,2 +1,10 @@
 export { EventBus, type EventMapOf } from './event-bus.js';
-export type { DeliveredEvent, DeliveredItem, PipelineEvents, ProblemEvent, WaitingEvent } from './pipeline-events.js';
+export type {
+  CycleEndEvent,
+  CycleStartEvent,
+  DeliveredEvent,
+  DeliveredItem,
+  PipelineEvents,
+  ProblemEvent,
+  WaitingEvent,
+} from './pipeline-events.js';

@@ -37,6 +37,25 @@ export interface ListedEvent extends ItemsEvent {
 export interface ProblemEvent extends ItemsEvent {
   /** Why, in an operator's words, when known. */
   readonly reason?: string;
+  /** Why, as a stable code (an error code of docs/errors.md), when known: what the debug line and tools decide on. */
+  readonly code?: string;
+  /** The parcel concerned, when the event is about one. */
+  readonly parcelId?: number;
+  /** The file concerned (its name in the outbox), when the event is about one. */
+  readonly file?: string;
+}
+
+/** A mailbox's cycle of one direction begins (`once` and `run` alike). */
+export interface CycleStartEvent {
+  readonly mailbox: string;
+  readonly direction: 'in' | 'out';
+}
+
+/** …and ends: what it did and how long it took; `code` when it ended with an error. */
+export interface CycleEndEvent extends CycleStartEvent {
+  readonly durationMs: number;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly code?: string;
 }
 
 /** What a mailbox's pending list showed: the service keeps a parcel there only so long (`InBoxTimeout`). */
@@ -60,6 +79,8 @@ export interface PipelineEvents {
   'inbound:deferred': ProblemEvent;
   /** After each listing: how many parcels wait on the service and how old the oldest is. */
   'inbound:waiting': WaitingEvent;
+  /** Listed parcels gridsync cannot act on (no usable id): left on the service, logged once. */
+  'inbound:skipped': ProblemEvent;
   /** Files claimed from an outbox. */
   'outbound:claimed': ItemsEvent;
   /** Files whose upload the service accepted (archiving follows). */
@@ -72,4 +93,6 @@ export interface PipelineEvents {
   'outbound:failed': ProblemEvent;
   /** Files left for a later cycle. */
   'outbound:deferred': ProblemEvent;
+  'cycle:start': CycleStartEvent;
+  'cycle:end': CycleEndEvent;
 }

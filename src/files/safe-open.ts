@@ -61,6 +61,24 @@ export class DirHandle {
     return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}/${name}` : path.join(this.path, name);
   }
 
+  /**
+   * `text` (a file call's message) with this folder's descriptor path written as the path it was
+   * reached by: the descriptor path is how names resolve, the real one is what an operator knows.
+   */
+  shown(text: string): string {
+    return HAVE_PROC_FD ? text.replaceAll(`/proc/self/fd/${this.handle.fd}`, this.path) : text;
+  }
+
+  /** A file call's error with its paths (message, `path`, `dest`) shown as `shown` does; the same error, for rethrowing. */
+  shownError(err: unknown): unknown {
+    if (!(err instanceof Error)) return err;
+    const e = err as Error & { path?: unknown; dest?: unknown };
+    e.message = this.shown(e.message);
+    if (typeof e.path === 'string') e.path = this.shown(e.path);
+    if (typeof e.dest === 'string') e.dest = this.shown(e.dest);
+    return e;
+  }
+
   /** fsync of the directory: makes renames and creations inside it durable. Concurrent calls share fsyncs. */
   sync(): Promise<void> {
     return this.shared.request();

@@ -17,10 +17,11 @@ import { CrossFilesystemError, ensureDirDurable, FileCalls, freeBytes, onLocalFi
 import { ALWAYS_HELD, crashPoint, JournalLeaseLostError, type MailboxLease } from '../journal/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
-import { errorFields } from '../errors/index.js';
+import { codeOf, errorFields } from '../errors/index.js';
 import { InboundJournal, type InboundRow } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Confirmations } from './confirmations.js';
+import { DeferralNotices } from './deferral-notices.js';
 import { DeferError, DISK_ERRORS, StagingLostError } from './errors.js';
 import { PartnerNames } from './partner-names.js';
 import { InboxPlacement } from './placement.js';
@@ -57,6 +58,7 @@ export class InboundPipeline {
   private readonly confirmations: Confirmations;
   /** Downloads at once (`inbox.concurrency`): fixed, or adapted to what the downloads show. */
   private readonly downloads: CallConcurrency;
+  private readonly deferrals: DeferralNotices;
   /**
    * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
    * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
@@ -88,6 +90,7 @@ export class InboundPipeline {
     this.downloads = new CallConcurrency(this.inbox.concurrency, this.inbox.maxConcurrency, {
       ...(options.client.overloadAnswers ? { overloadAnswers: options.client.overloadAnswers.bind(options.client) } : {}),
     });
+    this.deferrals = new DeferralNotices(this.logger);
     this.confirmations = new Confirmations({
       client: options.client,
       journal: this.journal,
@@ -102,7 +105,7 @@ export class InboundPipeline {
     result: InboundCycleResult,
     key: Exclude<keyof InboundCycleResult, 'bytes'>,
     n = 1,
-    detail: { bytes?: number; reason?: string; item?: DeliveredItem } = {},
+    detail: { bytes?: number; reason?: string; code?: string; parcelId?: number; item?: DeliveredItem } = {},
   ): void {
     if (n === 0) return;
     result[key] += n;
@@ -119,7 +122,13 @@ export class InboundPipeline {
         return;
       case 'failed':
       case 'deferred':
-        this.events.emit(`inbound:${key}`, { mailbox, count: n, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
+        this.events.emit(`inbound:${key}`, {
+          mailbox,
+          count: n,
+          ...(detail.reason !== undefined ? { reason: detail.reason } : {}),
+          ...(detail.code !== undefined ? { code: detail.code } : {}),
+          ...(detail.parcelId !== undefined ? { parcelId: detail.parcelId } : {}),
+        });
         return;
       case 'listed':
         this.events.emit('inbound:listed', { mailbox, count: n, bytes: detail.bytes ?? 0 });
@@ -168,6 +177,29 @@ export class InboundPipeline {
   /** One cycle: the journal's unfinished rows, then what the pending list shows. */
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
+    const mailbox = this.options.mailbox.name;
+    const started = this.now();
+    this.events.emit('cycle:start', { mailbox, direction: 'in' });
+    try {
+      await this.cycle(result, opts.signal);
+      this.deferrals.endCycle();
+      this.events.emit('cycle:end', { mailbox, direction: 'in', durationMs: this.now() - started, counts: { ...result } });
+      return result;
+    } catch (err) {
+      this.deferrals.abandonCycle();
+      this.events.emit('cycle:end', {
+        mailbox,
+        direction: 'in',
+        durationMs: this.now() - started,
+        counts: { ...result },
+        code: codeOf(err),
+      });
+      throw err;
+    }
+  }
+
+  private async cycle(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
+    const opts = signal ? { signal } : {};
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     this.heldLocally.clear();
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
@@ -206,7 +238,7 @@ export class InboundPipeline {
         listings.push(listing);
         listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
-        if (await this.confirmations.isRedelivery(row, opts.signal)) this.tally(result, 'redelivered');
+        if (await this.confirmations.isRedelivery(row, signal)) this.tally(result, 'redelivered');
       }
     }
     const listed = await Promise.all(listings);
@@ -219,9 +251,8 @@ export class InboundPipeline {
       oldestAgeSeconds: oldestWaitingSeconds(waiting, this.now() + (this.options.client.serviceClockOffsetMs?.() ?? 0)),
     });
     const rows = await this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
-    await this.processRows(rows, result, opts.signal);
-    await this.confirmations.afterCycle(opts.signal);
-    return result;
+    await this.processRows(rows, result, signal);
+    await this.confirmations.afterCycle(signal);
   }
 
   private noteUnreadable(records: readonly UnreadableParcel[]): void {
@@ -231,6 +262,12 @@ export class InboundPipeline {
       const key = r.roughId ?? `#${i}`;
       this.unreadable.set(key, {
         ...(r.fileName !== undefined ? { fileName: r.fileName } : {}),
+        reason: r.error.message,
+        code: r.error.code,
+      });
+      this.events.emit('inbound:skipped', {
+        mailbox: this.options.mailbox.name,
+        count: 1,
         reason: r.error.message,
         code: r.error.code,
       });
@@ -349,7 +386,7 @@ export class InboundPipeline {
       await this.handleFailure(parcelId, err, result);
     } catch (journalErr) {
       // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
-      this.tally(result, 'deferred', 1, { reason: describe(journalErr) });
+      this.tally(result, 'deferred', 1, { reason: describe(journalErr), code: codeOf(journalErr), parcelId });
       this.logger.error(
         { parcelId, err: describe(err), journalErr: describe(journalErr) },
         'could not record a failed attempt in the journal',
@@ -368,9 +405,10 @@ export class InboundPipeline {
 
   private async handleFailure(parcelId: number, err: unknown, result: InboundCycleResult): Promise<void> {
     const reason = describe(err);
+    const why = { reason, code: codeOf(err), parcelId };
     if (err instanceof JournalLeaseLostError) {
       // Another instance serves the mailbox now (or will): nothing to record, nothing to retry here.
-      this.tally(result, 'deferred', 1, { reason });
+      this.tally(result, 'deferred', 1, why);
       this.logger.info({ code: err.code, parcelId }, 'parcel left to the mailbox lease holder');
       return;
     }
@@ -380,7 +418,7 @@ export class InboundPipeline {
       this.placement.release(row.final_path);
       await this.journal.markStagingLost(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
-      this.tally(result, 'deferred', 1, { reason });
+      this.tally(result, 'deferred', 1, why);
       this.logger.warn(
         { code: err.code, parcelId, stagingPath: err.stagingPath, finalPath: err.finalPath },
         'the staged file is gone and the inbox does not hold its content; the parcel is downloaded again, not confirmed',
@@ -392,36 +430,41 @@ export class InboundPipeline {
       if (row) void this.journal.noteError(this.mailboxId, parcelId, reason);
       if (err instanceof DeferError || row?.state === 'staged') this.heldLocally.set(parcelId, reason);
       this.lastDeferReason = reason;
-      this.tally(result, 'deferred', 1, { reason });
-      this.logger.warn({ ...errorFields(err), parcelId, state: row?.state, err: reason }, 'parcel deferred to the next cycle');
+      this.tally(result, 'deferred', 1, why);
+      // The cause usually holds every waiting parcel, cycle after cycle: warned once, then summed up.
+      this.deferrals.defer(
+        why.code,
+        { ...errorFields(err), parcelId, state: row?.state, err: reason },
+        'parcel deferred to the next cycle',
+      );
       return;
     }
     if (err instanceof GridApiError && err.noSuchEndpoint) {
       // The service (or a proxy) has no such endpoint: not the parcel's fault, no attempt counted.
       void this.journal.noteError(this.mailboxId, parcelId, reason);
       this.lastDeferReason = reason;
-      this.tally(result, 'deferred', 1, { reason });
-      this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
+      this.tally(result, 'deferred', 1, why);
+      this.deferrals.defer(why.code, { ...errorFields(err), parcelId, err: reason }, 'the service has no such endpoint; parcel deferred');
       return;
     }
     // Below, the row leaves staged/placed: its name is free again.
     this.placement.release(row.final_path);
     if (err instanceof GridApiError && err.httpStatus === 404) {
       await this.journal.markFailed(this.mailboxId, parcelId, reason);
-      this.tally(result, 'failed', 1, { reason });
+      this.tally(result, 'failed', 1, why);
       this.logger.error({ ...errorFields(err), parcelId, err: reason }, 'parcel failed: the service no longer knows it');
       return;
     }
     const state = await this.journal.recordAttemptFailure(this.mailboxId, parcelId, reason, this.inbox.maxAttempts);
     if (state === 'failed') {
-      this.tally(result, 'failed', 1, { reason });
+      this.tally(result, 'failed', 1, why);
       this.logger.error(
         { ...errorFields(err), parcelId, attempts: this.inbox.maxAttempts, err: reason },
         'parcel FAILED after the last attempt: not placed, not confirmed; it stays on the service',
       );
     } else {
       this.lastDeferReason = reason;
-      this.tally(result, 'deferred', 1, { reason });
+      this.tally(result, 'deferred', 1, why);
       this.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'download failed; will retry');
     }
   }

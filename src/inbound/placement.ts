@@ -134,9 +134,10 @@ export class InboxPlacement {
     const name = path.basename(final);
     const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
     let own: DirHandle | undefined;
+    let dir: DirHandle | undefined;
     try {
       // Sub-folders are walked again for each parcel (one may have been swapped for a link since).
-      const dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
       if (await this.ctx.calls().exists(part)) {
         if (this.ctx.inbox.collision === 'fail' && (await this.ctx.calls().exists(dir.at(name)))) throw new GridNameCollisionError(final);
         if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
@@ -160,7 +161,7 @@ export class InboxPlacement {
       if (this.ctx.inbox.doneMarker) await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
     } catch (err) {
       if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
-      throw new DeferError(`cannot place ${final}: ${(err as Error).message}`);
+      throw new DeferError(`cannot place ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
     } finally {
       await own?.close();
     }

@@ -23,7 +23,7 @@ import {
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
-import { errorFields, scrubHeld } from '../errors/index.js';
+import { codeOf, errorFields, scrubHeld } from '../errors/index.js';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
 
@@ -124,6 +124,8 @@ export class Disposal {
             const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
             finalPath = path.join(cfg.sentDir, sub, name);
             await moveDurable(processing, dir.at(name), calls, dir);
+          } catch (err) {
+            throw dir.shownError(err);
           } finally {
             await dir.close();
           }
@@ -140,7 +142,7 @@ export class Disposal {
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return; // the lease holder archives it
       void journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
-      this.ctx.tally('deferred');
+      this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name });
       if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
     }

@@ -11,15 +11,22 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { EventBus, type DeliveredItem, type PipelineEvents } from '../events/index.js';
+import { EventBus, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
 import { ALWAYS_HELD, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
 import { Sender } from './sender.js';
-import { emptyResult, type OutboundCycleResult, type OutboundMailbox, type OutboxConfig, type OutboxContext } from './types.js';
-import { errorFields } from '../errors/index.js';
+import {
+  emptyResult,
+  type OutboundCycleResult,
+  type OutboundMailbox,
+  type OutboxConfig,
+  type OutboxContext,
+  type TallyDetail,
+} from './types.js';
+import { codeOf, errorFields } from '../errors/index.js';
 
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
 
@@ -39,6 +46,9 @@ export interface OutboundPipelineOptions {
   readonly longestUploadMs?: number;
 }
 
+/** The code of a file refused by our own checks (empty, too large, invalid interchange, duplicate) when the check gave none. */
+const REFUSED_BY_CHECKS = 'OUTBOUND_REFUSED';
+
 /** Files driven at once per upload slot (`outbox.concurrency`, as it adapts). */
 const FILES_PER_UPLOAD_SLOT = 2;
 
@@ -57,17 +67,25 @@ function emitOutbound(
   mailbox: string,
   key: keyof typeof EVENT_OF,
   count: number,
-  detail: { bytes?: number; reason?: string; item?: DeliveredItem },
+  detail: TallyDetail,
 ): void {
   const name = EVENT_OF[key];
   if (name === 'outbound:sent')
     events.emit(name, { mailbox, count, bytes: detail.bytes ?? 0, ...(detail.item ? { item: detail.item } : {}) });
-  else events.emit(name, { mailbox, count, ...(detail.reason !== undefined ? { reason: detail.reason } : {}) });
+  else
+    events.emit(name, {
+      mailbox,
+      count,
+      ...(detail.reason !== undefined ? { reason: detail.reason } : {}),
+      ...(detail.code !== undefined ? { code: detail.code } : {}),
+      ...(detail.file !== undefined ? { file: detail.file } : {}),
+    });
 }
 
 export class OutboundPipeline {
   private readonly ctx: OutboxContext;
   private readonly cfg: OutboxConfig;
+  private readonly mailboxName: string;
   private readonly journal: OutboundJournal;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -83,6 +101,7 @@ export class OutboundPipeline {
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
+    this.mailboxName = options.mailbox.name;
     this.journal = new OutboundJournal(options.journal);
     this.events = options.events ?? new EventBus<PipelineEvents>();
     this.now = options.now ?? Date.now;
@@ -154,6 +173,26 @@ export class OutboundPipeline {
 
   /** `gridsync once`: rescan until nothing is still settling, then send everything and wait. */
   async runCycle(opts: { signal?: AbortSignal } = {}): Promise<OutboundCycleResult> {
+    const mailbox = this.mailboxName;
+    const started = this.now();
+    this.events.emit('cycle:start', { mailbox, direction: 'out' });
+    try {
+      await this.cycle(opts);
+    } catch (err) {
+      this.events.emit('cycle:end', {
+        mailbox,
+        direction: 'out',
+        durationMs: this.now() - started,
+        counts: { ...this.result },
+        code: codeOf(err),
+      });
+      throw err;
+    }
+    this.events.emit('cycle:end', { mailbox, direction: 'out', durationMs: this.now() - started, counts: { ...this.result } });
+    return this.result;
+  }
+
+  private async cycle(opts: { signal?: AbortSignal }): Promise<void> {
     this.result = emptyResult();
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     // A file still growing after a few stability windows is left for the next cycle.
@@ -166,7 +205,6 @@ export class OutboundPipeline {
     }
     await this.enqueueJournalWork();
     await this.settled();
-    return this.result;
   }
 
   /** `gridsync run`: watch the folder, rescan periodically, send continuously. */
@@ -258,7 +296,7 @@ export class OutboundPipeline {
     if (row?.state === 'claimed') {
       const rejection = await this.sender.check(row);
       if (rejection) {
-        this.ctx.tally('rejected', 1, { reason: rejection.reason });
+        this.ctx.tally('rejected', 1, { reason: rejection.reason, code: rejection.errorCode ?? REFUSED_BY_CHECKS, file: row.file_name });
         await this.disposal.toError(row, rejection);
         return {};
       }

@@ -263,20 +263,20 @@ export class OutboxScanner {
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return; // the lease holder finishes it
       if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) {
-        this.ctx.tally('failed');
+        this.ctx.tally('failed', 1, { code: err.code, file: row.file_name, reason: err.message });
         await this.disposal.toError(row, { reason: err.message, errorCode: err.code });
         return;
       }
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (code === 'EACCES' || code === 'EPERM') {
-        this.ctx.tally('failed');
+        this.ctx.tally('failed', 1, { code, file: row.file_name, reason: (err as Error).message });
         await this.disposal.toError(row, { reason: `unreadable: ${(err as Error).message}` });
         return;
       }
       if (NO_SPACE.has(code)) {
         // The file has left the outbox and is in no folder the ERP watches: say so where it shows.
         const reason = `no space for the snapshot of a claimed file on the filesystem of ${this.ctx.processingDir}; it waits in processing/ (not in the outbox, not in errorDir) and is tried again — free space there`;
-        this.ctx.tally('deferred', 1, { reason });
+        this.ctx.tally('deferred', 1, { reason, code, file: row.file_name });
         const first = !this.reportedNoSpace.has(row.id);
         this.reportedNoSpace.add(row.id);
         logger[first ? 'error' : 'debug'](

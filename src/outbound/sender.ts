@@ -19,7 +19,7 @@ import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/index
 import { validateEnvelopeFile } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
-import { errorFields } from '../errors/index.js';
+import { codeOf, errorFields } from '../errors/index.js';
 
 /**
  * After a failed upload attempt:
@@ -116,7 +116,7 @@ export class Sender {
           // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
           // next pass — never fall through to a send (that is how a duplicate would happen).
           void journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
-          this.ctx.tally('deferred');
+          this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason: 'the unknown upload cannot be reconciled yet' });
           logger.warn(
             { file: row.file_name, ...errorFields(err) },
             'cannot reconcile the unknown upload yet; will ask the outbox list again',
@@ -199,7 +199,7 @@ export class Sender {
   private async uploadFailed(id: number, err: unknown): Promise<false> {
     const { cfg, journal, logger } = this.ctx;
     if (err instanceof JournalLeaseLostError) {
-      this.ctx.tally('deferred');
+      this.ctx.tally('deferred', 1, { code: err.code });
       logger.info({ id, code: err.code }, 'upload left to the mailbox lease holder');
       return false;
     }
@@ -208,7 +208,7 @@ export class Sender {
     const api = err instanceof GridApiError ? err : undefined;
     switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
       case 'reject':
-        this.ctx.tally('failed');
+        this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason });
         await this.disposal.toError(row, {
           reason: `rejected by the service: ${api?.serviceMessage || reason}`,
           errorCode: api?.errorCode,
@@ -217,12 +217,12 @@ export class Sender {
         return false;
       case 'reconcile':
         void journal.noteError(id, reason);
-        this.ctx.tally('deferred');
+        this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason });
         logger.warn({ file: row.file_name, err: reason }, 'upload outcome unknown; will reconcile with the outbox list before any resend');
         return false;
       case 'give-up':
         if (row.state === 'uploading') await journal.markNotSent(id, reason);
-        this.ctx.tally('failed');
+        this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason });
         await this.disposal.toError((await journal.get(id)) as OutboundRow, {
           reason: `gave up after ${row.attempts} attempts: ${reason}`,
           errorCode: api?.errorCode,
@@ -235,7 +235,7 @@ export class Sender {
       case 'retry':
         break;
     }
-    this.ctx.tally('deferred');
+    this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason });
     logger.warn({ file: row.file_name, err: reason, transport: err instanceof GridTransportError }, 'upload failed; will retry');
     return false;
   }

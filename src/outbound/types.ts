@@ -58,9 +58,14 @@ export interface OutboxContext {
   /** Monotonic milliseconds (the lease's clock). */
   readonly monotonic: () => number;
   /** Adds to the counters of the current cycle and tells the subscribers (`outbound:*` events). */
-  tally(
-    key: Exclude<keyof OutboundCycleResult, 'bytes'>,
-    n?: number,
-    detail?: { bytes?: number; reason?: string; item?: DeliveredItem },
-  ): void;
+  tally(key: Exclude<keyof OutboundCycleResult, 'bytes'>, n?: number, detail?: TallyDetail): void;
+}
+
+/** What an event about counted items may tell besides the count: bytes, the item, why (reason, stable code), the file. */
+export interface TallyDetail {
+  readonly bytes?: number;
+  readonly reason?: string;
+  readonly code?: string;
+  readonly file?: string;
+  readonly item?: DeliveredItem;
 }

@@ -50,7 +50,7 @@ describe('daemon: typed pipeline events', () => {
 
   function record(daemon: Daemon): Array<{ name: keyof PipelineEvents; mailbox: string; count: number; bytes?: number; reason?: string }> {
     const seen: Array<{ name: keyof PipelineEvents; mailbox: string; count: number; bytes?: number; reason?: string }> = [];
-    const names: (keyof PipelineEvents)[] = [
+    const names = [
       'inbound:listed',
       'inbound:placed',
       'inbound:received',
@@ -63,7 +63,7 @@ describe('daemon: typed pipeline events', () => {
       'outbound:rejected',
       'outbound:failed',
       'outbound:deferred',
-    ];
+    ] as const satisfies (keyof PipelineEvents)[];
     for (const name of names) daemon.events.on(name, (e) => seen.push({ name, ...e }));
     return seen;
   }
