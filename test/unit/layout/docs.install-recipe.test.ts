@@ -54,6 +54,14 @@ describe('one install recipe', () => {
     expect(codeBlocks(read(page)).match(ACCOUNT_COMMANDS) ?? []).toEqual([]);
   });
 
+  // A minimal Debian has no sudo (runuser and su are there), and the first exchange in production
+  // must not send the emulator's demo samples to a real partner.
+  it('the guide runs on a minimal system and sends no demo sample', () => {
+    const commands = codeBlocks(read(GUIDE));
+    expect(commands.match(/\bsudo\b/g) ?? []).toEqual([]);
+    expect(commands.match(/\bexamples\/\S+/g) ?? []).toEqual([]);
+  });
+
   it.each([...pages, ...configs])('%s names only groups the install guide creates', (file) => {
     expect(namedGroups(read(file)).filter((g) => !created.includes(g))).toEqual([]);
   });
