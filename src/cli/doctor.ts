@@ -2,7 +2,7 @@
  * `gridsync doctor`: checks config, folders (owner, mode, writable, filesystems), the journal, the
  * http port, the service, the credentials and every mailbox, one line each. Bounded in time: a
  * service that accepts connections and never answers costs at most DOCTOR_SERVICE_BUDGET_MS, and
- * while it waits doctor says what for.
+ * once a check waits longer than DOCTOR_WAIT_NOTICE_MS doctor says what for.
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -12,7 +12,7 @@ import { catalog, GridApiError, type GridClient } from '../api/index.js';
 import { connectService, type ServiceOptions } from '../service/index.js';
 import { CallbackSetupError, checkCallbackCredentials } from '../callbacks/index.js';
 import { accountName, ConfigError, loadConfig, type Config } from '../config/index.js';
-import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS } from '../config/defaults.js';
+import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS, DOCTOR_WAIT_NOTICE_MS } from '../config/defaults.js';
 import { redactUrl, workDirOf } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
 import { isPostgresUrl, Journal, JournalLockedError } from '../journal/index.js';
@@ -367,17 +367,25 @@ export async function main(argv: string[]): Promise<number> {
     let failed = 0;
     const { checks, close } = doctorChecks(loaded.config);
     for (const c of checks) {
-      // Say what we wait for before any network wait: on a terminal as a line that the result
-      // replaces, otherwise as its own line on stderr.
+      // Say what we wait for once a network check is slow to answer: on a terminal as a line that
+      // the result replaces, otherwise as its own line on stderr. A prompt answer says nothing.
       const waitsFor = c.waitsFor?.();
-      if (waitsFor) printError(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
+      let noticed = false;
+      const notice = waitsFor
+        ? setTimeout(() => {
+            noticed = true;
+            printError(tty ? `… waiting for ${waitsFor}` : `… waiting for ${waitsFor}${os.EOL}`);
+          }, DOCTOR_WAIT_NOTICE_MS)
+        : undefined;
       let r: CheckResult;
       try {
         r = await c.run();
       } catch (err) {
         r = fail((err as Error).message);
+      } finally {
+        clearTimeout(notice);
       }
-      if (waitsFor && tty) process.stderr.write('\r\x1b[K');
+      if (noticed && tty) process.stderr.write('\r\x1b[K');
       if (r.level === 'fail') failed++;
       if (output.quiet && r.level === 'ok') continue;
       const mark = { ok: '✓', note: '!', fail: '✗' }[r.level];

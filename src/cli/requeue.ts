@@ -37,6 +37,8 @@ export async function main(argv: string[]): Promise<number> {
       print(`nothing to requeue: no file in ${outboxes.map((o) => o.errorDir).join(', ')}\n`);
     const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
     if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
+    // Nothing to move: leave the stateDir alone (opening the journal would create it).
+    if (targets.length === 0) return missing.length ? 1 : 0;
     // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
     const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
     const rows = new OutboundJournal(journal);

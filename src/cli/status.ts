@@ -11,6 +11,7 @@ import {
   openJournal,
   type JournalStore,
 } from '../journal/index.js';
+import { journalAdvice } from '../daemon/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
@@ -84,7 +85,10 @@ export async function main(argv: string[]): Promise<number> {
     try {
       journal = await openJournal(where, { readonly: true });
     } catch (err) {
-      throw new UsageError(`cannot read the journal ${file}: ${(err as Error).message} (has gridsync run yet?)`);
+      // Only a journal that is not there yet means "not run yet"; a damaged one gets the start-up advice.
+      if (!isPostgresUrl(where.url) && !fs.existsSync(file))
+        throw new UsageError(`no journal at ${file} yet: gridsync has not run with this config (stateDir ${where.stateDir})`);
+      throw new UsageError(`cannot read the journal: ${journalAdvice(file, err)}`);
     }
     // PostgreSQL: instances show as the owners of live leases, not as a lock on this host.
     const daemon = isPostgresUrl(where.url) ? { running: null, pid: null } : runningDaemon(file);

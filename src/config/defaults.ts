@@ -122,3 +122,5 @@ export const STUCK_AFTER_CYCLES = 3;
 export const DOCTOR_CALL_TIMEOUT_MS = 8_000;
 /** …and this long for all its service checks together, whatever the service does. */
 export const DOCTOR_SERVICE_BUDGET_MS = 12_000;
+/** A service check still unanswered after this long says what it waits for (a prompt answer says nothing). */
+export const DOCTOR_WAIT_NOTICE_MS = 2_000;

@@ -1,5 +1,5 @@
 export { Daemon, type DaemonOptions } from './daemon.js';
-export { StartupError, type StartupCode } from './startup-error.js';
+export { StartupError, journalAdvice, type StartupCode } from './startup-error.js';
 export { ONCE_MAILBOX_CONCURRENCY, type DrainResult, type LeftItem } from './drain.js';
 export type { CycleTotals } from './runtime.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';

@@ -125,7 +125,7 @@ describe('status and doctor', () => {
     const w = world();
     const before = runCli(['status', '-c', w.configFile]);
     expect(before.status).toBe(2);
-    expect(before.stderr).toMatch(/has gridsync run yet/);
+    expect(before.stderr).toMatch(/no journal at .*journal\.sqlite yet: gridsync has not run with this config/);
     fs.mkdirSync(w.outbox, { recursive: true });
     fs.writeFileSync(path.join(w.outbox, 'a.x12'), x12(202));
     fs.writeFileSync(path.join(w.outbox, 'bad.x12'), 'garbage');
@@ -142,6 +142,17 @@ describe('status and doctor', () => {
     expect(Object.values(report.outbound.counts).reduce((a, b) => a + b, 0)).toBe(2);
     expect(report.outbound.recentFailures.map((f) => f.file)).toEqual(['bad.x12']);
     expect(Date.parse(report.lastCycle.at)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('status on a damaged journal says it is damaged and what to do, not "has gridsync run yet?"', () => {
+    const w = world();
+    fs.mkdirSync(path.join(w.dir, 'state'), { recursive: true });
+    fs.writeFileSync(path.join(w.dir, 'state', 'journal.sqlite'), 'SQLite format 3\0'.padEnd(4096, 'x'));
+    const r = runCli(['status', '-c', w.configFile]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/journal .*journal\.sqlite is damaged/);
+    expect(r.stderr).toContain('When the journal is damaged');
+    expect(r.stderr).not.toMatch(/has not run|run yet/);
   });
 
   it('doctor: all pass on a fresh config (folders to be created are notes); an unwritable folder fails with exit 2', () => {

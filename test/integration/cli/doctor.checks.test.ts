@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DOCTOR_SERVICE_BUDGET_MS } from '../../../src/config/defaults.js';
 import { startEmulator } from '../../../src/emulator/index.js';
 import { cliPath, runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
@@ -72,6 +73,18 @@ describe('doctor', () => {
     expect(r.stdout).toMatch(/✗ service http:\/\/operator:\*\*\*@127\.0\.0\.1:\d+: no answer within \d+ s while waiting for/);
     expect(r.stdout).toMatch(/✗ credentials: not checked: the service did not answer above/);
     expect(r.stdout + r.stderr).not.toContain('s3cret-pw');
+  });
+
+  it('a service that answers promptly: no "waiting for" lines, done well within the budget', async () => {
+    const emu = await startEmulator({ port: 0 });
+    cleanups.push(() => emu.close());
+    const w = world({ baseUrl: emu.url, apiKey: 'demo-key-1001' });
+    const r = await cli(['doctor', '-c', w.configFile]);
+    expect(r.stdout).toMatch(/✓ service http:\/\/127\.0\.0\.1:\d+: answers/);
+    expect(r.stdout).toMatch(/✓ mailboxes\[0\] mb1001: mailbox 1001 reachable with the key/);
+    expect(r.status).toBe(0);
+    expect(r.stderr).not.toContain('waiting for');
+    expect(r.ms).toBeLessThan(DOCTOR_SERVICE_BUDGET_MS);
   });
 
   it('every mailbox is checked with the key; the http port, key file and folder modes are shown', async () => {

@@ -50,5 +50,6 @@ describe('requeue --force', () => {
     const r = runCli(['requeue', '-c', w.configFile, '--all']);
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(`nothing to requeue: no file in ${w.error}`);
+    expect(fs.existsSync(path.join(w.dir, 'state'))).toBe(false); // nothing to do: no journal created either
   });
 });
