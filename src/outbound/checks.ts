@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '../edi/index.js';
 import type { ErrorCode } from '../errors/index.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
-import type { ErrorDecision, OutboundJournal, OutboundRow } from '../journal/index.js';
+import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxConfig } from './types.js';
 
 export type { EnvelopeVerdict };
@@ -101,6 +101,11 @@ export async function validateEnvelopeFile(file: string, opts: EnvelopeCheckOpti
 /** Why a file is refused before sending, with the stable code its error report and log line carry. */
 export type Refusal = ErrorDecision & { readonly errorCode: ErrorCode };
 
+/** Where the duplicate check finds an earlier send of the same content (the journal's `duplicateOf`). */
+export interface SentBefore {
+  duplicateOf(id: number, sha256: string, sinceMs: number): Promise<Pick<OutboundRow, 'file_name' | 'parcel_id'> | undefined>;
+}
+
 /** What the checks before sending read of a claimed file (its journal row, or the same facts of a file not yet claimed). */
 export type CheckedFile = Pick<OutboundRow, 'id' | 'source_path' | 'bytes' | 'sha256' | 'processing_path'>;
 
@@ -109,12 +114,7 @@ export type CheckedFile = Pick<OutboundRow, 'id' | 'source_path' | 'bytes' | 'sh
  * interchange, content sent before (within `duplicateWindowMs`, by a row older than `file.id`).
  * Reads only: the content at `processing_path` and the journal.
  */
-export async function refusalOf(
-  file: CheckedFile,
-  cfg: OutboxConfig,
-  journal: Pick<OutboundJournal, 'duplicateOf'>,
-  now: number,
-): Promise<Refusal | undefined> {
+export async function refusalOf(file: CheckedFile, cfg: OutboxConfig, journal: SentBefore, now: number): Promise<Refusal | undefined> {
   if (isByteOnlyPath(file.source_path)) {
     const raw = (pathFromText(file.source_path) as Buffer).subarray(Buffer.byteLength(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`));
     return {
