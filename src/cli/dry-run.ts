@@ -1,13 +1,13 @@
 /**
- * `gridsync once --dry-run`: what a cycle would send and receive, changing nothing — no journal
- * (read only when it exists), no folder created, nothing downloaded, confirmed, claimed or moved.
- * Read-only calls only: the session and each mailbox's pending inbox list.
+ * `gridsync once --dry-run`: what a cycle would send, refuse and receive, changing nothing — no
+ * journal written (read only when it exists), no folder created, nothing downloaded, confirmed,
+ * claimed or moved. The outbox files go through the checks of the real send (outbound's
+ * `previewOutbox`). Read-only calls only: the session and each mailbox's pending inbox list.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config/index.js';
-import { InboundJournal, Journal } from '../journal/index.js';
-import { ignoreMatcher } from '../outbound/index.js';
+import { InboundJournal, OutboundJournal, isPostgresUrl, openJournal, sqliteJournalPath, type JournalStore } from '../journal/index.js';
+import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
 import { connectService } from '../service/index.js';
 
@@ -16,26 +16,37 @@ export interface DryRunReport {
     readonly name: string;
     readonly mailboxId: number;
     readonly receive?: { parcelId: number; fileName: string | null; bytes: number | null; alreadyInJournal: boolean }[];
+    /** Files the checks pass: a real cycle would upload them. */
     readonly send?: { file: string; bytes: number }[];
+    /** Files a real cycle would move to errorDir unsent, why, and the code of its error report. */
+    readonly refuse?: { file: string; bytes: number | null; reason: string; code: string }[];
+    /** Files not ready yet (no readiness marker): a real cycle leaves them in the outbox. */
+    readonly wait?: { file: string; reason: string }[];
   }[];
+}
+
+type MailboxReport = DryRunReport['mailboxes'][number];
+
+/** The journal as it is, only read; undefined when gridsync has not run here yet. */
+async function readJournal(cfg: Config): Promise<JournalStore | undefined> {
+  const where = { url: cfg.journal.url, stateDir: cfg.stateDir };
+  if (!isPostgresUrl(where.url) && !fs.existsSync(sqliteJournalPath(cfg.stateDir))) return undefined;
+  return openJournal(where, { readonly: true });
 }
 
 export async function dryRun(cfg: Config): Promise<DryRunReport> {
   const service = await connectService(cfg);
   const client = service.client;
-  const journalFile = path.join(cfg.stateDir, 'journal.sqlite');
-  const journal = fs.existsSync(journalFile) ? Journal.open(journalFile, { readonly: true }) : undefined;
+  const journal = await readJournal(cfg).catch(async (err: unknown) => {
+    await service.close();
+    throw err;
+  });
   try {
     const me = (await client.sessionContext()).mailboxId ?? 0;
-    const mailboxes: DryRunReport['mailboxes'][number][] = [];
+    const mailboxes: MailboxReport[] = [];
     for (const m of cfg.mailboxes) {
       const mailboxId = m.mailboxId ?? me;
-      const entry: {
-        name: string;
-        mailboxId: number;
-        receive?: NonNullable<DryRunReport['mailboxes'][number]['receive']>;
-        send?: NonNullable<DryRunReport['mailboxes'][number]['send']>;
-      } = { name: m.name ?? `mb${mailboxId}`, mailboxId };
+      const entry: { -readonly [K in keyof MailboxReport]: MailboxReport[K] } = { name: m.name ?? `mb${mailboxId}`, mailboxId };
       if (m.inbox) {
         const pending = await client.pendingInbox(mailboxId);
         const inJ = journal ? new InboundJournal(journal) : undefined;
@@ -49,19 +60,12 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
         );
       }
       if (m.outbox) {
-        const ignored = ignoreMatcher(m.outbox.ignore);
-        let names: fs.Dirent[] = [];
-        try {
-          names = fs.readdirSync(m.outbox.dir, { withFileTypes: true });
-        } catch {
-          // No outbox yet: nothing to send.
-        }
-        const marker = m.outbox.readiness === 'marker' ? m.outbox.markerSuffix : undefined;
-        entry.send = names
-          .filter((e) => e.isFile() && !ignored(e.name) && !(marker && e.name.endsWith(marker)))
-          .filter((e) => !marker || fs.existsSync(path.join(m.outbox?.dir ?? '', e.name + marker)))
-          .map((e) => ({ file: e.name, bytes: fs.statSync(path.join(m.outbox?.dir ?? '', e.name)).size }))
-          .sort((a, b) => a.file.localeCompare(b.file));
+        const verdicts = await previewOutbox(m.outbox, journal ? new OutboundJournal(journal) : undefined, Date.now());
+        entry.send = verdicts.flatMap((v) => (v.verdict === 'send' ? [{ file: v.file, bytes: v.bytes ?? 0 }] : []));
+        entry.refuse = verdicts.flatMap((v) =>
+          v.verdict === 'refuse' ? [{ file: v.file, bytes: v.bytes, reason: v.reason ?? '', code: v.code ?? '' }] : [],
+        );
+        entry.wait = verdicts.flatMap((v) => (v.verdict === 'wait' ? [{ file: v.file, reason: v.reason ?? '' }] : []));
       }
       mailboxes.push(entry);
     }
@@ -71,6 +75,9 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     await service.close();
   }
 }
+
+/** A real cycle would leave something in errorDir: `once` would exit 1, and so does the dry run. */
+export const wouldRefuse = (r: DryRunReport): boolean => r.mailboxes.some((m) => (m.refuse?.length ?? 0) > 0);
 
 export function formatDryRun(r: DryRunReport): string {
   const lines: string[] = ['dry run: nothing was downloaded, confirmed, sent or moved'];
@@ -83,8 +90,17 @@ export function formatDryRun(r: DryRunReport): string {
         );
     }
     if (m.send) {
-      lines.push(`${m.name}: would send ${m.send.length} file(s) (after the checks: envelope, duplicates, size)`);
+      lines.push(`${m.name}: would send ${m.send.length} file(s) (they pass the checks before sending)`);
       for (const f of m.send) lines.push(`  out  ${f.file}  ${formatBytes(f.bytes)}`);
+    }
+    if (m.refuse?.length) {
+      lines.push(`${m.name}: would refuse ${m.refuse.length} file(s) (moved to errorDir with the reason, not sent)`);
+      for (const f of m.refuse)
+        lines.push(`  out  ${f.file}${f.bytes === null ? '' : `  ${formatBytes(f.bytes)}`}: ${f.reason} [${f.code}]`);
+    }
+    if (m.wait?.length) {
+      lines.push(`${m.name}: ${m.wait.length} file(s) not ready (left in the outbox)`);
+      for (const f of m.wait) lines.push(`  out  ${f.file}: ${f.reason}`);
     }
   }
   return lines.join('\n');

@@ -2,7 +2,7 @@
 import { DEFAULTS } from '../config/defaults.js';
 import { Daemon, ONCE_MAILBOX_CONCURRENCY } from '../daemon/index.js';
 import { output, parseCommand, runCommand, untilSignal } from './args.js';
-import { dryRun, formatDryRun } from './dry-run.js';
+import { dryRun, formatDryRun, wouldRefuse } from './dry-run.js';
 import { progressLogFields, ProgressView } from './progress.js';
 import { gridsyncVersion } from '../version.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
@@ -10,8 +10,12 @@ import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
 
---dry-run: list what a cycle would receive (the pending parcels) and send (the outbox files),
-changing nothing — no journal, no folder, no download, confirmation, upload or move.
+--dry-run: what a cycle would do, changing nothing — no journal write, no folder, no download,
+confirmation, upload or move. Lists the pending parcels it would receive, and each outbox file
+with the verdict of the checks before sending (the real ones, read-only): would send, would refuse
+(with the reason and the code its error report would carry: empty file, too large, invalid
+interchange, duplicate content, a symlink or FIFO, …), or not ready. Exit 1 when a file would be
+refused (as once would), else 0; --json prints the same as a JSON object.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
 summary table; elsewhere a "once started" log line, then a progress log line (with rate and ETA)
@@ -36,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     if (args.values['dry-run']) {
       const report = await dryRun(loaded.config);
       print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
-      return 0;
+      return wouldRefuse(report) ? 1 : 0;
     }
     const tty = process.stderr.isTTY === true && !output.quiet;
     // On a terminal the progress lines replace the per-item info lines (--log-level brings them back).

@@ -228,6 +228,30 @@ export const ERROR_TABLE = {
     "(errorCode in an `.error.json`) the outbox file's name is not valid UTF-8, which the service cannot take",
     'rename the file, then requeue it',
   ),
+  OUTBOUND_EMPTY_FILE: row(
+    null,
+    false,
+    '(errorCode in an `.error.json`) the outbox file was empty: nothing was sent',
+    'have the ERP export it again',
+  ),
+  OUTBOUND_TOO_LARGE: row(
+    null,
+    false,
+    '(errorCode in an `.error.json`) the outbox file is larger than `outbox.maxBytes`: it was not sent',
+    'split it in the ERP, or raise `outbox.maxBytes` and requeue it',
+  ),
+  OUTBOUND_INVALID_INTERCHANGE: row(
+    null,
+    false,
+    '(errorCode in an `.error.json`) the envelope check found the outbox file incomplete or inconsistent (a truncated export, a missing trailer, wrong counts or control numbers; the reason names which): it was not sent',
+    'have the ERP export it again; a file that is right but fails the counts: `outbox.envelopeCounts: false`, then requeue it',
+  ),
+  OUTBOUND_DUPLICATE: row(
+    null,
+    false,
+    '(errorCode in an `.error.json`) the same bytes were sent before, within `outbox.duplicateWindowMs` (the reason names the earlier file and parcel): it was not sent again',
+    'nothing if it was an accidental second export; to send it on purpose, `gridsync requeue --force` it',
+  ),
   EMULATOR_SOAP_FAULT: row(null, false, "the emulator's SOAP endpoint answers a request with a fault (internal to the emulator)", '—'),
   EMULATOR_CONFIG: row(
     EXIT.operator,

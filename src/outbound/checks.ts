@@ -1,10 +1,15 @@
 /**
- * Decisions about outbox files: which names to ignore, when a file is ready, and whether its
- * content is a complete interchange (the classic ERP failure is a truncated export: an X12 ISA
- * without its IEA, an EDIFACT UNB without its UNZ).
+ * Decisions about outbox files: which names to ignore, when a file is ready, whether its content
+ * is a complete interchange (the classic ERP failure is a truncated export: an X12 ISA without its
+ * IEA, an EDIFACT UNB without its UNZ), and the checks before sending. The send and
+ * `once --dry-run` both decide here.
  */
 import fs from 'node:fs';
 import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '../edi/index.js';
+import type { ErrorCode } from '../errors/index.js';
+import { isByteOnlyPath, pathFromText } from '../files/index.js';
+import type { ErrorDecision, OutboundRow } from '../journal/index.js';
+import type { OutboxConfig } from './types.js';
 
 export type { EnvelopeVerdict };
 export type EnvelopeCheckOptions = CheckOptions;
@@ -25,6 +30,16 @@ export function ignoreMatcher(patterns: readonly string[]): (name: string) => bo
       ),
   );
   return (name) => res.some((re) => re.test(name));
+}
+
+/** The names a scan of the outbox passes over: the configured patterns, readiness markers, error reports. */
+export function outboxIgnore(cfg: Pick<OutboxConfig, 'ignore' | 'markerSuffix'>): (name: string) => boolean {
+  return ignoreMatcher([...cfg.ignore, `*${cfg.markerSuffix}`, '*.error.json']);
+}
+
+/** With `readiness: marker`, a file waits until `<name><markerSuffix>` is among the folder's names. */
+export function awaitsMarker(cfg: Pick<OutboxConfig, 'readiness' | 'markerSuffix'>, names: ReadonlySet<string>, name: string): boolean {
+  return cfg.readiness === 'marker' && !names.has(name + cfg.markerSuffix);
 }
 
 export interface Observation {
@@ -81,4 +96,47 @@ export function validateEnvelope(content: string | Buffer, opts: EnvelopeCheckOp
 /** The same check streamed over a file: one pass, one chunk in memory, stops at the first problem. */
 export async function validateEnvelopeFile(file: string, opts: EnvelopeCheckOptions): Promise<EnvelopeVerdict> {
   return checkEnvelopeStream(fs.createReadStream(file, { highWaterMark: READ_CHUNK }), opts);
+}
+
+/** Why a file is refused before sending, with the stable code its error report and log line carry. */
+export type Refusal = ErrorDecision & { readonly errorCode: ErrorCode };
+
+/** Where the duplicate check finds an earlier send of the same content (the journal's `duplicateOf`). */
+export interface SentBefore {
+  duplicateOf(id: number, sha256: string, sinceMs: number): Promise<Pick<OutboundRow, 'file_name' | 'parcel_id'> | undefined>;
+}
+
+/** What the checks before sending read of a claimed file (its journal row, or the same facts of a file not yet claimed). */
+export type CheckedFile = Pick<OutboundRow, 'id' | 'source_path' | 'bytes' | 'sha256' | 'processing_path'>;
+
+/**
+ * The checks before sending: a name the service cannot take, empty, too large, an incomplete
+ * interchange, content sent before (within `duplicateWindowMs`, by a row older than `file.id`).
+ * Reads only: the content at `processing_path` and the journal.
+ */
+export async function refusalOf(file: CheckedFile, cfg: OutboxConfig, journal: SentBefore, now: number): Promise<Refusal | undefined> {
+  if (isByteOnlyPath(file.source_path)) {
+    const raw = (pathFromText(file.source_path) as Buffer).subarray(Buffer.byteLength(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`));
+    return {
+      reason: `the file name is not valid UTF-8 (bytes ${raw.toString('hex')}); the service takes UTF-8 names only: rename the file and requeue it`,
+      errorCode: 'OUTBOUND_NAME_NOT_UTF8',
+    };
+  }
+  const bytes = file.bytes ?? 0;
+  if (bytes === 0) return { reason: 'empty file', errorCode: 'OUTBOUND_EMPTY_FILE' };
+  if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes)
+    return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}`, errorCode: 'OUTBOUND_TOO_LARGE' };
+  if (cfg.validateEnvelope) {
+    const verdict = await validateEnvelopeFile(file.processing_path as string, { counts: cfg.envelopeCounts });
+    if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}`, errorCode: 'OUTBOUND_INVALID_INTERCHANGE' };
+  }
+  if (cfg.duplicates === 'reject' && file.sha256) {
+    const dup = await journal.duplicateOf(file.id, file.sha256, now - cfg.duplicateWindowMs);
+    if (dup)
+      return {
+        reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}`,
+        errorCode: 'OUTBOUND_DUPLICATE',
+      };
+  }
+  return undefined;
 }

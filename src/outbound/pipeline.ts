@@ -46,9 +46,6 @@ export interface OutboundPipelineOptions {
   readonly longestUploadMs?: number;
 }
 
-/** The code of a file refused by our own checks (empty, too large, invalid interchange, duplicate) when the check gave none. */
-const REFUSED_BY_CHECKS = 'OUTBOUND_REFUSED';
-
 /** Files driven at once per upload slot (`outbox.concurrency`, as it adapts). */
 const FILES_PER_UPLOAD_SLOT = 2;
 
@@ -296,7 +293,7 @@ export class OutboundPipeline {
     if (row?.state === 'claimed') {
       const rejection = await this.sender.check(row);
       if (rejection) {
-        this.ctx.tally('rejected', 1, { reason: rejection.reason, code: rejection.errorCode ?? REFUSED_BY_CHECKS, file: row.file_name });
+        this.ctx.tally('rejected', 1, { reason: rejection.reason, code: rejection.errorCode, file: row.file_name });
         await this.disposal.toError(row, rejection);
         return {};
       }

@@ -20,8 +20,8 @@ import {
 } from '../files/index.js';
 import { GridsyncError, errorFields } from '../errors/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
-import type { OutboundRow } from '../journal/index.js';
-import { StabilityTracker, ignoreMatcher } from './checks.js';
+import type { ErrorDecision, OutboundRow } from '../journal/index.js';
+import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 
@@ -58,7 +58,7 @@ export class OutboxScanner {
     private readonly disposal: Disposal,
     private readonly onScanned: () => void,
   ) {
-    this.isIgnored = ignoreMatcher([...ctx.cfg.ignore, `*${ctx.cfg.markerSuffix}`, '*.error.json']);
+    this.isIgnored = outboxIgnore(ctx.cfg);
     this.stability = new StabilityTracker(ctx.cfg.stableMs);
   }
 
@@ -154,7 +154,6 @@ export class OutboxScanner {
     const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
     const readyFiles: ReadyFile[] = [];
-    const dirBytes = Buffer.from(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`);
     for (const e of entries) {
       const name = e.name.toString('utf8');
       if (this.isIgnored(name)) continue;
@@ -166,8 +165,7 @@ export class OutboxScanner {
         }
         continue;
       }
-      const exact = Buffer.from(name, 'utf8').equals(e.name);
-      const source = exact ? path.join(cfg.dir, name) : Buffer.concat([dirBytes, e.name]);
+      const source = outboxEntryPath(cfg.dir, e.name);
       if (claiming.has(typeof source === 'string' ? source : pathToText(source))) continue;
       let st: fs.Stats | undefined;
       try {
@@ -185,7 +183,7 @@ export class OutboxScanner {
         continue;
       }
       let ready: number;
-      if (cfg.readiness === 'marker') ready = names.has(name + cfg.markerSuffix) ? 0 : -1;
+      if (cfg.readiness === 'marker') ready = awaitsMarker(cfg, names, name) ? -1 : 0;
       else {
         // File times are wall-clock facts: their age is measured on the wall clock, not ctx.now.
         const unchangedForMs = Date.now() - Math.max(st.mtimeMs, st.ctimeMs);
@@ -262,17 +260,13 @@ export class OutboxScanner {
       crashPoint('out.claimed');
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return; // the lease holder finishes it
-      if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) {
-        this.ctx.tally('failed', 1, { code: err.code, file: row.file_name, reason: err.message });
-        await this.disposal.toError(row, { reason: err.message, errorCode: err.code });
+      const refused = unsendable(err);
+      if (refused) {
+        this.ctx.tally('failed', 1, { code: refused.errorCode, file: row.file_name, reason: refused.reason });
+        await this.disposal.toError(row, refused);
         return;
       }
       const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (code === 'EACCES' || code === 'EPERM') {
-        this.ctx.tally('failed', 1, { code, file: row.file_name, reason: (err as Error).message });
-        await this.disposal.toError(row, { reason: `unreadable: ${(err as Error).message}` });
-        return;
-      }
       if (NO_SPACE.has(code)) {
         // The file has left the outbox and is in no folder the ERP watches: say so where it shows.
         const reason = `no space for the snapshot of a claimed file on the filesystem of ${this.ctx.processingDir}; it waits in processing/ (not in the outbox, not in errorDir) and is tried again — free space there`;
@@ -335,6 +329,25 @@ export class OutboxScanner {
       await calls.close(fd);
     }
   }
+}
+
+/** The path of an outbox entry read as bytes: a string when its name is UTF-8, else the exact bytes. */
+export function outboxEntryPath(dir: string, name: Buffer): string | Buffer {
+  const text = name.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(name)
+    ? path.join(dir, text)
+    : Buffer.concat([Buffer.from(dir.endsWith('/') ? dir : `${dir}/`), name]);
+}
+
+/**
+ * A failure to open an outbox entry for its claim that no retry cures — it is no regular file, it
+ * was replaced, it cannot be read — as the refusal that sends it to errorDir; undefined for others.
+ */
+export function unsendable(err: unknown): (ErrorDecision & { readonly errorCode: string }) | undefined {
+  if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) return { reason: err.message, errorCode: err.code };
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (code === 'EACCES' || code === 'EPERM') return { reason: `unreadable: ${(err as Error).message}`, errorCode: code };
+  return undefined;
 }
 
 /** Creates the snapshot file, 0600, never through a link; one left by a crashed claim is replaced. */

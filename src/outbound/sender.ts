@@ -13,10 +13,9 @@ import {
   type MailboxTransport,
 } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { isByteOnlyPath, pathFromText } from '../files/index.js';
 import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
-import type { ErrorDecision, OutboundRow, OutboundState } from '../journal/index.js';
-import { validateEnvelopeFile } from './checks.js';
+import type { OutboundRow, OutboundState } from '../journal/index.js';
+import { refusalOf, type Refusal } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { codeOf, errorFields } from '../errors/index.js';
@@ -72,31 +71,9 @@ export class Sender {
     this.uploads.follow(this.wire);
   }
 
-  /** Optional checks before sending: empty, size, envelope, duplicate content. */
-  async check(row: OutboundRow): Promise<ErrorDecision | undefined> {
-    const { cfg, journal } = this.ctx;
-    if (isByteOnlyPath(row.source_path)) {
-      const raw = (pathFromText(row.source_path) as Buffer).subarray(Buffer.byteLength(cfg.dir.endsWith('/') ? cfg.dir : `${cfg.dir}/`));
-      return {
-        reason: `the file name is not valid UTF-8 (bytes ${raw.toString('hex')}); the service takes UTF-8 names only: rename the file and requeue it`,
-        errorCode: 'OUTBOUND_NAME_NOT_UTF8',
-      };
-    }
-    const bytes = row.bytes ?? 0;
-    if (bytes === 0) return { reason: 'empty file' };
-    if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes) return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}` };
-    if (cfg.validateEnvelope) {
-      const verdict = await validateEnvelopeFile(row.processing_path as string, { counts: cfg.envelopeCounts });
-      if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}` };
-    }
-    if (cfg.duplicates === 'reject' && row.sha256) {
-      const dup = await journal.duplicateOf(row.id, row.sha256, this.ctx.now() - cfg.duplicateWindowMs);
-      if (dup)
-        return {
-          reason: `duplicate content: the same bytes were sent as ${dup.file_name}${dup.parcel_id ? ` (parcel ${dup.parcel_id})` : ''}`,
-        };
-    }
-    return undefined;
+  /** The checks before sending (`refusalOf`), on the claimed snapshot. */
+  check(row: OutboundRow): Promise<Refusal | undefined> {
+    return refusalOf(row, this.ctx.cfg, this.ctx.journal, this.ctx.now());
   }
 
   /**
