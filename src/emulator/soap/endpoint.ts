@@ -37,7 +37,7 @@ import {
 import type { FaultInjector, FaultPlan } from '../faults.js';
 import type { StoredContent } from '../parcels.js';
 import { RET, SoapFault, fault, toSoapFault } from './fault.js';
-import { OPERATIONS, standardOfContent, type OpContext } from './operations.js';
+import { OPERATIONS, standardOfContent, type OpContext } from './operations/index.js';
 import { ParcelIds } from './records.js';
 import { SoapSessions, type Caller } from './sessions.js';
 
