@@ -35,7 +35,7 @@ import {
   readBoundedText,
 } from '../request-body.js';
 import type { FaultInjector, FaultPlan } from '../faults.js';
-import type { StoredContent } from '../parcels.js';
+import type { StoredContent } from '../content.js';
 import { RET, SoapFault, fault, toSoapFault } from './fault.js';
 import { OPERATIONS, standardOfContent, type OpContext } from './operations/index.js';
 import { ParcelIds } from './records.js';

@@ -4,7 +4,7 @@
  */
 import type { OperationDef } from '../../../api/soap/index.js';
 import { atLeast, canSeeMailbox, type World } from '../../context.js';
-import type { StoredContent } from '../../parcels.js';
+import type { StoredContent } from '../../content.js';
 import type { ParcelRow, UserRow } from '../../store.js';
 import { RET, fault } from '../fault.js';
 import type { ParcelIds } from '../records.js';

@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs';
 import { canSeeMailbox, iso, type World } from '../../context.js';
-import { confirmParcel, deliver, discardContent, routeOf } from '../../parcels.js';
+import { discardContent } from '../../content.js';
+import { confirmParcel, deliver, routeOf } from '../../parcels.js';
 import type { ParcelRow } from '../../store.js';
 import { RET, fault } from '../fault.js';
 import { parcelRecord, type InterchangeRow } from '../records.js';
