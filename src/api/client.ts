@@ -36,7 +36,7 @@ import {
   type SessionContext,
   type UploadCallOptions,
 } from './transport.js';
-import type { LoginResult } from './wire.js';
+import type { LoginResult } from './wire/index.js';
 import { errorFields } from '../errors/index.js';
 
 export { gridsyncVersion } from '../version.js';

@@ -7,7 +7,7 @@ import type { EndpointDef } from './catalog/index.js';
 import { GridApiError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { Envelope } from './wire.js';
+import { Envelope } from './wire/index.js';
 
 /** Error bodies are read up to this size: enough for any message, not for a hostile stream. */
 export const MAX_ERROR_BODY = 64 * 1024;

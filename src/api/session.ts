@@ -6,7 +6,7 @@ import { auth as authEndpoints } from './catalog/index.js';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { Credentials } from './retry-loop.js';
 import { SecretsSeen } from './secrets-seen.js';
-import type { LoginResult } from './wire.js';
+import type { LoginResult } from './wire/index.js';
 import { errorFields } from '../errors/index.js';
 
 export type GridAuth = { readonly apiKey: string } | { readonly login: string; readonly password: string };

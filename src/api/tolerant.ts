@@ -7,7 +7,7 @@
  */
 import { ConfirmNotTakenError, GridResponseError } from './errors.js';
 import type { ParcelSummary, SessionContext } from './transport.js';
-import { ParcelStatus } from './wire.js';
+import { ParcelStatus } from './wire/index.js';
 
 export interface ShapeLogger {
   warn(obj: object, msg: string): void;

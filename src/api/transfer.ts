@@ -13,7 +13,7 @@ import { ContentIntegrityError, GridResponseError, GridTransportError, UploadSou
 import { toTransportError, type RawResponse } from './http.js';
 import { JsonStreamError, readJsonStreaming } from './json-stream.js';
 import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
-import { Envelope } from './wire.js';
+import { Envelope } from './wire/index.js';
 import { FileCalls } from '../files/index.js';
 
 export interface DownloadResultInfo {

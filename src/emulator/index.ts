@@ -8,7 +8,8 @@ import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixtur
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
 import { FaultInjector, type FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
-import { resumeAcknowledgments, storeBuffer } from './parcels.js';
+import { storeBuffer } from './content.js';
+import { resumeAcknowledgments } from './parcels.js';
 
 export type { SeedFixture } from './seed.js';
 export type { FaultConfigInput, FaultRule } from './faults.js';

@@ -17,7 +17,8 @@ import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type Handl
 import type { FaultInjector, FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
-import { deliver, discardContent, parcelInfo, receiveContentBody } from './parcels.js';
+import { discardContent, receiveContentBody } from './content.js';
+import { deliver, parcelInfo } from './parcels.js';
 import { MAX_JSON_BYTES, readBoundedText } from './request-body.js';
 import type { ParcelRow, UserRow } from './store.js';
 import { InternalError } from '../errors/index.js';

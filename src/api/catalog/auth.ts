@@ -1,6 +1,6 @@
 /** Auth (6): login, logout, token refresh, session info, password change, version. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { LoginResult, Password, SessionInfo, VersionInfo } from '../wire.js';
+import { LoginResult, Password, SessionInfo, VersionInfo } from '../wire/index.js';
 import { endpoint } from './endpoint.js';
 
 /** `login` is the reference field; one documented variant sends `email` instead (docs/wire.md#authentication). */

@@ -14,7 +14,7 @@ import {
   pageRequest,
   pagedObject,
   Status,
-} from '../wire.js';
+} from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Callbacks');

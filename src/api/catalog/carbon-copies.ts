@@ -1,6 +1,6 @@
 /** Carbon Copies (5): copy one mailbox's traffic to another. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { DateTime, Direction, IntId, pageRequest, Status } from '../wire.js';
+import { DateTime, Direction, IntId, pageRequest, Status } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Carbon Copies');

@@ -1,6 +1,6 @@
 /** Certificates (5) of communication channels. docs/wire.md#catalog; the responses are CommIDInfo. */
 import { z } from 'zod';
-import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureHashAlgorithm } from '../wire.js';
+import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureHashAlgorithm } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Certificates');

@@ -1,6 +1,6 @@
 /** Comms (8): communication channels (AS2, SFTP, …) of mailboxes. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { CommChannel, CommIDInfo, IntId, Status, UseType } from '../wire.js';
+import { CommChannel, CommIDInfo, IntId, Status, UseType } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Comms');

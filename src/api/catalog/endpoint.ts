@@ -4,7 +4,7 @@
  * (src/api/client.ts); the emulator registers its handlers against the same entries.
  */
 import type { z } from 'zod';
-import type { AuthLevel } from '../wire.js';
+import type { AuthLevel } from '../wire/index.js';
 
 export const ENDPOINT_GROUPS = [
   'Auth',

@@ -1,6 +1,6 @@
 /** Grid IDs (13): trading-partner identities (qualifier + id). docs/wire.md#catalog. */
 import { z } from 'zod';
-import { Delimiter, EDIStandard, GridIDInfo, IntId, pageRequest, RoutingGroup, Status } from '../wire.js';
+import { Delimiter, EDIStandard, GridIDInfo, IntId, pageRequest, RoutingGroup, Status } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('IDs');

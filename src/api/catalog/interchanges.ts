@@ -1,6 +1,6 @@
 /** Interchanges (8): the EDI envelopes (ISA…IEA, UNB…UNZ) inside parcels. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { DateTime, IntId, InterchangeIDInfo, LongId, pageRequest, pagedObject } from '../wire.js';
+import { DateTime, IntId, InterchangeIDInfo, LongId, pageRequest, pagedObject } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Interchanges');

@@ -1,6 +1,6 @@
 /** Keys (4): API keys of users. docs/wire.md#catalog. The full key is shown once, at creation. */
 import { z } from 'zod';
-import { IntId, KeyRecord, KeyVisibility } from '../wire.js';
+import { IntId, KeyRecord, KeyVisibility } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Keys');

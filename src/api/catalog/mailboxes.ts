@@ -1,6 +1,6 @@
 /** Mailboxes (7). docs/wire.md#records, docs/wire.md#catalog. */
 import { z } from 'zod';
-import { Delimiter, IntId, MailboxIDInfo, pageRequest, pagedObject, Status } from '../wire.js';
+import { Delimiter, IntId, MailboxIDInfo, pageRequest, pagedObject, Status } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Mailboxes');

@@ -1,6 +1,6 @@
 /** Networks (6). docs/wire.md#catalog. The published alias `POST /v2/networks` (create) has no reference page and no entry. */
 import { z } from 'zod';
-import { Delimiter, IntId, NetworkContact, NetworkContactType, NetworkIDInfo, pageRequest, pagedObject, Status } from '../wire.js';
+import { Delimiter, IntId, NetworkContact, NetworkContactType, NetworkIDInfo, pageRequest, pagedObject, Status } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Networks');

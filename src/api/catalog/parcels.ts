@@ -11,7 +11,7 @@ import {
   ParcelManifestRow,
   ParcelStatus,
   UploadResult,
-} from '../wire.js';
+} from '../wire/index.js';
 import { endpoint } from './endpoint.js';
 
 const parcelIdBody = z.object({ parcelId: LongId.refine((n) => n > 0, 'must be positive') }).loose();

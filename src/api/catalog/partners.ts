@@ -1,6 +1,6 @@
 /** Partners (7): interconnects between two grid IDs; routing needs an Active one. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { DateTime, IntId, InterconnectIDInfo, pageRequest, Status } from '../wire.js';
+import { DateTime, IntId, InterconnectIDInfo, pageRequest, Status } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Partners');

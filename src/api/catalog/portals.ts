@@ -1,6 +1,6 @@
 /** Portals (2): the web portal of a mailbox. docs/wire.md#catalog. */
 import { z } from 'zod';
-import { DateTime, IntId } from '../wire.js';
+import { DateTime, IntId } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Portals');

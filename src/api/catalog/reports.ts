@@ -1,6 +1,6 @@
 /** Reports (8). docs/wire.md#catalog. `/v2/reports/{showInactive}` only matches true/false. */
 import { z } from 'zod';
-import { DateTime, IntId, MonthlyReportRow, StatisticsPeriod, TrafficStatsRow } from '../wire.js';
+import { DateTime, IntId, MonthlyReportRow, StatisticsPeriod, TrafficStatsRow } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Reports');

@@ -1,6 +1,6 @@
 /** Status Lists (1): the status vocabularies of parcels and interchanges. docs/wire.md#records. */
 import { z } from 'zod';
-import { StatusListItem } from '../wire.js';
+import { StatusListItem } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Status Lists');

@@ -1,6 +1,6 @@
 /** Users (16). docs/wire.md#catalog. `GET /v2/users/me` tells the caller's default mailbox. */
 import { z } from 'zod';
-import { AuthLevel, IntId, pageRequest, Password, Status, UserIDInfo } from '../wire.js';
+import { AuthLevel, IntId, pageRequest, Password, Status, UserIDInfo } from '../wire/index.js';
 import { groupEndpoints } from './endpoint.js';
 
 const entry = groupEndpoints('Users');

@@ -5,7 +5,7 @@
  * exactly as over REST (retryable only for `soap:Server`, permanent otherwise), and keeps the SOAP
  * fields for the operator.
  */
-import { ERROR_STATUS } from '../wire.js';
+import { ERROR_STATUS } from '../wire/index.js';
 import { GridApiError } from '../errors.js';
 import type { ParsedFault } from './xml.js';
 

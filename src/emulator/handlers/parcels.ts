@@ -3,16 +3,8 @@ import { UploadRequest } from '../../api/catalog/index.js';
 import { ISA_FIELDS } from '../../api/catalog/index.js';
 import { parseInterchanges } from '../edi.js';
 import { invalidParameter, iso, objectNotFound, resolveMailbox, visibleParcel, type Handler, type HandlerContext } from '../context.js';
-import {
-  confirmParcel,
-  deliver,
-  discardContent,
-  parcelInfo,
-  receiveContentBody,
-  routeOf,
-  storeBuffer,
-  streamDownload,
-} from '../parcels.js';
+import { discardContent, receiveContentBody, storeBuffer, streamDownload } from '../content.js';
+import { confirmParcel, deliver, parcelInfo, routeOf } from '../parcels.js';
 import type { ParcelRow } from '../store.js';
 
 function page(input: Record<string, unknown>, dflt: number): { limit: number; offset: number } {
