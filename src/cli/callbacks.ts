@@ -134,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
       );
       const creds = loadCallbackCredentials({
         stateDir: cfg.stateDir,
+        auth: cfg.callbacks.auth,
         username: cfg.callbacks.username,
         passwordFile: cfg.callbacks.passwordFile,
         credentialsDir: process.env.CREDENTIALS_DIRECTORY,

@@ -12,6 +12,7 @@ import {
   ensureRegistration,
   isTestCall,
   loadCallbackCredentials,
+  REFUSALS,
   restRegistry,
   splitListen,
   startReceiver,
@@ -65,11 +66,12 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     calls.inc({ mailbox: m.name }, 0);
     missed.inc({ mailbox: m.name }, 0);
   }
-  for (const reason of ['path', 'auth', 'method', 'too-large', 'body']) refused.inc({ reason }, 0);
+  for (const reason of REFUSALS) refused.inc({ reason }, 0);
 
   try {
     const creds = loadCallbackCredentials({
       stateDir: d.config.stateDir,
+      auth: cfg.auth,
       username: cfg.username,
       passwordFile: cfg.passwordFile,
       credentialsDir: process.env.CREDENTIALS_DIRECTORY,
