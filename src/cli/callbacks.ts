@@ -22,7 +22,8 @@ import {
   type Receiver,
 } from '../callbacks/index.js';
 import type { Config } from '../config/index.js';
-import { connectService } from '../service/index.js';
+import type { SoapClient } from '../api/index.js';
+import { connectService, restBeside } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print, printError, serviceRefusal } from './print.js';
@@ -34,7 +35,7 @@ const USAGE = `usage: gridsync callbacks list|register|remove|test [-c FILE]
   remove    remove our registrations (others are left alone)
   test      have the service call ours and wait for the call to arrive
 
-Needs the callbacks section and api.protocol rest. Exit 0 ok · 1 a mailbox failed · 2 usage or config.`;
+Needs the callbacks section; registers over REST (with api.protocol soap too). Exit 0 ok · 1 a mailbox failed · 2 usage or config.`;
 
 /** How long `test` waits for the service's call to arrive. */
 const TEST_WAIT_MS = 10_000;
@@ -114,15 +115,15 @@ export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, CONFIG_OPTION, true);
     if (!args) return 0;
-    const [verb, ...rest] = args.positionals;
+    const [verb, ...extra] = args.positionals;
     const action = verb === undefined ? undefined : ACTIONS[verb];
-    if (!action || rest.length) throw new UsageError(USAGE);
+    if (!action || extra.length) throw new UsageError(USAGE);
     const cfg = loadConfigOrThrow(args.values.config).config;
     if (!cfg.callbacks) throw new UsageError('the config has no callbacks section (docs/callbacks.md)');
     const service = await connectService(cfg);
+    // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
+    const rest = service.rest ?? restBeside(cfg, service.soap as SoapClient, cfg.callbacks.restUrl);
     try {
-      if (!service.rest) throw new UsageError('callbacks are registered over REST only: set api.protocol: rest for this command');
-      const rest = service.rest;
       const ids = await Promise.all(
         cfg.mailboxes
           .filter((m) => m.inbox)
@@ -158,6 +159,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       return failed ? 1 : 0;
     } finally {
+      if (rest !== service.rest) await rest.close();
       await service.close();
     }
   });

@@ -272,6 +272,12 @@ export const ConfigSchema = z
           .default(DEFAULTS.callbacks.username),
         /** A file holding the password; absent: one is generated and kept in stateDir. */
         passwordFile: z.string().min(1).optional(),
+        /**
+         * The service's REST root (without /v2) the callbacks are registered through when
+         * api.protocol is soap (SOAP publishes no callback operations); default: the SOAP
+         * address's origin. Unused with rest.
+         */
+        restUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
       })
       .strict()
       .optional(),

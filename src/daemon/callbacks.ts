@@ -4,7 +4,7 @@
  * into cycles, and parcels that polls find unannounced counted as missed.
  */
 import fs from 'node:fs';
-import { GridClient, type MailboxTransport } from '../api/index.js';
+import { GridClient, type MailboxTransport, type SoapClient } from '../api/index.js';
 import {
   Announcements,
   CallbackSetupError,
@@ -18,11 +18,13 @@ import {
   startReceiver,
   type CallbackCredentials,
   type CallbackHealth,
+  type CallbackRegistry,
 } from '../callbacks/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { errorFields } from '../errors/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import type { Logger } from '../log.js';
+import { restBeside } from '../service/index.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { DaemonConfig, MailboxRuntime } from './runtime.js';
 import type { Timers } from './scheduler.js';
@@ -130,14 +132,21 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
 async function registerAll(d: CallbackDeps, creds: CallbackCredentials, log: Logger): Promise<void> {
   const cfg = d.config.callbacks;
   if (!cfg) return;
-  if (!(d.client instanceof GridClient)) {
-    log.warn(
-      { protocol: d.config.api.protocol },
-      'callbacks are registered over REST only; register them with gridsync callbacks register',
-    );
-    return;
+  // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
+  const rest =
+    d.client instanceof GridClient
+      ? d.client
+      : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
+  try {
+    await registerWith(d, restRegistry(rest), creds, log);
+  } finally {
+    if (rest !== d.client) await rest.close();
   }
-  const registry = restRegistry(d.client);
+}
+
+async function registerWith(d: CallbackDeps, registry: CallbackRegistry, creds: CallbackCredentials, log: Logger): Promise<void> {
+  const cfg = d.config.callbacks;
+  if (!cfg) return;
   let todo = d.mailboxes.filter((m) => m.inbound);
   for (let attempt = 0; todo.length && !d.signal.aborted; attempt++) {
     const failed: MailboxRuntime[] = [];
