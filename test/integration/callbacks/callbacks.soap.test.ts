@@ -54,8 +54,6 @@ describe('callbacks: api.protocol soap', () => {
     expect(register.stdout).toMatch(/^mailbox 1001: callback \d+ kept$/m);
     const test = runCli(['callbacks', 'test', '-c', file]);
     expect(test.stdout).toMatch(/^mailbox 1001: callback \d+: the call arrived and was verified$/m);
-    const removed = runCli(['callbacks', 'remove', '-c', file]);
-    expect(removed.stdout).toMatch(/^mailbox 1001: removed \d+$/m);
     // callbacks.restUrl is where the registration goes: nothing listens there, so the mailbox fails.
     const elsewhere = runCli(['callbacks', 'list', '-c', file], { GRIDSYNC_CALLBACKS_REST_URL: `http://127.0.0.1:${await freePort()}` });
     expect(elsewhere.status).toBe(1);
