@@ -22,7 +22,7 @@ import {
   type Receiver,
 } from '../callbacks/index.js';
 import type { Config } from '../config/index.js';
-import type { SoapClient } from '../api/index.js';
+import type { GridClient, SoapClient } from '../api/index.js';
 import { connectService, restBeside } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
@@ -121,14 +121,16 @@ export async function main(argv: string[]): Promise<number> {
     const cfg = loadConfigOrThrow(args.values.config).config;
     if (!cfg.callbacks) throw new UsageError('the config has no callbacks section (docs/callbacks.md)');
     const service = await connectService(cfg);
-    // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
-    const rest = service.rest ?? restBeside(cfg, service.soap as SoapClient, cfg.callbacks.restUrl);
+    let rest: GridClient | undefined;
     try {
+      // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
+      rest = service.rest ?? restBeside(cfg, service.soap as SoapClient, cfg.callbacks.restUrl);
+      const client = rest;
       const ids = await Promise.all(
         cfg.mailboxes
           .filter((m) => m.inbox)
           .map(async (m) => {
-            const id = m.mailboxId ?? (await rest.sessionContext()).mailboxId;
+            const id = m.mailboxId ?? (await client.sessionContext()).mailboxId;
             if (id === undefined) throw new UsageError('the service names no mailbox for the credential: set mailboxes[].mailboxId');
             return id;
           }),
@@ -143,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       });
       const arrivals = new Map<number, () => void>();
       const receiver = verb === 'test' ? await testReceiver(cfg.callbacks, creds, arrivals) : undefined;
-      const ctx: Context = { registry: restRegistry(rest), creds, cfg: cfg.callbacks, arrivals, ownReceiver: receiver !== undefined };
+      const ctx: Context = { registry: restRegistry(client), creds, cfg: cfg.callbacks, arrivals, ownReceiver: receiver !== undefined };
       let failed = 0;
       try {
         for (const id of ids) {
@@ -159,7 +161,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       return failed ? 1 : 0;
     } finally {
-      if (rest !== service.rest) await rest.close();
+      if (rest !== service.rest) await rest?.close();
       await service.close();
     }
   });

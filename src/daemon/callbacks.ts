@@ -81,6 +81,12 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     });
     const { host, port } = splitListen(cfg.listen);
     const tls = cfg.tls ? { cert: fs.readFileSync(cfg.tls.certFile), key: fs.readFileSync(cfg.tls.keyFile) } : undefined;
+    // Over SOAP, through REST with the same account: SOAP publishes no callback operations. Made
+    // first, so that a REST root the client refuses stops the start like any other config error.
+    const rest =
+      d.client instanceof GridClient
+        ? d.client
+        : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
     const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
     const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
     const trigger = new CallbackTrigger(() => d.requestCycle('callback'), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);
@@ -120,7 +126,9 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
         await receiver.close();
       },
     };
-    void registerAll(d, creds, log);
+    void registerAll(d, restRegistry(rest), creds, log)
+      .finally(() => rest !== d.client && rest.close())
+      .catch((err: unknown) => log.warn({ ...errorFields(err) }, 'callback registration stopped'));
     return runtime;
   } catch (err) {
     if (err instanceof CallbackSetupError) throw err; // its own code: doctor checks the same
@@ -129,22 +137,7 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
 }
 
 /** Registers every inbound mailbox; retries a mailbox the service did not accept, until the daemon stops. */
-async function registerAll(d: CallbackDeps, creds: CallbackCredentials, log: Logger): Promise<void> {
-  const cfg = d.config.callbacks;
-  if (!cfg) return;
-  // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
-  const rest =
-    d.client instanceof GridClient
-      ? d.client
-      : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
-  try {
-    await registerWith(d, restRegistry(rest), creds, log);
-  } finally {
-    if (rest !== d.client) await rest.close();
-  }
-}
-
-async function registerWith(d: CallbackDeps, registry: CallbackRegistry, creds: CallbackCredentials, log: Logger): Promise<void> {
+async function registerAll(d: CallbackDeps, registry: CallbackRegistry, creds: CallbackCredentials, log: Logger): Promise<void> {
   const cfg = d.config.callbacks;
   if (!cfg) return;
   let todo = d.mailboxes.filter((m) => m.inbound);

@@ -58,5 +58,11 @@ describe('callbacks: api.protocol soap', () => {
     const elsewhere = runCli(['callbacks', 'list', '-c', file], { GRIDSYNC_CALLBACKS_REST_URL: `http://127.0.0.1:${await freePort()}` });
     expect(elsewhere.status).toBe(1);
     expect(elsewhere.stderr).toMatch(/^mailbox 1001: /m);
+    // One the client refuses (clear text to another host) is a config error, for the command and for run.
+    const clear = { GRIDSYNC_CALLBACKS_REST_URL: 'http://grid.example.com' };
+    const refused = runCli(['callbacks', 'list', '-c', file], clear);
+    expect([refused.status, refused.stderr]).toEqual([2, expect.stringMatching(/plain http:\/\/ to grid\.example\.com is refused/)]);
+    const run = runCli(['run', '-c', file], clear);
+    expect([run.status, run.stderr]).toEqual([2, expect.stringMatching(/^gridsync: callbacks: plain http:.*\[STARTUP_CONFIG\]$/m)]);
   }, 120_000);
 });
