@@ -84,8 +84,17 @@ describe('callbacks: Digest', () => {
       // Each Digest call first draws a challenge; no call was refused for wrong credentials.
       expect(await metric(d, 'gridsync_callbacks_refused_total{reason="challenged"}')).toBeGreaterThanOrEqual(1);
       expect(await metric(d, 'gridsync_callbacks_refused_total{reason="auth"}')).toBe(0);
-      const events = (await w.emu('POST', '/v2/callbacks/event-list', { mailboxId: 1001 })).data as { events: { httpStatus: number }[] };
-      expect(events.events.at(-1)?.httpStatus).toBe(200);
+      // The service's record: every delivery (the ready call, and the one for our confirm) answered 200.
+      await eventually(
+        async () => {
+          const r = (await w.emu('POST', '/v2/callbacks/event-list', { mailboxId: 1001 })).data as {
+            events: { httpStatus: number | null }[];
+          };
+          return r.events.length >= 2 && r.events.every((e) => e.httpStatus === 200);
+        },
+        15_000,
+        'every delivery answered 200',
+      );
     } finally {
       await d.stop();
     }
