@@ -1,7 +1,7 @@
 /**
  * The callback receiver: an HTTP(S) server on its own port that believes a call only when its path
- * secret and its Basic or Digest credentials match (verify.ts, digest.ts), answers it 200 at once, and only then hands
- * it on. Bounded so a flood cannot hurt the daemon: a connection cap, header and body deadlines,
+ * secret and its Basic or Digest credentials match (verify.ts, digest.ts), answers it 200 at once,
+ * and only then hands it on. Bounded so a flood cannot hurt the daemon: a connection cap, header and body deadlines,
  * a body of at most 64 KiB read only after the caller is verified. A refused request is answered
  * and its connection closed without reading its body; nothing else happens for it.
  */
@@ -85,7 +85,7 @@ export async function startReceiver(o: ReceiverOptions): Promise<Receiver> {
   const digest = o.credentials.auth === 'digest' ? new DigestAuth({ now: Date.now }) : undefined;
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const mailboxId = mailboxOfPath(req.url ?? '', o.credentials);
-    // The authorization is checked even for a wrong path (recording nothing then), so both refusals take alike long.
+    // The authorization is checked even for a wrong path (recording nothing then): both refusals take alike long.
     const verdict = digest
       ? digest.verify(req.headers.authorization, req.method ?? '', req.url ?? '', o.credentials, mailboxId !== undefined)
       : basicAuthOk(req.headers.authorization, o.credentials)
