@@ -1,4 +1,4 @@
-// Arrival-to-inbox latency with callbacks (poll 10m) beside polling alone (poll 30s), same run,
+// Arrival-to-inbox latency with callbacks (poll 10m) beside polling alone (poll 30s by default), same run,
 // same emulator, parcels injected into both mailboxes at the same moments: two real `gridsync run`
 // processes, the callback one with a TLS receiver on loopback (a self-signed certificate).
 import { spawn } from 'node:child_process';
@@ -55,7 +55,7 @@ const quantile = (xs, q) => {
 };
 
 /**
- * @param {{ emulatorUrl: string, cliPath: string, n: number, gapMs: number }} o
+ * @param {{ emulatorUrl: string, cliPath: string, n: number, gapMs: number, poll?: string, auth?: string }} o
  * @returns {Promise<{ callbacks: { medianMs: number, p99Ms: number }, polling: { medianMs: number, p99Ms: number } }>}
  */
 export async function callbackLatency(o) {
@@ -78,11 +78,12 @@ export async function callbackLatency(o) {
         listen: `127.0.0.1:${port}`,
         publicUrl: `https://127.0.0.1:${port}/cb`,
         tls: { certFile: path.join(dir, 'cert.pem'), keyFile: path.join(dir, 'key.pem') },
+        auth: o.auth ?? 'basic',
       },
     },
     /callback registered/,
   );
-  const polling = await startRun(o.cliPath, path.join(dir, 'polling'), common(1002, '30s'), /gridsync started/);
+  const polling = await startRun(o.cliPath, path.join(dir, 'polling'), common(1002, o.poll ?? '30s'), /gridsync started/);
   try {
     await sleep(1000); // both start-up polls are done
     /** @type {Map<string, number>} */

@@ -26,6 +26,17 @@ export function announcedParcel(body: unknown): number | undefined {
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
 
+/**
+ * A call about a parcel that is no longer waiting: the service also calls when a parcel is
+ * confirmed (our own confirm coming back) or an upload reaches its end. Only a call that says
+ * nothing of the status, or says InBoxReady, announces a parcel; taking the echo of our confirm
+ * as the announcement would hide the ready call that never came.
+ */
+const isAfterTheFact = (body: unknown): boolean => {
+  const status = body && typeof body === 'object' ? (body as { status?: unknown }).status : undefined;
+  return typeof status === 'string' && status !== 'InBoxReady';
+};
+
 /** A call the service makes on request (`callbacks/test`), not for an event. */
 export const isTestCall = (body: unknown): boolean =>
   Boolean(body && typeof body === 'object' && (body as { isTest?: unknown }).isTest === true);
@@ -50,7 +61,7 @@ export class Announcements {
   heard(mailboxId: number, body: unknown): void {
     this.calls++;
     this.lastCallAt = this.now();
-    if (isTestCall(body)) return;
+    if (isTestCall(body) || isAfterTheFact(body)) return;
     const parcel = announcedParcel(body);
     if (parcel === undefined) {
       const waiting = [...this.unannounced].find(([, u]) => u.mailboxId === mailboxId);

@@ -1,5 +1,5 @@
 /**
- * What the service must present to be believed: the Basic-auth user and password, and per mailbox
+ * What the service must present to be believed: the user and password (Basic or Digest), and per mailbox
  * an unguessable path secret. The password comes from the operator (a systemd credential, else
  * `callbacks.passwordFile`) or is generated once; generated values are kept in the stateDir (mode
  * 0600) so a restart re-registers the same URL instead of piling up registrations.
@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Config } from '../config/index.js';
 import { holdSecrets } from '../errors/index.js';
 import { CallbackSetupError } from './errors.js';
 
@@ -15,7 +16,11 @@ export const CREDENTIAL_CALLBACK_PASSWORD = 'gridsync-callback-password';
 /** The state file of generated callback secrets, inside stateDir. */
 export const CALLBACK_STATE_FILE = 'callbacks.json';
 
+/** How the service presents the credentials (`callbacks.auth`). */
+export type CallbackAuthScheme = NonNullable<Config['callbacks']>['auth'];
+
 export interface CallbackCredentials {
+  readonly auth: CallbackAuthScheme;
   readonly username: string;
   readonly password: string;
   /** mailboxId → its path secret. */
@@ -29,6 +34,7 @@ interface StoredState {
 
 export interface CredentialSource {
   readonly stateDir: string;
+  readonly auth: CallbackAuthScheme;
   readonly username: string;
   readonly passwordFile?: string | undefined;
   /** $CREDENTIALS_DIRECTORY under systemd. */
@@ -69,9 +75,9 @@ function writeState(file: string, state: StoredState): void {
  * What `run` would refuse at start-up, checked without writing anything (doctor): an operator's
  * password file that is empty, a state file that cannot be read.
  */
-export function checkCallbackCredentials(src: Omit<CredentialSource, 'mailboxIds'>): void {
+export function checkCallbackCredentials(src: Omit<CredentialSource, 'mailboxIds' | 'auth'>): void {
   readState(path.join(src.stateDir, CALLBACK_STATE_FILE));
-  readOperatorPassword({ ...src, mailboxIds: [] });
+  readOperatorPassword({ ...src, auth: 'basic', mailboxIds: [] });
 }
 
 /** Loads the callback credentials, generating and keeping what is missing. */
@@ -94,6 +100,7 @@ export function loadCallbackCredentials(src: CredentialSource): CallbackCredenti
   // Every sink masks them from now on, even should the service echo one back.
   holdSecrets([password, ...Object.values(paths)]);
   return {
+    auth: src.auth,
     username: src.username,
     password,
     pathSecrets: new Map(src.mailboxIds.map((id) => [id, paths[String(id)] as string])),

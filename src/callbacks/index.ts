@@ -7,7 +7,7 @@ export {
   loadCallbackCredentials,
   type CallbackCredentials,
 } from './credentials.js';
-export { splitListen, startReceiver, type Receiver, type Refusal } from './receiver.js';
+export { REFUSALS, splitListen, startReceiver, type Receiver, type Refusal } from './receiver.js';
 export { ensureRegistration, planRegistration, removeRegistrations, type Registered } from './registration.js';
 export { restRegistry, type CallbackRegistry, type Registration } from './registry.js';
 export { CallbackSetupError, CallbackTestError } from './errors.js';

@@ -1,7 +1,7 @@
 /**
  * The callback receiver: an HTTP(S) server on its own port that believes a call only when its path
- * secret and its Basic credentials match (verify.ts), answers it 200 at once, and only then hands
- * it on. Bounded so a flood cannot hurt the daemon: a connection cap, header and body deadlines,
+ * secret and its Basic or Digest credentials match (verify.ts, digest.ts), answers it 200 at once,
+ * and only then hands it on. Bounded so a flood cannot hurt the daemon: a connection cap, header and body deadlines,
  * a body of at most 64 KiB read only after the caller is verified. A refused request is answered
  * and its connection closed without reading its body; nothing else happens for it.
  */
@@ -10,12 +10,18 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CallbackCredentials } from './credentials.js';
+import { DigestAuth, AUTH_REALM } from './digest.js';
 import { basicAuthOk, mailboxOfPath } from './verify.js';
 
 const LIMITS = DEFAULTS.callbacks;
 
-/** Why a request was refused: the label of the refusal metric. */
-export type Refusal = 'path' | 'auth' | 'method' | 'too-large' | 'body';
+/**
+ * Why a request was refused: the labels of the refusal metric. `challenged`: a Digest challenge
+ * answered to a request without credentials or with an expired nonce — the first half of every
+ * Digest call, not an attack.
+ */
+export const REFUSALS = ['path', 'auth', 'challenged', 'method', 'too-large', 'body'] as const;
+export type Refusal = (typeof REFUSALS)[number];
 
 export interface ReceiverOptions {
   readonly host: string;
@@ -33,7 +39,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-function refuse(res: http.ServerResponse, status: number, headers: Record<string, string> = {}): void {
+function refuse(res: http.ServerResponse, status: number, headers: Record<string, string | string[]> = {}): void {
   res.shouldKeepAlive = false;
   res.writeHead(status, { 'content-type': 'text/plain', connection: 'close', ...headers }).end(`${status}\n`);
 }
@@ -76,12 +82,20 @@ export function splitListen(listen: string): { host: string; port: number } {
 
 /** Starts the receiver; resolves once it listens. */
 export async function startReceiver(o: ReceiverOptions): Promise<Receiver> {
+  const digest = o.credentials.auth === 'digest' ? new DigestAuth({ now: Date.now }) : undefined;
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const mailboxId = mailboxOfPath(req.url ?? '', o.credentials);
-    // The authorization is checked even for a wrong path, so both refusals take alike long.
-    const authOk = basicAuthOk(req.headers.authorization, o.credentials);
+    // The authorization is checked even for a wrong path (recording nothing then): both refusals take alike long.
+    const verdict = digest
+      ? digest.verify(req.headers.authorization, req.method ?? '', req.url ?? '', o.credentials, mailboxId !== undefined)
+      : basicAuthOk(req.headers.authorization, o.credentials)
+        ? 'ok'
+        : 'refused';
     if (mailboxId === undefined) return (o.onRefused?.('path'), refuse(res, 404));
-    if (!authOk) return (o.onRefused?.('auth'), refuse(res, 401, { 'www-authenticate': 'Basic realm="gridsync"' }));
+    if (verdict !== 'ok') {
+      o.onRefused?.(verdict === 'stale' || (digest && req.headers.authorization === undefined) ? 'challenged' : 'auth');
+      return refuse(res, 401, { 'www-authenticate': digest ? digest.challenge(verdict === 'stale') : `Basic realm="${AUTH_REALM}"` });
+    }
     if (req.method !== 'POST') return (o.onRefused?.('method'), refuse(res, 405, { allow: 'POST' }));
     if (Number(req.headers['content-length'] ?? 0) > LIMITS.maxBodyBytes) return (o.onRefused?.('too-large'), refuse(res, 413));
     const body = await readBody(req, LIMITS.maxBodyBytes, LIMITS.bodyTimeoutMs);

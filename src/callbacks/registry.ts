@@ -4,6 +4,7 @@
  * the delivery queue, which holds one entry per registration.
  */
 import { catalog, type GridClient } from '../api/index.js';
+import type { CallbackAuthScheme } from './credentials.js';
 
 export interface Registration {
   readonly callbackId: number;
@@ -13,9 +14,13 @@ export interface Registration {
 }
 
 export interface CallbackAuth {
+  readonly auth: CallbackAuthScheme;
   readonly username: string;
   readonly password: string;
 }
+
+/** The service's `httpAuthType` for a scheme of ours. */
+const HTTP_AUTH_TYPE = { basic: 'Basic', digest: 'Digest' } as const satisfies Record<CallbackAuthScheme, string>;
 
 export interface TestResult {
   readonly httpStatus: number;
@@ -57,7 +62,7 @@ export function restRegistry(client: GridClient): CallbackRegistry {
           url,
           event: 'Parcel',
           mailboxId,
-          httpAuthType: 'Basic',
+          httpAuthType: HTTP_AUTH_TYPE[auth.auth],
           username: auth.username,
           password: auth.password,
         }),
@@ -67,7 +72,7 @@ export function restRegistry(client: GridClient): CallbackRegistry {
         callbackId,
         url,
         status: 'Active',
-        httpAuthType: 'Basic',
+        httpAuthType: HTTP_AUTH_TYPE[auth.auth],
         username: auth.username,
         password: auth.password,
       });

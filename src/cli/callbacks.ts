@@ -22,7 +22,8 @@ import {
   type Receiver,
 } from '../callbacks/index.js';
 import type { Config } from '../config/index.js';
-import { connectService } from '../service/index.js';
+import type { GridClient, SoapClient } from '../api/index.js';
+import { connectService, restBeside } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print, printError, serviceRefusal } from './print.js';
@@ -34,7 +35,7 @@ const USAGE = `usage: gridsync callbacks list|register|remove|test [-c FILE]
   remove    remove our registrations (others are left alone)
   test      have the service call ours and wait for the call to arrive
 
-Needs the callbacks section and api.protocol rest. Exit 0 ok · 1 a mailbox failed · 2 usage or config.`;
+Needs the callbacks section; registers over REST (with api.protocol soap too). Exit 0 ok · 1 a mailbox failed · 2 usage or config.`;
 
 /** How long `test` waits for the service's call to arrive. */
 const TEST_WAIT_MS = 10_000;
@@ -114,26 +115,29 @@ export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, CONFIG_OPTION, true);
     if (!args) return 0;
-    const [verb, ...rest] = args.positionals;
+    const [verb, ...extra] = args.positionals;
     const action = verb === undefined ? undefined : ACTIONS[verb];
-    if (!action || rest.length) throw new UsageError(USAGE);
+    if (!action || extra.length) throw new UsageError(USAGE);
     const cfg = loadConfigOrThrow(args.values.config).config;
     if (!cfg.callbacks) throw new UsageError('the config has no callbacks section (docs/callbacks.md)');
     const service = await connectService(cfg);
+    let rest: GridClient | undefined;
     try {
-      if (!service.rest) throw new UsageError('callbacks are registered over REST only: set api.protocol: rest for this command');
-      const rest = service.rest;
+      // Over SOAP, through REST with the same account: SOAP publishes no callback operations.
+      rest = service.rest ?? restBeside(cfg, service.soap as SoapClient, cfg.callbacks.restUrl);
+      const client = rest;
       const ids = await Promise.all(
         cfg.mailboxes
           .filter((m) => m.inbox)
           .map(async (m) => {
-            const id = m.mailboxId ?? (await rest.sessionContext()).mailboxId;
+            const id = m.mailboxId ?? (await client.sessionContext()).mailboxId;
             if (id === undefined) throw new UsageError('the service names no mailbox for the credential: set mailboxes[].mailboxId');
             return id;
           }),
       );
       const creds = loadCallbackCredentials({
         stateDir: cfg.stateDir,
+        auth: cfg.callbacks.auth,
         username: cfg.callbacks.username,
         passwordFile: cfg.callbacks.passwordFile,
         credentialsDir: process.env.CREDENTIALS_DIRECTORY,
@@ -141,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       });
       const arrivals = new Map<number, () => void>();
       const receiver = verb === 'test' ? await testReceiver(cfg.callbacks, creds, arrivals) : undefined;
-      const ctx: Context = { registry: restRegistry(rest), creds, cfg: cfg.callbacks, arrivals, ownReceiver: receiver !== undefined };
+      const ctx: Context = { registry: restRegistry(client), creds, cfg: cfg.callbacks, arrivals, ownReceiver: receiver !== undefined };
       let failed = 0;
       try {
         for (const id of ids) {
@@ -157,6 +161,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       return failed ? 1 : 0;
     } finally {
+      if (rest !== service.rest) await rest?.close();
       await service.close();
     }
   });

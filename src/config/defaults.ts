@@ -98,6 +98,7 @@ export const DEFAULTS = {
   },
   /** The callback receiver (webhooks of the service). */
   callbacks: {
+    auth: 'basic',
     username: 'gridsync',
     /** A call's body is a small JSON object; anything larger is refused unread. */
     maxBodyBytes: 64 * 1024,
@@ -112,6 +113,10 @@ export const DEFAULTS = {
     announceGraceMs: 10 * SECOND,
     /** Parcels in a row that no callback announced before /readyz and doctor say the calls do not arrive. */
     missedBeforeWarning: 3,
+    /** A Digest nonce the receiver issued is good this long, then the service is asked to take a fresh one. */
+    digestNonceTtlMs: 60 * SECOND,
+    /** Digest nonces held at once; past it the oldest is forgotten (memory stays bounded under a flood). */
+    digestMaxNonces: 1024,
   },
 } as const;
 

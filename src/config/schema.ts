@@ -260,13 +260,24 @@ export const ConfigSchema = z
           .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
           .strict()
           .optional(),
-        /** The Basic-auth user the service sends. */
+        /**
+         * How the service presents the credentials: `basic` sends the password with every call (TLS
+         * hides it); `digest` proves it against a nonce the receiver issued, so it never crosses the wire.
+         */
+        auth: z.enum(['basic', 'digest']).default(DEFAULTS.callbacks.auth),
+        /** The user the service sends. */
         username: z
           .string()
           .regex(/^[^:\s]+$/, 'no colon or white space')
           .default(DEFAULTS.callbacks.username),
-        /** A file holding the Basic-auth password; absent: one is generated and kept in stateDir. */
+        /** A file holding the password; absent: one is generated and kept in stateDir. */
         passwordFile: z.string().min(1).optional(),
+        /**
+         * The service's REST root (without /v2) the callbacks are registered through when
+         * api.protocol is soap (SOAP publishes no callback operations); default: the SOAP
+         * address's origin. Unused with rest.
+         */
+        restUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
       })
       .strict()
       .optional(),

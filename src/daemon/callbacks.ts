@@ -4,7 +4,7 @@
  * into cycles, and parcels that polls find unannounced counted as missed.
  */
 import fs from 'node:fs';
-import { GridClient, type MailboxTransport } from '../api/index.js';
+import { GridClient, type MailboxTransport, type SoapClient } from '../api/index.js';
 import {
   Announcements,
   CallbackSetupError,
@@ -12,16 +12,19 @@ import {
   ensureRegistration,
   isTestCall,
   loadCallbackCredentials,
+  REFUSALS,
   restRegistry,
   splitListen,
   startReceiver,
   type CallbackCredentials,
   type CallbackHealth,
+  type CallbackRegistry,
 } from '../callbacks/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { errorFields } from '../errors/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import type { Logger } from '../log.js';
+import { restBeside } from '../service/index.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { DaemonConfig, MailboxRuntime } from './runtime.js';
 import type { Timers } from './scheduler.js';
@@ -65,11 +68,12 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     calls.inc({ mailbox: m.name }, 0);
     missed.inc({ mailbox: m.name }, 0);
   }
-  for (const reason of ['path', 'auth', 'method', 'too-large', 'body']) refused.inc({ reason }, 0);
+  for (const reason of REFUSALS) refused.inc({ reason }, 0);
 
   try {
     const creds = loadCallbackCredentials({
       stateDir: d.config.stateDir,
+      auth: cfg.auth,
       username: cfg.username,
       passwordFile: cfg.passwordFile,
       credentialsDir: process.env.CREDENTIALS_DIRECTORY,
@@ -77,6 +81,12 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     });
     const { host, port } = splitListen(cfg.listen);
     const tls = cfg.tls ? { cert: fs.readFileSync(cfg.tls.certFile), key: fs.readFileSync(cfg.tls.keyFile) } : undefined;
+    // Over SOAP, through REST with the same account: SOAP publishes no callback operations. Made
+    // first, so that a REST root the client refuses stops the start like any other config error.
+    const rest =
+      d.client instanceof GridClient
+        ? d.client
+        : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
     const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
     const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
     const trigger = new CallbackTrigger(() => d.requestCycle('callback'), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);
@@ -116,7 +126,9 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
         await receiver.close();
       },
     };
-    void registerAll(d, creds, log);
+    void registerAll(d, restRegistry(rest), creds, log)
+      .finally(() => rest !== d.client && rest.close())
+      .catch((err: unknown) => log.warn({ ...errorFields(err) }, 'callback registration stopped'));
     return runtime;
   } catch (err) {
     if (err instanceof CallbackSetupError) throw err; // its own code: doctor checks the same
@@ -125,17 +137,9 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
 }
 
 /** Registers every inbound mailbox; retries a mailbox the service did not accept, until the daemon stops. */
-async function registerAll(d: CallbackDeps, creds: CallbackCredentials, log: Logger): Promise<void> {
+async function registerAll(d: CallbackDeps, registry: CallbackRegistry, creds: CallbackCredentials, log: Logger): Promise<void> {
   const cfg = d.config.callbacks;
   if (!cfg) return;
-  if (!(d.client instanceof GridClient)) {
-    log.warn(
-      { protocol: d.config.api.protocol },
-      'callbacks are registered over REST only; register them with gridsync callbacks register',
-    );
-    return;
-  }
-  const registry = restRegistry(d.client);
   let todo = d.mailboxes.filter((m) => m.inbound);
   for (let attempt = 0; todo.length && !d.signal.aborted; attempt++) {
     const failed: MailboxRuntime[] = [];

@@ -1,7 +1,7 @@
 /**
  * Callback (webhook) delivery, docs/wire.md#callbacks: a `Parcel` event fires when a parcel becomes
  * InBoxReady (and on confirm); each registration scoped to that mailbox, its network or nothing
- * gets a POST with a small JSON payload and Basic auth when configured; non-2xx or no answer is
+ * gets a POST with a small JSON payload and Basic or Digest auth when configured; non-2xx or no answer is
  * retried after the configured gaps, and every attempt is recorded.
  *
  * TLS: callback URLs are https (the service allows nothing else). For a receiver on this machine
@@ -11,6 +11,7 @@
 import { Agent, request } from 'undici';
 import { setTimeout as delay } from 'node:timers/promises';
 import { iso, type World } from './context.js';
+import { digestAuthorization } from './digest.js';
 import { CALLBACK_DELIVERY } from './faults.js';
 
 export interface CallbackRow {
@@ -46,12 +47,14 @@ export interface CallbackEventRow {
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const localAgent = new Agent({ connect: { rejectUnauthorized: false } });
 
-/** One POST to a callback URL; returns the receiver's status and body (0 when it did not answer). */
-export async function post(cb: CallbackRow, payload: string): Promise<{ status: number; body: string }> {
-  const url = new URL(cb.url);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'grid-emulator-callbacks' };
-  if (cb.http_auth_type === 'Basic' && cb.username)
-    headers.authorization = `Basic ${Buffer.from(`${cb.username}:${cb.password ?? ''}`).toString('base64')}`;
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  /** Its WWW-Authenticate values (a 401's challenges). */
+  readonly challenges: readonly string[];
+}
+
+async function send(url: URL, headers: Record<string, string>, payload: string): Promise<Answer> {
   try {
     const res = await request(url, {
       method: 'POST',
@@ -61,10 +64,31 @@ export async function post(cb: CallbackRow, payload: string): Promise<{ status: 
       bodyTimeout: 5000,
       ...(LOOPBACK.has(url.hostname) ? { dispatcher: localAgent } : {}),
     });
-    return { status: res.statusCode, body: (await res.body.text()).slice(0, 2000) };
+    const www = res.headers['www-authenticate'];
+    return {
+      status: res.statusCode,
+      body: (await res.body.text()).slice(0, 2000),
+      challenges: www === undefined ? [] : Array.isArray(www) ? www : [www],
+    };
   } catch (err) {
-    return { status: 0, body: (err as Error).message };
+    return { status: 0, body: (err as Error).message, challenges: [] };
   }
+}
+
+/**
+ * One delivery to a callback URL; returns the receiver's status and body (0 when it did not answer).
+ * Digest takes two requests, as with any HTTP client: the first draws the 401 and its challenge,
+ * the second answers it.
+ */
+export async function post(cb: CallbackRow, payload: string): Promise<{ status: number; body: string }> {
+  const url = new URL(cb.url);
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'grid-emulator-callbacks' };
+  if (cb.http_auth_type === 'Basic' && cb.username)
+    headers.authorization = `Basic ${Buffer.from(`${cb.username}:${cb.password ?? ''}`).toString('base64')}`;
+  const first = await send(url, headers, payload);
+  if (cb.http_auth_type !== 'Digest' || !cb.username || first.status !== 401) return first;
+  const authorization = digestAuthorization(first.challenges, cb.username, cb.password ?? '', 'POST', url.pathname + url.search);
+  return authorization ? send(url, { ...headers, authorization }, payload) : first;
 }
 
 /** Fires `event` for a parcel of `mailboxId`: one recorded delivery per matching registration. */

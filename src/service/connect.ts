@@ -41,6 +41,30 @@ export type ServiceConfig = Pick<Config, 'api' | 'emulator' | 'stateDir'>;
  */
 export const embeddedDataFile = (cfg: ServiceConfig): string => cfg.emulator.dataFile ?? path.join(cfg.stateDir, 'emulator.sqlite');
 
+/** What either client is built with: the configured account, attempts, connections, timeouts and limits. */
+function transportOf(cfg: ServiceConfig, options: ServiceOptions) {
+  return {
+    auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
+    maxAttempts: options.maxAttempts ?? cfg.api.maxAttempts,
+    connections: cfg.api.connections,
+    timeouts: { ...cfg.api.timeouts, ...options.timeouts },
+    limits: cfg.api.limits,
+    allowInsecureHttp: cfg.api.allowInsecureHttp,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.onRateLimitPause ? { onRateLimitPause: options.onRateLimitPause } : {}),
+  };
+}
+
+/**
+ * A REST client of the same account beside a SOAP one, for what the service publishes over REST
+ * only (callback registration). Both protocols share one account store and an API key is valid on
+ * both, so the configured credentials serve. `restUrl` is the REST root; default the SOAP address's
+ * origin (where the embedded emulator serves both). The caller closes it.
+ */
+export function restBeside(cfg: ServiceConfig, soap: SoapClient, restUrl?: string, options: ServiceOptions = {}): GridClient {
+  return new GridClient({ baseUrl: restUrl ?? soap.url.origin, ...transportOf(cfg, options) });
+}
+
 export async function connectService(cfg: ServiceConfig, options: ServiceOptions = {}): Promise<ServiceConnection> {
   let emulator: { url: string; dataFile: string; close(): Promise<void> } | undefined;
   let baseUrl = cfg.api.baseUrl;
@@ -56,16 +80,7 @@ export async function connectService(cfg: ServiceConfig, options: ServiceOptions
     emulator = { url: emu.url, dataFile, close: () => emu.close() };
     baseUrl = emu.url;
   }
-  const transport = {
-    auth: cfg.api.apiKey ? { apiKey: cfg.api.apiKey } : { login: cfg.api.login as string, password: cfg.api.password as string },
-    maxAttempts: options.maxAttempts ?? cfg.api.maxAttempts,
-    connections: cfg.api.connections,
-    timeouts: { ...cfg.api.timeouts, ...options.timeouts },
-    limits: cfg.api.limits,
-    allowInsecureHttp: cfg.api.allowInsecureHttp,
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.onRateLimitPause ? { onRateLimitPause: options.onRateLimitPause } : {}),
-  };
+  const transport = transportOf(cfg, options);
   let soap: SoapClient | undefined;
   let rest: GridClient | undefined;
   try {

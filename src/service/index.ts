@@ -1,3 +1,3 @@
 /** The configured service (embedded emulator + client): what the daemon and the commands connect to. */
-export { connectService, embeddedDataFile } from './connect.js';
+export { connectService, embeddedDataFile, restBeside } from './connect.js';
 export type { ServiceConfig, ServiceConnection, ServiceOptions } from './connect.js';

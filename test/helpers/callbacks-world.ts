@@ -72,7 +72,9 @@ export interface DaemonHandle {
 export interface DaemonOptions {
   readonly poll: string;
   /** false: polling only. */
-  readonly callbacks?: { port: number; publicUrl?: string } | false;
+  readonly callbacks?: { port: number; publicUrl?: string; auth?: 'basic' | 'digest' } | false;
+  /** `soap`: the daemon talks SOAP to the emulator (default rest). */
+  readonly protocol?: 'rest' | 'soap';
   readonly mailboxId?: number;
   /** A fixed port for /readyz and /metrics (default: any free one). */
   readonly httpPort?: number;
@@ -83,7 +85,7 @@ export function writeConfig(w: CallbackWorld, name: string, o: DaemonOptions): s
   const base = path.join(w.dir, name);
   fs.mkdirSync(base, { recursive: true });
   const config = {
-    api: { baseUrl: w.emuUrl, apiKey: `demo-key-${o.mailboxId ?? 1001}` },
+    api: { baseUrl: w.emuUrl, apiKey: `demo-key-${o.mailboxId ?? 1001}`, ...(o.protocol ? { protocol: o.protocol } : {}) },
     stateDir: './state',
     log: { level: 'info', pretty: false },
     http: { enabled: true, port: o.httpPort ?? 0 },
@@ -94,6 +96,7 @@ export function writeConfig(w: CallbackWorld, name: string, o: DaemonOptions): s
             listen: `127.0.0.1:${o.callbacks.port}`,
             publicUrl: o.callbacks.publicUrl ?? `https://127.0.0.1:${o.callbacks.port}/gridsync/callbacks`,
             tls: { certFile: w.certFile, keyFile: w.keyFile },
+            ...(o.callbacks.auth ? { auth: o.callbacks.auth } : {}),
           },
         }
       : {}),

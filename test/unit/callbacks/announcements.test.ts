@@ -27,6 +27,19 @@ describe('Announcements', () => {
     expect(a.health()).toMatchObject({ missed: 3, missedInARow: 0 });
   });
 
+  it('the call for a confirm (our own, coming back) does not announce the parcel it names', () => {
+    let now = 0;
+    const a = new Announcements(() => now, 1000);
+    a.placed(1001, 7); // its ready call never came
+    a.heard(1001, { event: 'Parcel', parcelId: 7, status: 'InBoxTransferred' });
+    a.heard(1001, { event: 'Parcel', status: 'InBoxTransferred' });
+    a.heard(1001, { event: 'Parcel', parcelId: 8, status: 'InBoxReady' });
+    a.placed(1001, 8);
+    now = 2000;
+    expect(a.sweep()).toEqual([1001]);
+    expect(a.health()).toMatchObject({ missed: 1, calls: 3 });
+  });
+
   it('a test call announces nothing', () => {
     let now = 0;
     const a = new Announcements(() => now, 1000);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { basicAuthOk, callbackUrl, isOwnUrl, mailboxOfPath } from '../../../src/callbacks/verify.js';
 
-const creds = { username: 'gridsync', password: 'Pw-_9xyz', pathSecrets: new Map([[1001, 's3cr3t-_A']]) };
+const creds = { auth: 'basic' as const, username: 'gridsync', password: 'Pw-_9xyz', pathSecrets: new Map([[1001, 's3cr3t-_A']]) };
 const basic = (u: string, p: string): string => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 describe('callback verification', () => {
