@@ -152,7 +152,7 @@ export class RunCycle {
       observeCycle(watch, metrics, rt.logger, m.name, 'out', { deferred: r.deferred, progressed: r.archived + r.rejected + r.failed });
     }
     // Stopped deliveries are no success: the alerts must fire for them as for an outage.
-    const ok = !watch.stuck().some((s) => s.mailbox === m.name);
+    const ok = !watch.isStuck(m.name);
     metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
     if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
   }

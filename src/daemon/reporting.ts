@@ -31,7 +31,7 @@ export function observeCycle(
 ): void {
   const t = watch.observe(mailbox, direction, o);
   metrics.stuckCycles.set({ direction, mailbox }, watch.cycles(mailbox, direction));
-  metrics.stuck.set({ direction, mailbox }, watch.stuck().some((s) => s.mailbox === mailbox && s.direction === direction) ? 1 : 0);
+  metrics.stuck.set({ direction, mailbox }, watch.isStuck(mailbox, direction) ? 1 : 0);
   if (t?.kind === 'stuck') {
     logger.error(
       { mailbox, direction, cycles: t.state.cycles, waiting: t.state.waiting, reason: t.state.reason },

@@ -64,6 +64,12 @@ export class DeliveryWatch {
       });
   }
 
+  /** Whether this mailbox (either direction, or the one given) is stuck: per mailbox and cycle, so no walk over all of them. */
+  isStuck(mailbox: string, direction?: Direction): boolean {
+    const stuck = (d: Direction): boolean => this.state.get(`${mailbox}\0${d}`)?.stuck === true;
+    return direction ? stuck(direction) : stuck('in') || stuck('out');
+  }
+
   /** Consecutive cycles without a delivery while items wait (0 when moving). */
   cycles(mailbox: string, direction: Direction): number {
     return this.state.get(`${mailbox}\0${direction}`)?.cycles ?? 0;

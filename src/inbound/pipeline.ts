@@ -200,7 +200,6 @@ export class InboundPipeline {
 
   private async cycle(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
     const opts = signal ? { signal } : {};
-    await fs.promises.mkdir(this.stagingDir, { recursive: true });
     this.heldLocally.clear();
     const pending = await this.options.client.pendingInbox(this.mailboxId, opts);
     this.noteUnreadable(pending.unreadable);
@@ -282,6 +281,8 @@ export class InboundPipeline {
 
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     if (rows.length === 0) return;
+    // Recreated if removed meanwhile; only with something to stage, so that an idle poll makes no file call.
+    await fs.promises.mkdir(this.stagingDir, { recursive: true });
     const queue = new PQueue({ concurrency: this.downloads.limit });
     const unfollow = this.downloads.follow(queue);
     this.spaceLeft = undefined;

@@ -1,8 +1,8 @@
 // `gridsync once` as a nightly cron job runs it, from the outside (the built CLI as a child
 // process): a "once started" line first in its log; mailboxes drained side by side, proven by a
-// scripted service (not our emulator) that sees two mailboxes' pending lists in flight at once;
-// and a service unreachable from the start ends the run early with a clear error and exit 1,
-// instead of retrying for once.drainTimeout.
+// scripted service (not our emulator) that sees two mailboxes' pending lists in flight at once,
+// and never more than ONCE_MAILBOX_CONCURRENCY; and a service unreachable from the start ends the
+// run early with a clear error and exit 1, instead of retrying for once.drainTimeout.
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { startCli } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ServedRequest } from '../../helpers/scripted-service.js';
 import { x12 } from '../../helpers/edi.js';
+import { ONCE_MAILBOX_CONCURRENCY } from '../../../src/daemon/index.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -76,6 +77,34 @@ describe('gridsync once, as a nightly job', () => {
     const lines = logLines(done.stdout);
     expect(lines[0]).toMatchObject({ msg: 'once started', mailboxes: 3, drainTimeoutMs: 300_000 });
     expect(lines[0]?.config).toBe(w.configFile);
+  }, 60_000);
+
+  it('drains at most ONCE_MAILBOX_CONCURRENCY mailboxes at a time', async () => {
+    const svc = await startScriptedService();
+    cleanups.push(() => svc.close());
+    // Every pending list is held a while: more mailboxes than the bound all start at once unless
+    // the drain bounds them, and a sequential drain never has two in flight.
+    let inFlight = 0;
+    let maxInFlight = 0;
+    svc.variants.fault = async (req: ServedRequest, res) => {
+      if (req.path !== '/v2/parcels/pending-inbox-list') return false;
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      inFlight--;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: true, data: [], errorCode: '', message: '' }));
+      return true;
+    };
+    const ids = Array.from({ length: ONCE_MAILBOX_CONCURRENCY + 4 }, (_, i) => 1001 + i);
+    const w = world({
+      api: { baseUrl: svc.url, apiKey: svc.apiKey },
+      mailboxes: ids.map((id) => ({ mailboxId: id, inbox: { dir: `./in-${id}` } })),
+    });
+    const done = await startCli(['once', '-c', w.configFile], {}, w.dir).exited;
+    expect(done.code, done.stderr).toBe(0);
+    expect(maxInFlight).toBeGreaterThanOrEqual(2);
+    expect(maxInFlight).toBeLessThanOrEqual(ONCE_MAILBOX_CONCURRENCY);
   }, 60_000);
 
   it('a service unreachable from the start ends the run early, with the reason and exit 1', async () => {
