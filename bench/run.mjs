@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { callbackLatency } from './callbacks.mjs';
+import { coldOnce } from './cold-once.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `--against DIR` (another checkout, built): its gridsync is measured too, interleaved in the same
@@ -861,7 +862,7 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,cold,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
@@ -891,6 +892,8 @@ async function main() {
     latency: quick ? 50 : 200,
     idleSeconds: quick ? 15 : 60,
     journalRows: quick ? 200_000 : 1_000_000,
+    /** A cold `once` per direction: items per run (issue #27 measures 2,000). */
+    cold: quick ? 500 : 2000,
     /** WAN rows: items per burst (issue #27 asks for 2,000: BENCH_WAN_ITEMS=2000; the default keeps a run short). */
     wan: Number(process.env.BENCH_WAN_ITEMS ?? (quick ? 200 : 400)),
     wanLatencies: [20, 80],
@@ -972,6 +975,48 @@ async function main() {
         if (against) burstRow(`${d.dir} gridsync of ${path.basename(path.dirname(against))}/, c${c}`, res[`against${c}`], ideal, naive);
         burstRow(`${d.dir} gridsync, c${c}`, res[`gridsync${c}`], ideal, naive, { direction: d.dir, concurrency: c });
       }
+      await emu.close();
+    }
+  }
+  if (want('cold')) {
+    // A cold `gridsync once` per direction (issue #27), start-up subtracted, beside the checkout of
+    // --against in the same run, interleaved run by run; a fresh emulator per direction, so that
+    // the outbound run's uploads never show up in an inbound run's pending list.
+    const n = size.cold;
+    for (const dir of ['inbound', 'outbound']) {
+      const emu = await startEmulatorProcess();
+      const measure = async (cli) => {
+        const root = await fsp.mkdtemp(path.join(benchRoot(), 'gridsync-bench-cold-'));
+        return coldOnce({
+          cliPath: cli,
+          url: emu.url,
+          apiKey: KEY,
+          mailboxId: MAILBOX,
+          direction: dir,
+          n,
+          root,
+          prepare: (dirs, k) =>
+            dir === 'inbound' ? injectMany(emu.url, k, 5 * 1024, path.basename(root)) : writeOutboxFiles(dirs.outbox, k, 5 * 1024),
+          check: async (dirs) => (await fsp.readdir(dir === 'inbound' ? dirs.inbox : dirs.sent)).length,
+        });
+      };
+      const ours = [];
+      const theirs = [];
+      for (let i = 0; i < runs; i++) {
+        ours.push(await measure(cliPath));
+        if (against) theirs.push(await measure(path.join(against, 'cli', 'main.js')));
+      }
+      const figure = (who) => `${dir} cold \`once\`${who}: CPU ms/item, start-up subtracted, ${n} × 5 KB`;
+      if (against)
+        row(figure(` of ${path.basename(path.dirname(against))}/`), stat(theirs, 'cpuMsPerItem'), null, null, {
+          startupCpuMs: stat(theirs, 'startupCpuMs'),
+          perSecond: stat(theirs, 'perSecond'),
+        });
+      row(figure(''), stat(ours, 'cpuMsPerItem'), null, null, {
+        cold: dir,
+        startupCpuMs: stat(ours, 'startupCpuMs'),
+        perSecond: stat(ours, 'perSecond'),
+      });
       await emu.close();
     }
   }
@@ -1286,6 +1331,27 @@ function targets(bursts, rows) {
       met: b.vsIdeal >= 0.75,
     });
   }
+  // A warm daemon (issue #27): gridsync's CPU per item within 1.3× of what any durable client must
+  // spend in the same run — the ideal client's requests plus the durable floor's file steps.
+  const floor = bursts.find((x) => x.figure.startsWith('durable floor'));
+  for (const b of bursts.filter((x) => x.concurrency === 8 && floor)) {
+    const ideal = bursts.find((x) => x.figure.startsWith(`${b.direction} ideal client, c8`));
+    if (!ideal) continue;
+    const bound = 1.3 * (ideal.cpuMsPerItem.median + floor.cpuMsPerItem.median);
+    out.push({
+      what: `${b.direction} c8 warm gridsync CPU per item vs 1.3 × (ideal client + durable floor)`,
+      value: `${f(b.cpuMsPerItem.median)} ms`,
+      target: `≤ ${f(bound)} ms`,
+      met: b.cpuMsPerItem.median <= bound,
+    });
+  }
+  for (const r of rows.filter((x) => x.cold))
+    out.push({
+      what: `${r.cold} cold once CPU per item, start-up subtracted`,
+      value: `${f(r.median)} ms`,
+      target: '≤ 1.5 ms',
+      met: r.median <= 1.5,
+    });
   for (const b of bursts.filter((x) => x.wan)) {
     out.push({
       what: `${b.wan.label}: gridsync vs the ideal client`,

@@ -5,6 +5,7 @@
  * of the connection; it trips these. Whichever limit fires aborts the attempt's signal and the
  * attempt fails with a GridTransportError naming that limit.
  */
+import { setMaxListeners } from 'node:events';
 import { GridTransportError } from './errors.js';
 
 export interface AttemptLimits {
@@ -35,7 +36,13 @@ export async function withAttemptLimits<T>(
     ctl.abort();
   };
   const onAbort = (): void => ctl.abort();
-  outer?.addEventListener('abort', onAbort, { once: true });
+  if (outer) {
+    // One signal (a cycle's, the daemon's) is shared by every call in flight — up to
+    // api.connections of them, each removing its listener when it ends — which is no leak: without
+    // this, node warned about one on stderr (a cron job's mail) at the 11th.
+    setMaxListeners(0, outer);
+    outer.addEventListener('abort', onAbort, { once: true });
+  }
   let deadline: NodeJS.Timeout | undefined;
   const armDeadline = (): void => {
     if (limits.deadlineMs === undefined || deadline) return;

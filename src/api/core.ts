@@ -8,6 +8,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULTS } from '../config/defaults.js';
 import { withAttemptLimits, type AttemptControl } from './attempt-limits.js';
+import { recordAttemptOn } from './attempt-record.js';
 import { HttpChannel, type HttpTimeouts } from './http.js';
 import { ContentIntegrityError, DownloadRoomError } from './errors.js';
 import { RateGate } from './rate-gate.js';
@@ -110,7 +111,7 @@ export class ClientCore<C> {
     kind: AttemptKind,
     attempt: (credential: C | undefined, control: AttemptControl) => Promise<T>,
   ): Promise<T> {
-    return this.loop.run(options, (credential) =>
+    return this.loop.run(options, (credential, record) =>
       withAttemptLimits(
         options.endpoint,
         options.signal,
@@ -119,7 +120,10 @@ export class ClientCore<C> {
               minRate: { bytesPerSecond: this.limits.minBytesPerSecond, windowMs: this.limits.rateWindowMs, progress: kind.transfer },
             }
           : { deadlineMs: this.callMs, deadlineArmed: 'upload' in kind },
-        (control) => attempt(credential, control),
+        (control) => {
+          recordAttemptOn(control.signal, record);
+          return attempt(credential, control);
+        },
       ),
     );
   }

@@ -67,7 +67,7 @@ export class HttpChannel {
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...headers,
     };
-    noteRequest(method);
+    noteRequest(signal, method);
     try {
       const res = await this.pool.request({
         path: this.prefix + path,
@@ -77,7 +77,7 @@ export class HttpChannel {
         signal,
       });
       this.clock.note(res.headers.date);
-      noteRequest(method, res.statusCode);
+      noteRequest(signal, method, res.statusCode);
       return res;
     } catch (err) {
       throw toTransportError(endpointName, err);

@@ -9,7 +9,7 @@ import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
 import type { RateGate } from './rate-gate.js';
 import { scrubError } from './redact.js';
 import { errorFields } from '../errors/index.js';
-import { recordingAttempt, type AttemptRecord } from './attempt-record.js';
+import type { AttemptRecord } from './attempt-record.js';
 
 /**
  * How a protocol authenticates an attempt: REST sends headers, SOAP a SessionID in the envelope.
@@ -67,8 +67,11 @@ export interface RetryLoopDeps<C> {
 export class RetryLoop<C> {
   constructor(private readonly deps: RetryLoopDeps<C>) {}
 
-  /** `attempt` receives the credential, or undefined for a call without auth. */
-  async run<T>(options: RetryOptions, attempt: (credential: C | undefined) => Promise<T>): Promise<T> {
+  /**
+   * `attempt` receives the credential, or undefined for a call without auth, and the record its
+   * requests report to (method, status) for the attempt's debug line.
+   */
+  async run<T>(options: RetryOptions, attempt: (credential: C | undefined, record: AttemptRecord) => Promise<T>): Promise<T> {
     const { endpoint, idempotent, signal } = options;
     const d = this.deps;
     if (d.isClosed()) throw new GridConfigError('the client is closed', endpoint);
@@ -80,7 +83,7 @@ export class RetryLoop<C> {
       let credential: C | undefined;
       try {
         credential = options.auth ? await d.credentials.current() : undefined;
-        const value = await recordingAttempt(record, () => attempt(credential));
+        const value = await attempt(credential, record);
         this.logAttempt(endpoint, n, attemptStart, record, 'ok');
         return value;
       } catch (thrown) {

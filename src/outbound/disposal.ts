@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import {
+  type DirHandle,
   ensureDirDurable,
   exists,
   freeName,
@@ -90,7 +91,27 @@ export async function readErrorReport(file: string): Promise<Partial<ErrorReport
 }
 
 export class Disposal {
+  /**
+   * sentDir itself, held open while archives into it are under way: a burst opens it once and its
+   * archives share the directory's fsyncs (one open, fsync and close per file before). Let go as
+   * soon as none is under way, so a share mounted over it later is seen.
+   */
+  private sentRoot: { readonly dir: Promise<DirHandle>; users: number } | undefined;
+
   constructor(private readonly ctx: OutboxContext) {}
+
+  private async inSentRoot(sentDir: string, use: (dir: DirHandle) => Promise<void>): Promise<void> {
+    const held = (this.sentRoot ??= { dir: openDirInside(sentDir, '', { create: true, mode: 0o777 }), users: 0 });
+    held.users++;
+    try {
+      await use(await held.dir);
+    } finally {
+      if (--held.users === 0) {
+        if (this.sentRoot === held) this.sentRoot = undefined;
+        await held.dir.then((d) => d.close()).catch(() => undefined);
+      }
+    }
+  }
 
   /** uploaded → archived: move to sentDir (or delete), journalled after the rename. */
   async archive(row: OutboundRow): Promise<void> {
@@ -119,15 +140,25 @@ export class Disposal {
           const sub = path.dirname(rel) === '.' ? '' : path.dirname(rel);
           // Folders it creates get the umask's mode, as mkdir -p gave them before.
           await ensureDirDurable(cfg.sentDir, calls);
-          const dir = await openDirInside(cfg.sentDir, sub, { create: true, mode: 0o777 });
-          try {
-            const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
-            finalPath = path.join(cfg.sentDir, sub, name);
-            await moveDurable(processing, dir.at(name), calls, dir);
-          } catch (err) {
-            throw dir.shownError(err);
-          } finally {
-            await dir.close();
+          const sentDir = cfg.sentDir;
+          const moveInto = async (dir: DirHandle): Promise<void> => {
+            try {
+              const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
+              finalPath = path.join(sentDir, sub, name);
+              await moveDurable(processing, dir.at(name), calls, dir);
+            } catch (err) {
+              throw dir.shownError(err);
+            }
+          };
+          if (sub === '') await this.inSentRoot(sentDir, moveInto);
+          else {
+            // Sub-folders are walked again for each file (one may have been swapped for a link since).
+            const dir = await openDirInside(sentDir, sub, { create: true, mode: 0o777 });
+            try {
+              await moveInto(dir);
+            } finally {
+              await dir.close();
+            }
           }
         }
         crashPoint('out.archive-renamed');

@@ -132,7 +132,11 @@ export class OutboundPipeline {
     };
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
-    this.scanner = new OutboxScanner(this.ctx, this.disposal, () => void this.enqueueJournalWork());
+    this.scanner = new OutboxScanner(
+      this.ctx,
+      this.disposal,
+      (claimed) => void (claimed ? this.enqueue(claimed) : this.enqueueJournalWork()),
+    );
     // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
     // next files' commits and checks are done by the time an upload slot frees.
     this.queue = new PQueue({ concurrency: FILES_PER_UPLOAD_SLOT * this.sender.uploads.limit });
@@ -237,27 +241,33 @@ export class OutboundPipeline {
 
   /** Queues every row that has work left (claimed, uploading, uploaded, erroring). */
   private async enqueueJournalWork(): Promise<void> {
-    for (const row of await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
+    const rows = await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
       'claiming',
       'claimed',
       'uploading',
       'uploaded',
       'erroring',
-    ])) {
-      if (this.queued.has(row.id)) continue;
-      this.queued.add(row.id);
+    ]);
+    this.enqueue(rows.map((r) => r.id));
+  }
+
+  /** Queues these rows, each unless already queued; `drive` takes each from whatever state it is in. */
+  private enqueue(ids: readonly number[]): void {
+    for (const id of ids) {
+      if (this.queued.has(id)) continue;
+      this.queued.add(id);
       void this.queue
         .add(async () => {
           let after: Promise<void> | undefined;
           try {
-            after = (await this.drive(row.id)).after;
+            after = (await this.drive(id)).after;
           } finally {
             // A row stays queued until its archive is done too: a rescan must not drive it twice.
-            if (after) this.trail(after.finally(() => this.queued.delete(row.id)));
-            else this.queued.delete(row.id);
+            if (after) this.trail(after.finally(() => this.queued.delete(id)));
+            else this.queued.delete(id);
           }
         })
-        .catch((err: unknown) => this.ctx.logger.error({ id: row.id, ...errorFields(err) }, 'outbound task failed unexpectedly'));
+        .catch((err: unknown) => this.ctx.logger.error({ id, ...errorFields(err) }, 'outbound task failed unexpectedly'));
     }
   }
 

@@ -52,11 +52,15 @@ export class OutboxScanner {
   private rescanSoon = false;
   private running = false;
 
-  /** `onScanned` runs after each group of claims and after each scan of `run` mode: the pipeline queues what was claimed. */
+  /**
+   * `onScanned` runs after each group of claims with the journal ids of that group, and after each
+   * scan of `run` mode without: the pipeline queues what was claimed (the group's rows only — a
+   * drop of thousands would otherwise read every unfinished row back once per group).
+   */
   constructor(
     private readonly ctx: OutboxContext,
     private readonly disposal: Disposal,
-    private readonly onScanned: () => void,
+    private readonly onScanned: (claimed?: readonly number[]) => void,
   ) {
     this.isIgnored = outboxIgnore(ctx.cfg);
     this.stability = new StabilityTracker(ctx.cfg.stableMs);
@@ -200,25 +204,26 @@ export class OutboxScanner {
     // Each group's uploads start while the next group is claimed: across a WAN the claims of a
     // big drop would otherwise all come before the first byte goes out.
     for (let i = 0; i < readyFiles.length; i += CLAIM_BATCH) {
-      await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f)));
-      this.onScanned();
+      const ids = await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f)));
+      this.onScanned(ids.filter((id) => id !== undefined));
     }
     return wait;
   }
 
-  /** claiming (journal) → rename into processing → private snapshot → claimed (size, sha256). */
-  private async claim(file: ReadyFile): Promise<void> {
+  /** claiming (journal) → rename into processing → private snapshot → claimed (size, sha256); the row's id once journalled. */
+  private async claim(file: ReadyFile): Promise<number | undefined> {
     let row: OutboundRow;
     const sourceText = typeof file.source === 'string' ? file.source : pathToText(file.source);
     try {
       row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
     } catch (err) {
-      if (err instanceof JournalLeaseLostError) return; // no longer the lease holder: the holder claims it
+      if (err instanceof JournalLeaseLostError) return undefined; // no longer the lease holder: the holder claims it
       this.ctx.logger.error({ file: file.name, ...errorFields(err) }, 'cannot journal the claim; will retry');
-      return;
+      return undefined;
     }
     crashPoint('out.claiming');
     await this.finishClaim(row, file.ino);
+    return row.id;
   }
 
   /**
