@@ -174,6 +174,13 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
         if (n === kinds.length) end = Date.now() + CHAOS_SECONDS * 1000;
         if (Date.now() >= end) break;
         const kind = n < kinds.length ? (kinds[n] as string) : (kinds[rnd.int(2, kinds.length - 1)] as string);
+        // As a supervisor would (systemd's Restart=): an instance that exited on its own — one
+        // started while PostgreSQL was down refuses to run — is started again.
+        for (const i of w.instances)
+          if (!i.running) {
+            log(`${i.name} had exited; started again`);
+            i.start();
+          }
         if (kind === 'sigkill' || kind === 'sigstop') await eventually(holder, 20_000, 'a holder');
         const h = await holder();
         log(`episode ${n}: ${kind} (holder ${h?.name ?? 'none'})`);
@@ -240,6 +247,15 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
           `holdings ended by a refused write ${refusedWrites}, writes refused (live instances' metric) ${refusedNow}, ` +
           `side effects left to the holder ${selfFenced}, upload waits ${uploadWaits}`,
       );
+      // The supervisor's restarts above hide no crash: the only exits allowed are start-up refusals.
+      const crashes = w.instances.flatMap((i) =>
+        fs
+          .readFileSync(i.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => /^\s+at |Uncaught|Unhandled/.test(l))
+          .map((l) => `${i.name}: ${l.trim()}`),
+      );
+      expect(crashes).toEqual([]);
       // Tokens only grow: every takeover (in the order they happened) under a larger token.
       for (let k = 1; k < tokens.length; k++) expect(tokens[k], `takeover ${k}`).toBeGreaterThan(tokens[k - 1] as number);
       for (const ms of failovers) expect(ms).toBeLessThan(LEASE_MS + 2_000);
