@@ -35,7 +35,7 @@ export class LeaseMetrics {
     });
     this.staleWritesRefusedTotal = new Counter({
       name: 'gridsync_lease_stale_writes_refused_total',
-      help: "Holdings of this instance that ended with a journal write refused because another instance had taken the mailbox's lease over (a newer fencing token); the first refused write ends the holding",
+      help: 'Journal writes of this instance refused because its fencing token for the mailbox was stale (another instance had taken the lease over, or this one had lost it); each refused write counts',
       labelNames: ['mailbox'],
       registers,
     });
@@ -76,7 +76,7 @@ export class LeaseMetrics {
     this.held.set({ mailbox }, 0);
   }
 
-  /** A holding ended by a journal write refused for a stale token (`JOURNAL_LEASE_LOST`); the pipelines stop at the first one. */
+  /** One journal write refused for a stale token (`JOURNAL_LEASE_LOST`); the first also ends the holding (`lost`). */
   staleWriteRefused(mailbox: string): void {
     this.staleWritesRefusedTotal.inc({ mailbox });
   }

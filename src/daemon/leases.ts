@@ -47,11 +47,13 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
         return;
       }
       d.metrics.lost(nameOf(mailboxId));
-      if (why === 'write-refused') d.metrics.staleWriteRefused(nameOf(mailboxId));
       log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
     },
     onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
   });
+  // Every refused write, not only the first (which ends the holding): writes already under way
+  // when the lease went are refused too, and each is one the fence stopped.
+  d.leases.onWriteRefused((mailboxId) => d.metrics.staleWriteRefused(nameOf(mailboxId)));
   const view: MailboxLeases = {
     holds: (id) => keeper.mayAct(id),
     takeFresh: (id) => fresh.delete(id),

@@ -93,6 +93,7 @@ function localLeases(owner: string): Leases {
     instances: () => Promise.resolve([owner]),
     retire: () => Promise.resolve(),
     onLost: () => undefined,
+    onWriteRefused: () => undefined,
   };
 }
 

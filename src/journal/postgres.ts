@@ -160,6 +160,7 @@ export class PgJournal implements JournalStore {
   /** Tokens of the leases this instance holds, by mailbox: what every write is fenced with. */
   private readonly held = new Map<number, number>();
   private readonly lostListeners: ((mailboxId: number) => void)[] = [];
+  private readonly refusedListeners: ((mailboxId: number) => void)[] = [];
   private pending: Pending[] = [];
   private flushing = false;
   private flushScheduled = false;
@@ -185,6 +186,7 @@ export class PgJournal implements JournalStore {
       instances: async () => (await this.all<{ name: string }>(INSTANCES_SQL)).map((r) => r.name),
       retire: async () => void (await this.maintain(RETIRE_SQL, INSTANCE_KEY(this.owner))),
       onLost: (listener) => void this.lostListeners.push(listener),
+      onWriteRefused: (listener) => void this.refusedListeners.push(listener),
     };
   }
 
@@ -308,8 +310,10 @@ export class PgJournal implements JournalStore {
     }
     batch.forEach((p, i) => {
       const r = results[i] as Outcome;
-      if (r.ok) p.resolve(r.value);
-      else p.reject(r.value);
+      if (r.ok) return p.resolve(r.value);
+      // Counted on the final outcome: an item replayed in savepoints was refused once, not twice.
+      if (r.value instanceof JournalLeaseLostError) for (const l of this.refusedListeners) l(r.value.mailboxId);
+      p.reject(r.value);
     });
     this.endFlush();
   }

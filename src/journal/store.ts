@@ -82,6 +82,8 @@ export interface Leases {
   retire(): Promise<void>;
   /** Called once each time this instance learns it lost a mailbox's lease (a refused write, a failed renewal). */
   onLost(listener: (mailboxId: number) => void): void;
+  /** Called for every journal write (a commit) refused because this instance's token for the mailbox is stale or gone. */
+  onWriteRefused(listener: (mailboxId: number) => void): void;
 }
 
 export interface JournalStore {

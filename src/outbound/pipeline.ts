@@ -132,11 +132,13 @@ export class OutboundPipeline {
     };
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
-    this.scanner = new OutboxScanner(
-      this.ctx,
-      this.disposal,
-      (claimed) => void (claimed ? this.enqueue(claimed) : this.enqueueJournalWork()),
-    );
+    // The journal may be out of reach (a PostgreSQL restart): the rows stay, the next scan queues them.
+    this.scanner = new OutboxScanner(this.ctx, this.disposal, (claimed) => {
+      if (claimed) return this.enqueue(claimed);
+      this.enqueueJournalWork().catch((err: unknown) =>
+        this.ctx.logger.warn({ ...errorFields(err) }, 'outbox rows not queued: the journal cannot be read; the next scan tries again'),
+      );
+    });
     // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
     // next files' commits and checks are done by the time an upload slot frees.
     this.queue = new PQueue({ concurrency: FILES_PER_UPLOAD_SLOT * this.sender.uploads.limit });

@@ -10,10 +10,13 @@
  *
  * Oracle: every parcel exactly once in the inbox and confirmed, every outbox file exactly once on
  * the service and in sentDir, nothing in errorDir; the fencing tokens only grow; every failover
- * after a holder was killed within the lease + 2 s; the stale-owner paths ran (writes refused,
+ * after a holder was killed or stopped within the lease + 2 s; the stale-owner paths ran (writes refused or
  * side effects self-fenced, pause points reached).
  *
- * About 90 s; GRIDSYNC_CHAOS_SECONDS sets the chaos phase (default 20: the seven fault kinds once each), GRIDSYNC_CHAOS_SEED the seed.
+ * Each of the seven fault kinds once (the HTTP faults overlapping the SIGSTOP episode), then random
+ * faults for GRIDSYNC_CHAOS_SECONDS (default 15): about 60 s on a loaded 2-core machine, 90 s in
+ * CI; GRIDSYNC_CHAOS_SEED sets the seed. Each failover's time from the kill to the
+ * next lease taken and to the first parcel the survivor placed is printed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,9 +36,9 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.stop());
 
-const LEASE_MS = 4_000;
-const RENEW_MS = 1_000;
-const CHAOS_SECONDS = Number(process.env.GRIDSYNC_CHAOS_SECONDS ?? 20);
+const LEASE_MS = 3_000;
+const RENEW_MS = 750;
+const CHAOS_SECONDS = Number(process.env.GRIDSYNC_CHAOS_SECONDS ?? 15);
 const SEED = Number(process.env.GRIDSYNC_CHAOS_SEED ?? Date.now() % 1_000_000);
 
 /** Every pause point the source names (`pausePoint('in.before-rename')` in src/, read here). */
@@ -84,11 +87,13 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
   });
 
   it(`nothing lost, nothing doubled, tokens only grow, failover within the lease + 2 s (seed ${SEED})`, async () => {
-    const log = (m: string): void => console.log(`[chaos ${SEED}] ${m}`);
+    const t0 = Date.now();
+    const log = (m: string): void => console.log(`[chaos ${SEED} +${((Date.now() - t0) / 1000).toFixed(1)} s] ${m}`);
     const rnd = prng(SEED);
     const url = await server.createDatabase('chaos');
     const w = await startHaWorld({ journalUrl: url, instances: 3, leaseMs: LEASE_MS, renewMs: RENEW_MS, callMs: 3_000, pollMs: 300 });
     const failovers: number[] = [];
+    const firstPlaced: number[] = [];
     let pausesReached = 0;
     let producing = true;
     let control = 1;
@@ -108,59 +113,102 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
       const live = rows[0];
       return w.instances.find((i) => i.name === live?.owner);
     };
-    /** Waits until a process stops itself at its pause point (or the time is up); wakes it after the lease ran out. */
+    /**
+     * A stopped holder is woken once another instance has taken its mailbox over, within a few
+     * hundred ms: the stale owner's late steps race the new owner's first ones, where only the
+     * fencing token keeps them apart.
+     */
+    const wakeAfterTakeover = async (i: HaInstance, stoppedAt: number): Promise<number> => {
+      const next = await eventually(() => taken(w).find((t) => t.at > stoppedAt && t.who !== i.name), LEASE_MS + 15_000, 'a takeover');
+      await sleep(rnd.int(0, 600));
+      log(`${i.name} stopped; ${next.who} took its mailbox over after ${next.at - stoppedAt} ms; woken ${Date.now() - next.at} ms later`);
+      i.signal('SIGCONT');
+      return next.at - stoppedAt;
+    };
+    /** Waits until a process stops itself at its pause point (or the time is up); wakes it after a takeover. */
     const wakeAfterPause = async (i: HaInstance, maxWaitMs: number): Promise<void> => {
       const end = Date.now() + maxWaitMs;
       while (Date.now() < end && !isStopped(i.proc?.pid)) await sleep(50);
       if (!isStopped(i.proc?.pid)) return log(`${i.name} did not reach its pause point`);
       pausesReached++;
-      log(`${i.name} stopped at its pause point; woken after the lease`);
-      await sleep(LEASE_MS + 1_500);
-      i.signal('SIGCONT');
+      log(`${i.name} stopped at its pause point`);
+      await wakeAfterTakeover(i, Date.now());
     };
-    /** After a holder was killed: the next lease taken by another instance, within the lease + 2 s. */
-    const measureFailover = async (victim: HaInstance, killedAt: number): Promise<void> => {
+    const inboxNow = (): string[] => fs.readdirSync(w.inbox).filter((f) => !f.startsWith('.'));
+    /**
+     * Kills the holder; then the next lease taken by another instance (within the lease + 2 s) and
+     * the first parcel placed after the kill (the producer keeps parcels waiting; only the survivor
+     * can place one).
+     */
+    const killAndFailover = async (victim: HaInstance): Promise<void> => {
+      const before = new Set(inboxNow());
+      const killedAt = Date.now();
+      await victim.kill('SIGKILL');
+      const placed = (async () => {
+        while (Date.now() - killedAt < LEASE_MS + 15_000) {
+          if (inboxNow().some((f) => !before.has(f))) return Date.now() - killedAt;
+          await sleep(20);
+        }
+        return undefined;
+      })();
       const next = await eventually(() => taken(w).find((t) => t.at > killedAt && t.who !== victim.name), LEASE_MS + 15_000, 'a failover');
       failovers.push(next.at - killedAt);
+      const p = await placed;
+      if (p !== undefined) firstPlaced.push(p);
+      log(`failover: ${next.who} took the lease ${next.at - killedAt} ms after the kill, first parcel placed after ${p ?? '(none)'} ms`);
     };
+    let faultsUntil = -1;
     try {
-      for (const i of w.instances) i.start();
+      // The first name is the one the fair share gives the mailbox to (it takes the mailbox back
+      // whenever it is live): armed with both pause points, it stops itself mid-step twice, once
+      // right before a rename and once right before an upload, each the first pause episodes wait for.
+      const [first, ...others] = w.instances as [HaInstance, ...HaInstance[]];
+      first.start({ GRIDSYNC_PAUSE_AT: `in.before-rename:${rnd.int(2, 4)},out.before-upload:${rnd.int(2, 4)}` });
+      for (const i of others) i.start();
       await eventually(() => taken(w).length > 0, 30_000, 'a first holder');
-      const kinds = ['pause-rename', 'pause-upload', 'sigkill', 'sigstop', 'pg-terminate', 'pg-restart', 'http-faults'];
-      const end = Date.now() + CHAOS_SECONDS * 1000;
-      for (let n = 0; Date.now() < end || n < kinds.length; n++) {
+      // A PostgreSQL restart early: a holder that cannot renew while the database is down and
+      // whose journal writes are still queued when it comes back is the stale owner the fence stops.
+      const kinds = ['pause', 'pause', 'pg-restart', 'sigkill', 'http-faults', 'sigstop', 'pg-terminate'];
+      let end = Number.POSITIVE_INFINITY;
+      for (let n = 0; ; n++) {
+        if (n === kinds.length) end = Date.now() + CHAOS_SECONDS * 1000;
+        if (Date.now() >= end) break;
         const kind = n < kinds.length ? (kinds[n] as string) : (kinds[rnd.int(2, kinds.length - 1)] as string);
+        // As a supervisor would (systemd's Restart=): an instance that exited on its own — one
+        // started while PostgreSQL was down refuses to run — is started again.
+        for (const i of w.instances)
+          if (!i.running) {
+            log(`${i.name} had exited; started again`);
+            i.start();
+          }
+        if (kind === 'sigkill' || kind === 'sigstop') await eventually(holder, 20_000, 'a holder');
         const h = await holder();
         log(`episode ${n}: ${kind} (holder ${h?.name ?? 'none'})`);
-        if ((kind === 'pause-rename' || kind === 'pause-upload') && h) {
-          const point = kind === 'pause-rename' ? 'in.before-rename' : 'out.before-upload';
-          const killedAt = Date.now();
-          await h.kill('SIGKILL');
-          await measureFailover(h, killedAt);
-          // Back under its name, it takes the mailbox again (fair share) and stops itself mid-step.
-          h.start({ GRIDSYNC_PAUSE_AT: `${point}:${rnd.int(1, 3)}` });
-          await wakeAfterPause(h, 20_000);
+        if (kind === 'pause') {
+          await wakeAfterPause(first, 30_000);
         } else if (kind === 'sigkill' && h) {
-          const killedAt = Date.now();
-          await h.kill('SIGKILL');
-          await measureFailover(h, killedAt);
+          await killAndFailover(h);
           await sleep(rnd.int(0, 1_000));
           h.start();
         } else if (kind === 'sigstop' && h) {
+          const stoppedAt = Date.now();
           h.signal('SIGSTOP');
-          await sleep(LEASE_MS + rnd.int(500, 2_000));
-          h.signal('SIGCONT');
+          failovers.push(await wakeAfterTakeover(h, stoppedAt));
         } else if (kind === 'pg-terminate') {
           await server.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gridsync'");
         } else if (kind === 'pg-restart') {
-          await server.restart();
+          // Down for up to past a lease: holders cannot renew, and whatever they had queued meets the
+          // database again after someone else may have taken their mailbox.
+          await server.restart(rnd.int(1_000, LEASE_MS + 1_000));
         } else if (kind === 'http-faults') {
+          // On through this episode and the next (the faults overlap another kind of fault).
           await w.setFaults([{ endpoint: '*', rate500: 0.1, rate503: 0.05, resetAfterRate: 0.05, latencyMs: [0, 300] }]);
-          await sleep(rnd.int(2_000, 5_000));
-          await w.setFaults([]);
+          faultsUntil = n + 1;
         }
-        await sleep(rnd.int(1_000, 2_500));
+        if (n === faultsUntil) await w.setFaults([]);
+        await sleep(rnd.int(300, 1_000));
       }
+      await w.setFaults([]);
       producing = false;
       await producer;
       log('chaos over; draining');
@@ -182,17 +230,37 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
 
       const leases = taken(w);
       const tokens = leases.map((t) => t.token);
-      const lostWrites = count(w, (l) => l.code === 'JOURNAL_LEASE_LOST');
+      // The stale-owner paths: a journal write refused for a stale token (it ends the holding), a
+      // side effect a holder past its lease did not start. Hand-backs (fair share) are not counted.
+      const refusedWrites = count(w, (l) => l.code === 'JOURNAL_LEASE_LOST' && l.why === 'write-refused');
+      const selfFenced = count(w, (l) => l.code === 'JOURNAL_LEASE_LOST' && String(l.msg).endsWith('left to the mailbox lease holder'));
       const uploadWaits = count(w, (l) => String(l.msg).startsWith('an upload started by an earlier lease holder'));
+      // Every write the fence refused, as the instances running now count it (a killed run's count is gone).
+      let refusedNow = 0;
+      for (const i of w.instances) {
+        const line = (await i.scrape()).split('\n').find((l) => l.startsWith('gridsync_lease_stale_writes_refused_total{'));
+        refusedNow += Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0);
+      }
       log(
-        `${leases.length} takeovers, tokens ${tokens[0]}..${tokens.at(-1)}, failovers ${failovers.join(', ')} ms, ` +
-          `pauses reached ${pausesReached}, stale-owner events ${lostWrites}, upload waits ${uploadWaits}`,
+        `${leases.length} takeovers, tokens ${tokens[0]}..${tokens.at(-1)}, failovers (kill or SIGSTOP → lease taken) ${failovers.join(', ')} ms, ` +
+          `kill → first parcel placed ${firstPlaced.join(', ')} ms, pause points reached ${pausesReached} of 2, ` +
+          `holdings ended by a refused write ${refusedWrites}, writes refused (live instances' metric) ${refusedNow}, ` +
+          `side effects left to the holder ${selfFenced}, upload waits ${uploadWaits}`,
       );
+      // The supervisor's restarts above hide no crash: the only exits allowed are start-up refusals.
+      const crashes = w.instances.flatMap((i) =>
+        fs
+          .readFileSync(i.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => /^\s+at |Uncaught|Unhandled/.test(l))
+          .map((l) => `${i.name}: ${l.trim()}`),
+      );
+      expect(crashes).toEqual([]);
       // Tokens only grow: every takeover (in the order they happened) under a larger token.
       for (let k = 1; k < tokens.length; k++) expect(tokens[k], `takeover ${k}`).toBeGreaterThan(tokens[k - 1] as number);
       for (const ms of failovers) expect(ms).toBeLessThan(LEASE_MS + 2_000);
       expect(pausesReached).toBeGreaterThan(0);
-      expect(lostWrites).toBeGreaterThan(0);
+      expect(refusedWrites + refusedNow + selfFenced).toBeGreaterThan(0);
     } finally {
       producing = false;
       await producer.catch(() => undefined);

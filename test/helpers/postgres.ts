@@ -23,8 +23,8 @@ export interface PostgresServer {
   createDatabase(name: string): Promise<string>;
   /** Runs one statement as the superuser (pg_terminate_backend, SHOW …). */
   admin<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Stop (immediate: like a crash) and start again on the same port and data. */
-  restart(): Promise<void>;
+  /** Stop (immediate: like a crash) and start again on the same port and data, after `downMs`. */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -104,8 +104,9 @@ export async function startPostgres(): Promise<PostgresServer> {
       await admin(`CREATE DATABASE ${name}`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
-    async restart() {
+    async restart(downMs = 0) {
       stop();
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
       start();
     },
     async stop() {
