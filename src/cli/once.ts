@@ -7,7 +7,6 @@ import { progressLogFields, ProgressView } from './progress.js';
 import { gridsyncVersion } from '../version.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 import { print, printError } from './print.js';
-import { baselineCompilerOnly } from './compiler-tier.js';
 
 const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
 
@@ -43,7 +42,6 @@ export async function main(argv: string[]): Promise<number> {
       print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
       return wouldRefuse(report) ? 1 : 0;
     }
-    baselineCompilerOnly();
     const tty = process.stderr.isTTY === true && !output.quiet;
     // On a terminal the progress lines replace the per-item info lines (--log-level brings them back).
     const logger = loggerFor(loaded, tty ? 'warn' : undefined);
