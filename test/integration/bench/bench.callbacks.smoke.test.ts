@@ -22,7 +22,7 @@ describe('bench: the callbacks row', () => {
       });
       expect(r.stderr).not.toMatch(/Error/);
       expect(r.status).toBe(0);
-      expect(r.stdout).toMatch(/^\| arrival-to-inbox ms with callbacks \(poll 10m, digest\), 2 parcels \| \d+ /m);
+      expect(r.stdout).toMatch(/^\| arrival-to-inbox ms with callbacks \(poll 10m, digest\), 2 parcels \| \d+(\.\d+)? /m);
       expect(r.stdout).toMatch(/^ {2}(met|MISSED) {1,4}arrival-to-inbox latency with callbacks/m);
       const result = JSON.parse(fs.readFileSync(out, 'utf8')) as { rows: { figure: string; median: number; p99: number }[] };
       const row = result.rows.find((x) => x.figure.startsWith('arrival-to-inbox'));
