@@ -346,6 +346,7 @@ export class InboundPipeline {
       }
       if (row?.state === 'placed') {
         const placed = row;
+        await this.placement.mark(placed);
         this.lease.assertMayAct();
         const { committed } = await this.confirmations.confirm(placed, signal);
         // The service has the confirmation; what is left is the journal's commit, which nothing

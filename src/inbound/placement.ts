@@ -45,6 +45,8 @@ export interface PlacementContext {
 export class InboxPlacement {
   /** Final paths taken by parcels in flight in this process, until confirmed or given up. */
   private readonly inFlightPaths = new Set<string>();
+  /** Final paths whose done marker this process wrote (a placed row recovered from a crash is not here). */
+  private readonly marked = new Set<string>();
   /** Final paths of the journal's staged/placed rows when the cycle started: a new parcel must not take one. */
   private reserved = new Set<string>();
   /** The inbox root, held open for one cycle (most templates place into the root). */
@@ -70,7 +72,9 @@ export class InboxPlacement {
 
   /** A parcel confirmed or sent back to be downloaded again: its name is free for later parcels. */
   release(finalPath: string | null): void {
-    if (finalPath !== null) this.inFlightPaths.delete(finalPath);
+    if (finalPath === null) return;
+    this.inFlightPaths.delete(finalPath);
+    this.marked.delete(finalPath);
   }
 
   /** The final path from the template and the collision policy; never outside the inbox root. */
@@ -124,10 +128,11 @@ export class InboxPlacement {
   }
 
   /**
-   * staged → placed: rename the fsynced .part to its final name, fsync the directory, write the
-   * marker. The inbox is written to by others: its sub-folders are walked one component at a time
+   * staged → placed: rename the fsynced .part to its final name, fsync the directory, journal
+   * `placed`. The inbox is written to by others: its sub-folders are walked one component at a time
    * without following a link (a folder swapped for a symlink would carry the parcel elsewhere), and
-   * the rename and the marker resolve against the folder's descriptor, not its path.
+   * the rename resolves against the folder's descriptor, not its path. The done marker comes after
+   * (`mark`).
    */
   async place(row: InboundRow, part: string): Promise<void> {
     const final = row.final_path as string;
@@ -158,7 +163,6 @@ export class InboxPlacement {
       } else {
         throw new StagingLostError(part, final);
       }
-      if (this.ctx.inbox.doneMarker) await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
     } catch (err) {
       if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
       throw new DeferError(`cannot place ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
@@ -167,6 +171,35 @@ export class InboxPlacement {
     }
     await this.ctx.journal.markPlaced(this.ctx.mailboxId, row.parcel_id);
     crashPoint('in.placed');
+  }
+
+  /**
+   * The done marker of a placed parcel, before its confirm. Only once `placed` is durable: the
+   * marker tells the ERP to take the file away, and a restart that found a staged row with neither
+   * its staging file nor its final file would download the parcel again (a second copy). A row
+   * recovered in `placed` gets its marker unless its file is gone (then the ERP has taken it).
+   */
+  async mark(row: InboundRow): Promise<void> {
+    const final = row.final_path as string;
+    if (!this.ctx.inbox.doneMarker || this.marked.has(final)) return;
+    const name = path.basename(final);
+    const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
+    let own: DirHandle | undefined;
+    let dir: DirHandle | undefined;
+    try {
+      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+      if (await this.ctx.calls().exists(dir.at(name))) {
+        this.ctx.lease.assertMayAct();
+        await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
+        crashPoint('in.marked');
+      }
+      this.marked.add(final);
+    } catch (err) {
+      if (err instanceof JournalLeaseLostError) throw err;
+      throw new DeferError(`cannot write the done marker of ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
+    } finally {
+      await own?.close();
+    }
   }
 
   /** The inbox root, opened once per cycle and shared by its parcels. */

@@ -108,7 +108,7 @@ async function scenario(
       'log: { level: warn, pretty: false }',
       'mailboxes:',
       `  - mailboxId: ${2000 + i}`,
-      `    inbox: { dir: ${d.inbox}, concurrency: 2 }`,
+      `    inbox: { dir: ${d.inbox}, doneMarker: true, concurrency: 2 }`,
       `    outbox: { dir: ${d.outbox}, sentDir: ${d.sent}, errorDir: ${d.error}, stableMs: 20, concurrency: 2, gridIdFrom: ${20_000 + i}, gridIdTo: ${30_000 + i} }`,
       '',
     ].join('\n'),
@@ -134,7 +134,10 @@ async function scenario(
     if (listFiles(d.outbox).length === 0 && listFiles(path.join(d.state, 'staging')).length === 0) break;
   }
   const have = new Map<string, number>();
-  for (const f of listFiles(d.inbox)) {
+  const files = listFiles(d.inbox);
+  for (const f of files) {
+    if (f.endsWith('.done')) continue;
+    expect(files, `${point}:${n} marker of ${f}`).toContain(`${f}.done`);
     const h = sha(fs.readFileSync(path.join(d.inbox, f)));
     have.set(h, (have.get(h) ?? 0) + 1);
   }
