@@ -13,6 +13,7 @@
 // Plain ESM JavaScript: it imports the built code from dist/ (npm run bench builds first).
 
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -37,6 +38,15 @@ const { DEFAULTS } = await import(dist('config/defaults.js'));
 const MAX_CONCURRENCY = DEFAULTS.inbox.maxConcurrency;
 /** The client's connections for a gridsync child: its fixed concurrency, or the default pool for `adaptive`. */
 const connectionsFor = (concurrency) => (concurrency === 'adaptive' ? {} : { connections: Math.max(concurrency, 2) });
+
+/** A figure over the runs. @typedef {{ median: number, min: number, max: number }} Stat */
+/**
+ * A burst row of the results: its figures over the runs, the ratios to the baselines, and what the
+ * caller adds (direction, concurrency, items).
+ * @typedef {{ figure: string, cpuMsPerItem: Stat, emulatorCpuMsPerItem: Stat, perSecond: Stat, elu: Stat, vsIdeal?: number, vsNaive?: number, [k: string]: any }} BurstRow
+ */
+/** Any other row of the results: a figure's stat or a concurrency curve, with what the row adds. @typedef {{ figure: string, [k: string]: any }} Row */
+/** The service's JSON answer as the bench reads it (`data` when it wraps one); unchecked. @typedef {any} Answer */
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -75,6 +85,7 @@ async function admin(url, method, p, body) {
     headers: body ? { 'content-type': 'application/json' } : {},
     body: body ? JSON.stringify(body) : undefined,
   });
+  /** @type {Answer} */
   const json = await res.json();
   if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
   return json?.data ?? json;
@@ -124,6 +135,7 @@ function meter() {
  * more for gridsync's larger code than for the baselines — which says little about a burst.
  * `prepare(count, tag)` puts the items in place (parcels injected, files written) before each
  * burst, outside the measured region; the emulator's CPU is read from /proc around it.
+ * @param {{ warm: number, n: number, emulatorPid?: number, prepare: (count: number, tag: string) => Promise<unknown>, burst: (count: number) => Promise<number> }} o
  */
 async function warmThenMeasure({ warm, n, emulatorPid, prepare, burst }) {
   if (warm > 0) {
@@ -242,6 +254,7 @@ const children = {
     const burst = async (count) => {
       let done = 0;
       while (done < count) {
+        /** @type {Answer} */
         const list = await (
           await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })
         ).json();
@@ -283,6 +296,7 @@ const children = {
     const burst = async (count) => {
       let done = 0;
       while (done < count) {
+        /** @type {Answer} */
         const list = await (await post('/v2/parcels/pending-inbox-list', { mailboxId: MAILBOX })).body.json();
         if (!list.data?.length) break;
         let i = 0;
@@ -355,7 +369,10 @@ const children = {
     return r;
   },
 
-  /** gridsync's inbound pipeline: streamed, fsynced, journalled, confirmed. */
+  /**
+   * gridsync's inbound pipeline: streamed, fsynced, journalled, confirmed.
+   * @param {{ url: string, n: number, concurrency: number | 'adaptive', journalRows?: number, warm?: number, emulatorPid?: number, journalUrl?: string }} o
+   */
   async 'inbound-gridsync'({ url, n, concurrency, journalRows = 0, warm = 0, emulatorPid, journalUrl }) {
     const { GridClient } = await import(dist('api/index.js'));
     const { Journal, openJournal } = await import(dist('journal/index.js'));
@@ -525,6 +542,7 @@ const children = {
 
   /** One large parcel downloaded by the inbound pipeline, or streamed raw to /dev/null. */
   async 'large-download'({ url, sizeMb, raw }) {
+    /** @type {Answer} */
     const list = await (
       await fetch(`${url}/v2/parcels/pending-inbox-list`, {
         method: 'POST',
@@ -544,7 +562,7 @@ const children = {
         body: JSON.stringify({ parcelId: parcel.parcelId }),
       });
       const sink = fs.createWriteStream('/dev/null');
-      for await (const chunk of res.body) if (!sink.write(chunk)) await new Promise((r) => sink.once('drain', r));
+      for await (const chunk of res.body) if (!sink.write(chunk)) await once(sink, 'drain');
       sink.end();
       seconds = (performance.now() - t0) / 1000;
     } else {
@@ -688,7 +706,7 @@ async function writeEncodedBody(file, bodyFile, opts) {
   for await (const chunk of fs.createReadStream(file)) {
     const buf = Buffer.concat([carry, chunk]);
     const whole = buf.length - (buf.length % 3);
-    if (!out.write(buf.subarray(0, whole).toString('base64'))) await new Promise((r) => out.once('drain', r));
+    if (!out.write(buf.subarray(0, whole).toString('base64'))) await once(out, 'drain');
     carry = buf.subarray(whole);
   }
   out.write(`${carry.toString('base64')}"}`);
@@ -802,6 +820,7 @@ async function manyMailboxes({ count, pollSeconds, idleSeconds, dist }) {
     return { cpu: (Number(stat[11]) + Number(stat[12])) / 100, rss, at: Date.now() };
   };
   const listCalls = async () => {
+    /** @type {Answer} */
     const requests = await (await fetch(`${emu.url}/_emulator/requests`)).json();
     return (requests.data ?? requests).filter((r) => r.endpoint === 'parcels.pendingInboxList').map((r) => Date.parse(r.at));
   };
@@ -912,10 +931,13 @@ async function main() {
   };
   const cArg = args.indexOf('--concurrency');
   const concurrencies = cArg >= 0 ? args[cArg + 1].split(',').map(Number) : [1, 8];
+  /** @type {Row[]} */
   const rows = [];
+  /** @type {BurstRow[]} */
   const bursts = [];
   /** One burst row: items/s, CPU per item on both sides, event-loop use, ratios to the baselines. */
   const burstRow = (figure, xs, ideal, naive, extra = {}) => {
+    /** @type {BurstRow} */
     const r = {
       figure: `${figure}, ${extra.items ?? size.burst} × 5 KB`,
       cpuMsPerItem: stat(xs, 'cpuMsPerItem'),
@@ -1436,6 +1458,7 @@ async function confirmAll(url) {
   // The raw download left the large parcel pending: reset nothing, just confirm it so the gridsync
   // run downloads the second copy uploaded next.
   const h = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  /** @type {Answer} */
   const list = await (
     await fetch(`${url}/v2/parcels/pending-inbox-list`, { method: 'POST', headers: h, body: JSON.stringify({ mailboxId: MAILBOX }) })
   ).json();
