@@ -1,5 +1,6 @@
 /** The journal: what other folders may import from `src/journal`. */
-export { Journal, JournalLockedError } from './db.js';
+export { Journal } from './db.js';
+export { JournalLockedError } from './sqlite-lock.js';
 export type { OpenJournalOptions } from './db.js';
 export { PgJournal, PG_SCHEMA_VERSION, PG_TIMEOUTS } from './postgres.js';
 export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from './store.js';

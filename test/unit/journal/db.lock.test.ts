@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Journal, JournalLockedError } from '../../../src/journal/db.js';
+import { Journal } from '../../../src/journal/db.js';
+import { JournalLockedError } from '../../../src/journal/sqlite-lock.js';
 import { distUrl, runModuleChild } from '../../helpers/journal-child.js';
 
 let dir: string;

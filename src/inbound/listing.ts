@@ -1,0 +1,100 @@
+/**
+ * The listing step of an inbound cycle: the pending list read, new parcels journalled as `listed`,
+ * confirmed ones listed again judged (redelivery), unreadable entries reported, the waiting told.
+ * The list is a hint of new work, never the truth: the pipeline drives what the journal holds.
+ */
+import type { UnreadableParcel } from '../api/index.js';
+import type { Confirmations } from './confirmations.js';
+import type { InboundContext, InboundCycleResult } from './types.js';
+import { oldestWaitingSeconds } from './waiting.js';
+
+export class InboxListing {
+  /**
+   * Listed parcels gridsync cannot act on (an id above 2^53, no id), from the last listing, keyed
+   * by the id as it arrived: reported in the log once and in `once`'s summary, never skipped silently.
+   */
+  readonly unreadable = new Map<string, { fileName?: string; reason: string; code: string }>();
+
+  constructor(
+    private readonly ctx: InboundContext,
+    private readonly confirmations: Confirmations,
+  ) {}
+
+  /** Reads the pending list and journals what is new; counts into `result`. */
+  async list(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
+    const { ctx } = this;
+    const pending = await ctx.client.pendingInbox(ctx.mailboxId, signal ? { signal } : {});
+    this.noteUnreadable(pending.unreadable);
+    if (pending.omitted > 0) {
+      ctx.logger.warn(
+        { taken: pending.parcels.length, omitted: pending.omitted },
+        'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles',
+      );
+    }
+    ctx.tally(result, 'unreadable', pending.unreadable.length);
+    await this.confirmations.noteListing(pending);
+    const listings: Promise<boolean>[] = [];
+    // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
+    const waiting: (string | undefined)[] = [];
+    const listingBytes: number[] = [];
+    // One read for the whole list: on PostgreSQL a read per parcel was a round trip per parcel.
+    const known = await ctx.journal.getMany(
+      ctx.mailboxId,
+      pending.parcels.map((p) => p.parcelId),
+    );
+    for (const p of pending.parcels) {
+      const row = known.get(p.parcelId);
+      if (row?.state !== 'confirmed') waiting.push(p.created);
+      if (!row) {
+        const listing = ctx.journal.recordListed(ctx.mailboxId, {
+          parcelId: p.parcelId,
+          fileName: p.fileName,
+          ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
+          ...(p.gridIdFrom !== undefined ? { gridIdFrom: p.gridIdFrom } : {}),
+          ...(p.gridIdTo !== undefined ? { gridIdTo: p.gridIdTo } : {}),
+          ...(p.created !== undefined ? { created: p.created } : {}),
+        });
+        // Awaited below with the others; a refusal (a lease lost) meanwhile must not go unhandled.
+        listing.catch(() => undefined);
+        listings.push(listing);
+        listingBytes.push(p.bytes ?? 0);
+      } else if (row.state === 'confirmed') {
+        if (await this.confirmations.isRedelivery(row, signal)) ctx.tally(result, 'redelivered');
+      }
+    }
+    const listed = await Promise.all(listings);
+    ctx.tally(result, 'listed', listed.filter(Boolean).length, {
+      bytes: listed.reduce((n, isNew, i) => n + (isNew ? (listingBytes[i] ?? 0) : 0), 0),
+    });
+    ctx.events.emit('inbound:waiting', {
+      mailbox: ctx.mailbox,
+      count: waiting.length,
+      oldestAgeSeconds: oldestWaitingSeconds(waiting, ctx.now() + (ctx.client.serviceClockOffsetMs?.() ?? 0)),
+    });
+  }
+
+  private noteUnreadable(records: readonly UnreadableParcel[]): void {
+    const before = new Set(this.unreadable.keys());
+    this.unreadable.clear();
+    records.forEach((r, i) => {
+      const key = r.roughId ?? `#${i}`;
+      this.unreadable.set(key, {
+        ...(r.fileName !== undefined ? { fileName: r.fileName } : {}),
+        reason: r.error.message,
+        code: r.error.code,
+      });
+      this.ctx.events.emit('inbound:skipped', {
+        mailbox: this.ctx.mailbox,
+        count: 1,
+        reason: r.error.message,
+        code: r.error.code,
+      });
+      if (!before.has(key)) {
+        this.ctx.logger.error(
+          { code: r.error.code, parcelId: r.roughId, fileName: r.fileName, err: r.error.message },
+          'listed parcel cannot be acted on; it stays on the service',
+        );
+      }
+    });
+  }
+}
