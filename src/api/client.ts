@@ -5,7 +5,9 @@
  */
 import type { Writable } from 'node:stream';
 import type { z } from 'zod';
-import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
+import { auth as authEndpoints } from './catalog/auth.js';
+import { catalog, matchEndpoint, type EndpointDef } from './catalog/index.js';
+import { parcels as parcelEndpoints } from './catalog/parcels.js';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
 import { ClientCore, contentCap, type CoreOptions } from './core.js';

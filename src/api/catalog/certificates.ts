@@ -4,23 +4,21 @@ import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureH
 import { defineGroup, PositiveId } from './endpoint.js';
 
 const commId = PositiveId;
+/** What adding a certificate says in both forms, private (own key) and public (a partner's). */
+const addCertificate = z.object({
+  commId,
+  certType: CertificateType,
+  keyId: IntId.optional(),
+  userId: IntId.optional(),
+  beginUsage: DateTime.optional(),
+  usage: CertificateUsage.optional(),
+});
 
 export const certificates = defineGroup('Certificates', 'certificates', {
   addPrivate: {
     method: 'POST',
     path: '/v2/certificates/add-private',
-    request: z
-      .object({
-        commId,
-        certType: CertificateType,
-        keyId: IntId.optional(),
-        userId: IntId.optional(),
-        beginUsage: DateTime.optional(),
-        usage: CertificateUsage.optional(),
-        cert: z.string().optional(),
-        password: z.string().optional(),
-      })
-      .loose(),
+    request: addCertificate.extend({ cert: z.string().optional(), password: z.string().optional() }).loose(),
     response: CommIDInfo,
     idempotent: false,
     summary: 'Add a private certificate (base64) to a channel.',
@@ -29,18 +27,8 @@ export const certificates = defineGroup('Certificates', 'certificates', {
   addPublic: {
     method: 'POST',
     path: '/v2/certificates/add-public',
-    request: z
-      .object({
-        commId,
-        certType: CertificateType,
-        keyId: IntId.optional(),
-        userId: IntId.optional(),
-        beginUsage: DateTime.optional(),
-        usage: CertificateUsage.optional(),
-        partnerCommId: IntId.optional(),
-        partnerUrl: z.string().optional(),
-        cert: z.string().optional(),
-      })
+    request: addCertificate
+      .extend({ partnerCommId: IntId.optional(), partnerUrl: z.string().optional(), cert: z.string().optional() })
       .loose(),
     response: CommIDInfo,
     idempotent: false,

@@ -90,11 +90,6 @@ export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.Zo
   readonly summary: string;
 }
 
-/** Identity helper that keeps the literal types of one entry. */
-export function endpoint<Req extends z.ZodType, Res extends z.ZodType>(def: EndpointDef<Req, Res>): EndpointDef<Req, Res> {
-  return def;
-}
-
 /** Names of the `{param}` segments of a path, in order. */
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
