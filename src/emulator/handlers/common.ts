@@ -13,28 +13,8 @@ import {
   objectNotFound,
   type HandlerContext,
 } from '../context.js';
-import type { GridIdRow, UserRow } from '../store.js';
+import type { GridIdRow, InterconnectRow, MailboxRow, NetworkRow, UserRow } from '../store.js';
 
-export interface NetworkRow {
-  network_id: number;
-  unique_id: string;
-  company_name: string;
-  status: string;
-  created: string;
-  modified: string;
-}
-export interface MailboxRow extends NetworkRow {
-  mailbox_id: number;
-  auto_ack: number;
-}
-export interface InterconnectRow {
-  interconnect_id: number;
-  grid_id_from: number;
-  grid_id_to: number;
-  status: string;
-  created: string;
-  modified: string;
-}
 export interface CommRow {
   comm_id: number;
   mailbox_id: number;
