@@ -156,6 +156,20 @@ export function notAboveCaller(ctx: HandlerContext, level: string): void {
 }
 
 /** A fresh id from a sequence that survives restarts, skipping ids a seed fixture already used. */
+/** Sets each column whose request field is given (`[field, column]` pairs) on the row `key = id` of `table`. */
+export function updateGiven(
+  ctx: HandlerContext,
+  table: string,
+  key: string,
+  id: number,
+  cols: readonly (readonly [string, string])[],
+): void {
+  for (const [field, col] of cols) {
+    if (ctx.input[field] !== undefined)
+      ctx.world.store.db.prepare(`UPDATE ${table} SET ${col} = ? WHERE ${key} = ?`).run(ctx.input[field], id);
+  }
+}
+
 export function newId(ctx: HandlerContext, table: string, column: string, sequence: string, start: number): number {
   const { store } = ctx.world;
   for (;;) {
