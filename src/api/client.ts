@@ -5,7 +5,9 @@
  */
 import type { Writable } from 'node:stream';
 import type { z } from 'zod';
-import { auth as authEndpoints, catalog, matchEndpoint, parcels as parcelEndpoints, type EndpointDef } from './catalog/index.js';
+import { auth as authEndpoints } from './catalog/auth.js';
+import { catalog, matchEndpoint, type EndpointDef } from './catalog/index.js';
+import { parcels as parcelEndpoints } from './catalog/parcels.js';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
 import { ClientCore, contentCap, type CoreOptions } from './core.js';
@@ -37,7 +39,6 @@ import {
   type UploadCallOptions,
 } from './transport.js';
 import type { LoginResult } from './wire/index.js';
-import { errorFields } from '../errors/index.js';
 
 export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';
@@ -285,24 +286,16 @@ export class GridClient implements MailboxTransport {
   }
 
   /** Ends a bearer session (logout) and closes the connections. Safe to call twice. */
-  async close(): Promise<void> {
-    if (!this.core.markClosed()) return;
-    const token = this.session.takeForLogout();
-    if (token) {
-      try {
-        const res = await this.core.http.send(
-          authEndpoints.logout.name,
-          'POST',
-          authEndpoints.logout.path,
-          { authorization: `Bearer ${token}` },
-          undefined,
-        );
+  close(): Promise<void> {
+    const logout = authEndpoints.logout;
+    return this.core.close(
+      () => this.session.takeForLogout(),
+      async (token) => {
+        const res = await this.core.http.send(logout.name, 'POST', logout.path, { authorization: `Bearer ${token}` }, undefined);
         await res.body.dump();
-      } catch (err) {
-        this.core.logger?.debug({ endpoint: authEndpoints.logout.name, ...errorFields(err) }, 'logout failed while closing');
-      }
-    }
-    await this.core.close();
+      },
+      { endpoint: logout.name },
+    );
   }
 
   // ------------------------------------------------------------------ internals

@@ -11,6 +11,7 @@ import { withAttemptLimits, type AttemptControl } from './attempt-limits.js';
 import { recordAttemptOn } from './attempt-record.js';
 import { HttpChannel, type HttpTimeouts } from './http.js';
 import { ContentIntegrityError, DownloadRoomError } from './errors.js';
+import { errorFields } from '../errors/index.js';
 import { RateGate } from './rate-gate.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
 import { RetryLoop, type Credentials, type RetryOptions } from './retry-loop.js';
@@ -128,15 +129,27 @@ export class ClientCore<C> {
     );
   }
 
-  /** Refuses new calls from now on (the protocol logs out first, then closes the connections). */
-  markClosed(): boolean {
-    if (this.closed) return false;
+  /**
+   * Closes once, for both protocols: refuses new calls, ends the session the client holds (`take`
+   * hands it over; an API key gives none) with `logout`, then closes the connections. A failed
+   * logout is logged at debug and does not stop the close. Safe to call twice.
+   */
+  async close(
+    take: () => string | undefined,
+    logout: (credential: string) => Promise<void>,
+    fields: Record<string, string>,
+  ): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    return true;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+    const credential = take();
+    if (credential) {
+      try {
+        await logout(credential);
+      } catch (err) {
+        this.logger?.debug({ ...fields, ...errorFields(err) }, 'logout failed while closing');
+      }
+    }
+    await this.http.close();
   }
 }
 

@@ -2,7 +2,7 @@
  * Credentials of the REST client: an API key sent as `X-API-Key`, or a login that becomes a bearer
  * session — refreshed before it expires, one re-login when the service calls it invalid.
  */
-import { auth as authEndpoints } from './catalog/index.js';
+import { auth as authEndpoints } from './catalog/auth.js';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { Credentials } from './retry-loop.js';
 import { SecretsSeen } from './secrets-seen.js';

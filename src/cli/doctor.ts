@@ -276,34 +276,30 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     },
   }));
   const folder = (label: string, dir: string): Check => folderCheck(label, dir, cfg.createDirs);
+  // A work folder must share its folder's filesystem: the step that leaves it is a rename.
+  const workDirCheck = (
+    side: string,
+    kind: 'staging' | 'processing',
+    dir: string,
+    configured: string | undefined,
+    step: string,
+    key: string,
+  ): Check => {
+    const work = workDirOf(cfg, kind, dir, configured);
+    return sameFsCheck(`${side} and ${kind} ${work} on one filesystem`, work, dir, `${step} would not be atomic (set ${key})`);
+  };
   checks.push(folder('stateDir', cfg.stateDir));
   for (const m of cfg.mailboxes) {
     const label = m.name ?? '';
     if (m.inbox) {
       checks.push(folder(`${label} inbox`, m.inbox.dir));
-      const staging = workDirOf(cfg, 'staging', m.inbox.dir, m.inbox.stagingDir);
-      checks.push(
-        sameFsCheck(
-          `${label} inbox and staging ${staging} on one filesystem`,
-          staging,
-          m.inbox.dir,
-          'the final rename would not be atomic (set inbox.stagingDir)',
-        ),
-      );
+      checks.push(workDirCheck(`${label} inbox`, 'staging', m.inbox.dir, m.inbox.stagingDir, 'the final rename', 'inbox.stagingDir'));
     }
     if (m.outbox) {
       checks.push(folder(`${label} outbox`, m.outbox.dir));
       checks.push(folder(`${label} errorDir`, m.outbox.errorDir));
       if (m.outbox.sentDir) checks.push(folder(`${label} sentDir`, m.outbox.sentDir));
-      const processing = workDirOf(cfg, 'processing', m.outbox.dir, m.outbox.processingDir);
-      checks.push(
-        sameFsCheck(
-          `${label} outbox and processing ${processing} on one filesystem`,
-          processing,
-          m.outbox.dir,
-          'the claim would not be atomic (set outbox.processingDir)',
-        ),
-      );
+      checks.push(workDirCheck(`${label} outbox`, 'processing', m.outbox.dir, m.outbox.processingDir, 'the claim', 'outbox.processingDir'));
     }
   }
   const closers: (() => Promise<void>)[] = [];

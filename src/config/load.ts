@@ -127,39 +127,46 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   const credentials = env.CREDENTIALS_DIRECTORY;
   const credential = (name: string): string | undefined =>
     credentials && fs.existsSync(path.join(credentials, name)) ? path.join(credentials, name) : undefined;
+  // A secret in a file the config names (`key`): read, and warned about when others may read it.
+  const secretFile = (file: string, key: string): string => {
+    const value = readSecretFile(abs(file), key);
+    const w = secretFileWarning(abs(file), key);
+    if (w) warnings.push(w);
+    return value;
+  };
+  // The secret of a systemd credential, else of its file key; undefined when neither is there.
+  const secretFrom = (credentialName: string, file: string | undefined, key: string): { value: string; source: string } | undefined => {
+    const fromCredential = credential(credentialName);
+    if (fromCredential)
+      return {
+        value: readSecretFile(fromCredential, `systemd credential ${credentialName}`),
+        source: `systemd credential ${credentialName}`,
+      };
+    return file ? { value: secretFile(file, key), source: `${key} ${abs(file)}` } : undefined;
+  };
   // First match wins: the environment; a systemd credential (under systemd it is how the unit hands
   // the key to a service user that cannot read the root-only file — apiKeyFile usually names that
   // very file, so trying it first failed with EACCES); the key file (it also replaces a key written
   // in the config: the Docker image's default config has a demo key); the key in the config.
-  const keyCredential = credential(CREDENTIAL_API_KEY);
   let secretSource = api.baseUrl === 'embedded' && !api.apiKey && !api.login ? 'none (the embedded emulator)' : 'api.apiKey in the config';
   if (envKeys.includes('api.apiKey') && !api.login) secretSource = 'the environment (GRIDSYNC_API_KEY)';
   if (!envKeys.includes('api.apiKey') && !api.login) {
-    if (keyCredential) secretSource = `systemd credential ${CREDENTIAL_API_KEY}`;
-    else if (api.apiKeyFile) secretSource = `api.apiKeyFile ${abs(api.apiKeyFile)}`;
-    if (keyCredential) api.apiKey = readSecretFile(keyCredential, `systemd credential ${CREDENTIAL_API_KEY}`);
-    else if (api.apiKeyFile) {
-      api.apiKey = readSecretFile(abs(api.apiKeyFile), 'api.apiKeyFile');
-      const w = secretFileWarning(abs(api.apiKeyFile), 'api.apiKeyFile');
-      if (w) warnings.push(w);
+    const key = secretFrom(CREDENTIAL_API_KEY, api.apiKeyFile, 'api.apiKeyFile');
+    if (key) {
+      api.apiKey = key.value;
+      secretSource = key.source;
     }
   }
-  const passwordCredential = credential(CREDENTIAL_PASSWORD);
   if (api.login) secretSource = envKeys.includes('api.password') ? 'the environment (GRIDSYNC_API_PASSWORD)' : 'api.password in the config';
   if (api.login && !envKeys.includes('api.password')) {
-    if (passwordCredential) secretSource = `systemd credential ${CREDENTIAL_PASSWORD}`;
-    else if (api.passwordFile) secretSource = `api.passwordFile ${abs(api.passwordFile)}`;
-    if (passwordCredential) api.password = readSecretFile(passwordCredential, `systemd credential ${CREDENTIAL_PASSWORD}`);
-    else if (api.passwordFile) {
-      api.password = readSecretFile(abs(api.passwordFile), 'api.passwordFile');
-      const w = secretFileWarning(abs(api.passwordFile), 'api.passwordFile');
-      if (w) warnings.push(w);
+    const password = secretFrom(CREDENTIAL_PASSWORD, api.passwordFile, 'api.passwordFile');
+    if (password) {
+      api.password = password.value;
+      secretSource = password.source;
     }
   }
   if (config.journal.urlFile && !envKeys.includes('journal.url')) {
-    config.journal.url = readSecretFile(abs(config.journal.urlFile), 'journal.urlFile');
-    const w = secretFileWarning(abs(config.journal.urlFile), 'journal.urlFile');
-    if (w) warnings.push(w);
+    config.journal.url = secretFile(config.journal.urlFile, 'journal.urlFile');
     if (!/^postgres(ql)?:\/\//i.test(config.journal.url))
       throw new ConfigError(
         `config ${source}: journal.urlFile: ${config.journal.urlFile} does not hold a postgres:// URL`,

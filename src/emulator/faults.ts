@@ -5,6 +5,7 @@
  * Outgoing callback deliveries are planned under the name `callbacks.deliver`: latency delays a
  * delivery (a range reorders them), and they can be dropped or sent twice — what webhooks do.
  */
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 
 const rate = z.number().min(0).max(1).default(0);
@@ -77,6 +78,21 @@ function mulberry32(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Sends a whole answer with its Content-Length, or under a `truncate`/`resetDuringBody` plan its
+ * first half and then a closed or reset connection — the same cut for the REST and the SOAP front.
+ */
+export function sendPlanned(res: ServerResponse, status: number, headers: Record<string, string>, body: string, plan?: FaultPlan): void {
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  if (plan && (plan.truncate || plan.resetDuringBody)) {
+    res.write(body.slice(0, Math.floor(body.length / 2)));
+    if (plan.resetDuringBody) res.socket?.resetAndDestroy();
+    else res.socket?.destroySoon();
+    return;
+  }
+  res.end(body);
 }
 
 export class FaultInjector {

@@ -78,14 +78,14 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
     const outParcelId = d.fromMailbox === null ? null : store.nextId('parcel', 100_001);
     const contentName = `c-${inParcelId}`;
     fs.renameSync(store.contentPath(d.content.name), store.contentPath(contentName));
-    if (outParcelId !== null && d.fromMailbox !== null) {
-      const sender = store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(d.fromMailbox) as { network_id: number };
+    // The sender's and the receiver's parcel share the file, its routing and its time; each names the other as peer.
+    const insertSide = (id: number, mailboxId: number, networkId: number, direction: 'in' | 'out', status: string, peer: number | null) =>
       insert.run(
-        outParcelId,
-        d.fromMailbox,
-        sender.network_id,
-        'out',
-        'outboxSent',
+        id,
+        mailboxId,
+        networkId,
+        direction,
+        status,
         d.fileName,
         d.content.bytes,
         d.content.sha256,
@@ -95,26 +95,13 @@ export function deliver(world: World, d: Delivery): { outParcelId: number | null
         now,
         iso(now),
         contentName,
-        inParcelId,
+        peer,
       );
+    if (outParcelId !== null && d.fromMailbox !== null) {
+      const sender = store.db.prepare('SELECT network_id FROM mailboxes WHERE mailbox_id = ?').get(d.fromMailbox) as { network_id: number };
+      insertSide(outParcelId, d.fromMailbox, sender.network_id, 'out', 'outboxSent', inParcelId);
     }
-    insert.run(
-      inParcelId,
-      toMailbox,
-      receiver.network_id,
-      'in',
-      'InBoxReady',
-      d.fileName,
-      d.content.bytes,
-      d.content.sha256,
-      d.gridIdFrom,
-      d.gridIdTo,
-      iso(now),
-      now,
-      iso(now),
-      contentName,
-      outParcelId,
-    );
+    insertSide(inParcelId, toMailbox, receiver.network_id, 'in', 'InBoxReady', outParcelId);
     const ixInsert = store.db.prepare(
       `INSERT INTO interchanges (interchange_id, parcel_id, mailbox_id, direction, sender, receiver, standard, document_type, control_number, header, status, created, created_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

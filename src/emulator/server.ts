@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { matchEndpoint, type EndpointDef } from '../api/catalog/index.js';
 import { ERROR_STATUS, type ErrorCode } from '../api/index.js';
 import { EmulatorError, accessDenied, atLeast, invalidParameter, iso, type HandlerResult, type World } from './context.js';
-import type { FaultInjector, FaultPlan } from './faults.js';
+import { sendPlanned, type FaultInjector, type FaultPlan } from './faults.js';
 import { HANDLERS } from './handlers/index.js';
 import { SoapEndpoint } from './soap/endpoint.js';
 import { discardContent, receiveContentBody } from './content.js';
@@ -324,18 +324,10 @@ export class EmulatorServer {
     plan?: FaultPlan,
     retryAfter?: string,
   ): void {
-    const text = JSON.stringify(body);
     this.record(req, status, endpoint);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (retryAfter) headers['retry-after'] = retryAfter;
-    res.writeHead(status, headers);
-    if (plan && (plan.truncate || plan.resetDuringBody)) {
-      res.write(text.slice(0, Math.floor(text.length / 2)));
-      if (plan.resetDuringBody) res.socket?.resetAndDestroy();
-      else res.socket?.destroySoon();
-      return;
-    }
-    res.end(text);
+    sendPlanned(res, status, headers, JSON.stringify(body), plan);
   }
 
   // ------------------------------------------------------------------ admin routes

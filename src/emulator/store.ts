@@ -83,6 +83,42 @@ CREATE TABLE IF NOT EXISTS sms (
   sms_id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, message TEXT NOT NULL, created TEXT NOT NULL);
 `;
 
+/** Rows of the tables as both fronts (REST and SOAP) read them. */
+export interface NetworkRow {
+  network_id: number;
+  unique_id: string;
+  company_name: string;
+  status: string;
+  created: string;
+  modified: string;
+}
+export interface MailboxRow extends NetworkRow {
+  mailbox_id: number;
+  auto_ack: number;
+}
+export interface InterconnectRow {
+  interconnect_id: number;
+  grid_id_from: number;
+  grid_id_to: number;
+  status: string;
+  created: string;
+  modified: string;
+}
+export interface InterchangeRow {
+  interchange_id: number;
+  parcel_id: number;
+  mailbox_id: number;
+  direction: string;
+  sender: string;
+  receiver: string;
+  standard: string;
+  document_type: string | null;
+  control_number: string;
+  header: string;
+  status: string;
+  created: string;
+}
+
 export interface ParcelRow {
   parcel_id: number;
   mailbox_id: number;

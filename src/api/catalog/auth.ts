@@ -1,7 +1,7 @@
 /** Auth (6): login, logout, token refresh, session info, password change, version. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { LoginResult, Password, SessionInfo, VersionInfo } from '../wire/index.js';
-import { endpoint } from './endpoint.js';
+import { defineGroup } from './endpoint.js';
 
 /** `login` is the reference field; one documented variant sends `email` instead (docs/wire.md#authentication). */
 export const LoginRequest = z
@@ -19,77 +19,52 @@ export const RefreshRequest = z
   .loose()
   .refine((r) => r.token !== undefined || r.refreshToken !== undefined, { message: 'token is required', path: ['token'] });
 
-export const auth = {
-  login: endpoint({
-    name: 'auth.login',
-    group: 'Auth',
+export const auth = defineGroup('Auth', 'auth', {
+  login: {
     method: 'POST',
     path: '/v2/auth/login',
     request: LoginRequest,
     response: LoginResult,
     auth: false,
     idempotent: false,
-    shape: 'exact',
     summary: 'Log in with login + password; returns a bearer token, its expiresAt and (variant) a refreshToken.',
-  }),
-  refresh: endpoint({
-    name: 'auth.refresh',
-    group: 'Auth',
+  },
+  refresh: {
     method: 'POST',
     path: '/v2/auth/refresh',
     request: RefreshRequest,
     response: LoginResult,
     auth: false,
     idempotent: false,
-    shape: 'exact',
     summary: 'Exchange a token (or refresh token) for a new bearer token; the old one stops working.',
-  }),
-  logout: endpoint({
-    name: 'auth.logout',
-    group: 'Auth',
+  },
+  logout: {
     method: 'POST',
     path: '/v2/auth/logout',
     request: z.object({}).loose(),
     response: z.null(),
-    auth: true,
-    idempotent: true,
-    shape: 'exact',
     summary: 'End a bearer session (an API key is not revoked).',
-  }),
-  session: endpoint({
-    name: 'auth.session',
-    group: 'Auth',
+  },
+  session: {
     method: 'POST',
     path: '/v2/auth/session',
     request: z.object({}).loose(),
     response: SessionInfo,
-    auth: true,
-    idempotent: true,
-    shape: 'exact',
     summary: 'The current session: user, mailbox, network, auth level, expiry.',
-  }),
-  version: endpoint({
-    name: 'auth.version',
-    group: 'Auth',
+  },
+  version: {
     method: 'GET',
     path: '/v2/auth/version',
     request: z.object({}).loose(),
     response: VersionInfo,
     auth: false,
-    idempotent: true,
-    shape: 'exact',
     summary: 'Interface version (no authentication); an opaque string such as "2.6".',
-  }),
-  changePassword: endpoint({
-    name: 'auth.changePassword',
-    group: 'Auth',
+  },
+  changePassword: {
     method: 'PUT',
     path: '/v2/auth/password',
     request: z.object({ currentPassword: z.string().min(1), newPassword: Password }).loose(),
     response: z.null(),
-    auth: true,
-    idempotent: true,
-    shape: 'exact',
     summary: "Change the caller's own password (existing tokens stay valid).",
-  }),
-} as const;
+  },
+});

@@ -15,15 +15,13 @@ import {
   pagedObject,
   Status,
 } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Callbacks');
-const callbackId = IntId.refine((n) => n > 0, 'must be positive');
+const callbackId = PositiveId;
 const httpsUrl = z.url().refine((u) => u.startsWith('https://'), 'must be an https:// URL');
 
-export const callbacks = {
-  create: entry({
-    name: 'callbacks.create',
+export const callbacks = defineGroup('Callbacks', 'callbacks', {
+  create: {
     method: 'POST',
     path: '/v2/callbacks/create',
     request: z
@@ -40,9 +38,8 @@ export const callbacks = {
     response: CallbackRegistration,
     idempotent: false,
     summary: 'Register an https callback for one event kind, optionally scoped to a mailbox or network.',
-  }),
-  update: entry({
-    name: 'callbacks.update',
+  },
+  update: {
     method: 'POST',
     path: '/v2/callbacks/update',
     request: z
@@ -58,26 +55,23 @@ export const callbacks = {
       .loose(),
     response: CallbackRegistration,
     summary: 'Change a callback registration.',
-  }),
-  delete: entry({
-    name: 'callbacks.delete',
+  },
+  delete: {
     method: 'DELETE',
     path: '/v2/callbacks',
     request: z.object({ callbackId }).loose(),
     response: z.literal(true),
     summary: 'Delete a callback registration (JSON body on DELETE).',
-  }),
-  test: entry({
-    name: 'callbacks.test',
+  },
+  test: {
     method: 'POST',
     path: '/v2/callbacks/test',
     request: z.object({ callbackId }).loose(),
     response: CallbackTestResult,
     idempotent: false,
     summary: 'Send one test POST to the callback and report the answer.',
-  }),
-  eventList: entry({
-    name: 'callbacks.eventList',
+  },
+  eventList: {
     method: 'POST',
     path: '/v2/callbacks/event-list',
     request: pageRequest(500)
@@ -86,30 +80,27 @@ export const callbacks = {
     response: pagedObject('events', CallbackEvent),
     list: { kind: 'object', key: 'events' },
     summary: 'Callback events, paged ≤ 500 (default 100).',
-  }),
-  getEventById: entry({
-    name: 'callbacks.getEventById',
+  },
+  getEventById: {
     method: 'POST',
     path: '/v2/callbacks/get-event-by-id',
     request: z.object({ callbackEventId: IntId }).loose(),
     response: CallbackEventDetail,
     summary: 'One callback event with its payload and delivery attempts.',
-  }),
-  queueList: entry({
-    name: 'callbacks.queueList',
+  },
+  queueList: {
     method: 'POST',
     path: '/v2/callbacks/queue-list',
     request: pageRequest(500).extend({ mailboxId: IntId.optional(), status: CallbackDeliveryStatus.optional() }).loose(),
     response: pagedObject('queueEntries', CallbackQueueEntry),
     list: { kind: 'object', key: 'queueEntries' },
     summary: 'The callback delivery queue, paged ≤ 500 (default 100).',
-  }),
-  getQueueById: entry({
-    name: 'callbacks.getQueueById',
+  },
+  getQueueById: {
     method: 'GET',
     path: '/v2/callbacks/get-queue-by-id',
     request: z.object({ callbackId: z.coerce.number().int().positive() }).loose(),
     response: CallbackQueueEntry,
     summary: 'The queue entry of one callback (`?callbackId=`).',
-  }),
-};
+  },
+});

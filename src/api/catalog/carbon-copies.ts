@@ -1,26 +1,21 @@
 /** Carbon Copies (5): copy one mailbox's traffic to another. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, Direction, IntId, pageRequest, Status } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Carbon Copies');
-const ccId = IntId.refine((n) => n > 0, 'must be positive');
+const ccId = PositiveId;
 
 export const CarbonCopy = z
   .object({ ccId: IntId, fromMailboxId: IntId, toMailboxId: IntId, status: z.string(), direction: z.string(), created: DateTime })
   .loose();
 
-export const carbonCopies = {
-  get: entry({
-    name: 'carbonCopies.get',
-    method: 'GET',
+export const carbonCopies = defineGroup('Carbon Copies', 'carbonCopies', {
+  get: byId({
     path: '/v2/carboncopies/{ccId}',
-    request: z.object({ ccId }).loose(),
     response: CarbonCopy,
     summary: 'One carbon-copy rule by id.',
   }),
-  create: entry({
-    name: 'carbonCopies.create',
+  create: {
     method: 'POST',
     path: '/v2/carboncopies/create',
     request: z.object({ fromMailboxId: IntId, toMailboxId: IntId, direction: Direction }).loose(),
@@ -28,32 +23,28 @@ export const carbonCopies = {
     idempotent: false,
     summary: 'Copy one mailbox’s traffic (in, out or both) to another.',
     minLevel: 'NetworkAdmin',
-  }),
-  update: entry({
-    name: 'carbonCopies.update',
+  },
+  update: {
     method: 'PUT',
     path: '/v2/carboncopies/update',
     request: z.object({ ccId, status: Status.optional(), direction: Direction.optional() }).loose(),
     response: CarbonCopy,
     summary: 'Change a carbon-copy rule.',
     minLevel: 'NetworkAdmin',
-  }),
-  delete: entry({
-    name: 'carbonCopies.delete',
+  },
+  delete: byId({
     method: 'DELETE',
     path: '/v2/carboncopies/{ccId}',
-    request: z.object({ ccId }).loose(),
     response: z.literal(true),
     summary: 'Delete a carbon-copy rule.',
     minLevel: 'NetworkAdmin',
   }),
-  list: entry({
-    name: 'carbonCopies.list',
+  list: {
     method: 'POST',
     path: '/v2/carboncopies/list',
     request: pageRequest(1000).extend({ mailboxId: IntId.optional(), status: Status.optional() }).loose(),
     response: z.array(CarbonCopy),
     list: { kind: 'array' },
     summary: 'Carbon-copy rules, paged 1–1000 (paging fields beside `data` in the envelope).',
-  }),
-};
+  },
+});

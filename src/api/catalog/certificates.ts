@@ -1,57 +1,41 @@
 /** Certificates (5) of communication channels. docs/wire.md#catalog; the responses are CommIDInfo. */
 import { z } from 'zod';
 import { CertificateType, CertificateUsage, CommIDInfo, DateTime, IntId, SecureHashAlgorithm } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Certificates');
-const commId = IntId.refine((n) => n > 0, 'must be positive');
+const commId = PositiveId;
+/** What adding a certificate says in both forms, private (own key) and public (a partner's). */
+const addCertificate = z.object({
+  commId,
+  certType: CertificateType,
+  keyId: IntId.optional(),
+  userId: IntId.optional(),
+  beginUsage: DateTime.optional(),
+  usage: CertificateUsage.optional(),
+});
 
-export const certificates = {
-  addPrivate: entry({
-    name: 'certificates.addPrivate',
+export const certificates = defineGroup('Certificates', 'certificates', {
+  addPrivate: {
     method: 'POST',
     path: '/v2/certificates/add-private',
-    request: z
-      .object({
-        commId,
-        certType: CertificateType,
-        keyId: IntId.optional(),
-        userId: IntId.optional(),
-        beginUsage: DateTime.optional(),
-        usage: CertificateUsage.optional(),
-        cert: z.string().optional(),
-        password: z.string().optional(),
-      })
-      .loose(),
+    request: addCertificate.extend({ cert: z.string().optional(), password: z.string().optional() }).loose(),
     response: CommIDInfo,
     idempotent: false,
     summary: 'Add a private certificate (base64) to a channel.',
     minLevel: 'MailboxAdmin',
-  }),
-  addPublic: entry({
-    name: 'certificates.addPublic',
+  },
+  addPublic: {
     method: 'POST',
     path: '/v2/certificates/add-public',
-    request: z
-      .object({
-        commId,
-        certType: CertificateType,
-        keyId: IntId.optional(),
-        userId: IntId.optional(),
-        beginUsage: DateTime.optional(),
-        usage: CertificateUsage.optional(),
-        partnerCommId: IntId.optional(),
-        partnerUrl: z.string().optional(),
-        cert: z.string().optional(),
-      })
+    request: addCertificate
+      .extend({ partnerCommId: IntId.optional(), partnerUrl: z.string().optional(), cert: z.string().optional() })
       .loose(),
     response: CommIDInfo,
     idempotent: false,
     summary: 'Add a partner’s public certificate to a channel.',
     minLevel: 'MailboxAdmin',
-  }),
-  create: entry({
-    name: 'certificates.create',
+  },
+  create: {
     method: 'POST',
     path: '/v2/certificates/create',
     request: z
@@ -68,9 +52,8 @@ export const certificates = {
     idempotent: false,
     summary: 'Create a certificate for a channel.',
     minLevel: 'MailboxAdmin',
-  }),
-  renew: entry({
-    name: 'certificates.renew',
+  },
+  renew: {
     method: 'POST',
     path: '/v2/certificates/renew',
     request: z
@@ -85,14 +68,13 @@ export const certificates = {
     idempotent: false,
     summary: 'Renew a certificate (default 2 years).',
     minLevel: 'MailboxAdmin',
-  }),
-  terminate: entry({
-    name: 'certificates.terminate',
+  },
+  terminate: {
     method: 'POST',
     path: '/v2/certificates/terminate',
     request: z.object({ commId, certKeyId: IntId }).loose(),
     response: z.literal(true),
     summary: 'Terminate a certificate.',
     minLevel: 'MailboxAdmin',
-  }),
-};
+  },
+});

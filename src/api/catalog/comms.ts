@@ -1,23 +1,18 @@
 /** Comms (8): communication channels (AS2, SFTP, …) of mailboxes. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { CommChannel, CommIDInfo, IntId, Status, UseType } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Comms');
-const commId = IntId.refine((n) => n > 0, 'must be positive');
+const commId = PositiveId;
 const pair = z.object({ gridIdFrom: IntId, gridIdTo: IntId });
 
-export const comms = {
-  get: entry({
-    name: 'comms.get',
-    method: 'GET',
+export const comms = defineGroup('Comms', 'comms', {
+  get: byId({
     path: '/v2/comms/{commId}',
-    request: z.object({ commId }).loose(),
     response: CommIDInfo,
     summary: 'One channel by id.',
   }),
-  list: entry({
-    name: 'comms.list',
+  list: {
     method: 'POST',
     path: '/v2/comms/list',
     request: z
@@ -31,17 +26,15 @@ export const comms = {
       .loose(),
     response: z.array(CommIDInfo),
     summary: 'Channels, filtered by type, use, certificates; inactive ones only with showInactive.',
-  }),
-  find: entry({
-    name: 'comms.find',
+  },
+  find: {
     method: 'POST',
     path: '/v2/comms/find',
     request: z.object({ identifier: z.string().min(1), commType: CommChannel.optional() }).loose(),
     response: z.array(CommIDInfo),
     summary: 'Channels by identifier.',
-  }),
-  create: entry({
-    name: 'comms.create',
+  },
+  create: {
     method: 'POST',
     path: '/v2/comms/create',
     request: z.object({ mailboxId: IntId, commType: CommChannel, identifier: z.string().min(1), useType: UseType.optional() }).loose(),
@@ -49,18 +42,16 @@ export const comms = {
     idempotent: false,
     summary: 'Create a channel for a mailbox.',
     minLevel: 'MailboxAdmin',
-  }),
-  update: entry({
-    name: 'comms.update',
+  },
+  update: {
     method: 'PUT',
     path: '/v2/comms/update',
     request: z.object({ commId, identifier: z.string().optional(), status: Status.optional() }).loose(),
     response: CommIDInfo,
     summary: 'Change a channel’s identifier or status.',
     minLevel: 'MailboxAdmin',
-  }),
-  updateConfig: entry({
-    name: 'comms.updateConfig',
+  },
+  updateConfig: {
     method: 'PUT',
     path: '/v2/comms/update-config',
     request: z.object({ commId }).loose(),
@@ -68,22 +59,20 @@ export const comms = {
     shape: 'partial',
     summary: 'Set channel configuration values (keys not published).',
     minLevel: 'MailboxAdmin',
-  }),
-  pair: entry({
-    name: 'comms.pair',
+  },
+  pair: {
     method: 'POST',
     path: '/v2/comms/pair',
     request: pair.loose(),
     response: z.array(CommIDInfo),
     summary: 'Channels used between two grid IDs.',
-  }),
-  setPair: entry({
-    name: 'comms.setPair',
+  },
+  setPair: {
     method: 'POST',
     path: '/v2/comms/set-pair',
     request: pair.extend({ commId: IntId.optional() }).loose(),
     response: z.array(CommIDInfo),
     summary: 'Choose the channel used between two grid IDs.',
     minLevel: 'MailboxAdmin',
-  }),
-};
+  },
+});

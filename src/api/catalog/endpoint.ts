@@ -3,8 +3,8 @@
  * to know about an endpoint, declared once. Typed client functions are derived from these entries
  * (src/api/client.ts); the emulator registers its handlers against the same entries.
  */
-import type { z } from 'zod';
-import type { AuthLevel } from '../wire/index.js';
+import { z } from 'zod';
+import { IntId, type AuthLevel } from '../wire/index.js';
 
 export const ENDPOINT_GROUPS = [
   'Auth',
@@ -90,24 +90,47 @@ export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.Zo
   readonly summary: string;
 }
 
-/** Identity helper that keeps the literal types of one entry. */
-export function endpoint<Req extends z.ZodType, Res extends z.ZodType>(def: EndpointDef<Req, Res>): EndpointDef<Req, Res> {
-  return def;
-}
-
 /** Names of the `{param}` segments of a path, in order. */
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }
 
-type GroupDefaults = 'group' | 'auth' | 'idempotent' | 'shape';
+type GroupDefaults = 'name' | 'group' | 'auth' | 'idempotent' | 'shape';
+
+/** One entry as a group declares it: the name comes from its key, the rest defaults as `defineGroup` says. */
+export type EntryInput<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> = Omit<EndpointDef<Req, Res>, GroupDefaults> &
+  Partial<Pick<EndpointDef<Req, Res>, Exclude<GroupDefaults, 'name' | 'group'>>>;
 
 /**
- * Entry factory for one group: `auth: true`, `idempotent: true` (reads and updates that set a
- * value), `shape: 'exact'` unless the entry says otherwise. Creations set `idempotent: false`.
+ * The entries of one group, named `<prefix>.<key>` after their keys (so a name cannot disagree with the
+ * key code calls it by): `auth: true`, `idempotent: true` (reads and updates that set a value),
+ * `shape: 'exact'` unless the entry says otherwise. Creations set `idempotent: false`.
  */
-export function groupEndpoints(group: EndpointGroup) {
-  return <Req extends z.ZodType, Res extends z.ZodType>(
-    def: Omit<EndpointDef<Req, Res>, GroupDefaults> & Partial<Pick<EndpointDef<Req, Res>, Exclude<GroupDefaults, 'group'>>>,
-  ): EndpointDef<Req, Res> => ({ auth: true, idempotent: true, shape: 'exact', ...def, group });
+export function defineGroup<const D extends Record<string, EntryInput>>(
+  group: EndpointGroup,
+  prefix: string,
+  entries: D,
+): { readonly [K in keyof D]: EndpointDef<D[K]['request'], D[K]['response']> } {
+  const defs = Object.entries(entries).map(([key, def]) => [
+    key,
+    { auth: true, idempotent: true, shape: 'exact', ...def, name: `${prefix}.${key}`, group },
+  ]);
+  return Object.fromEntries(defs) as { readonly [K in keyof D]: EndpointDef<D[K]['request'], D[K]['response']> };
+}
+
+/** An id the service numbers from 1 (ids of networks, mailboxes, users, channels, …). */
+export const PositiveId = IntId.refine((n) => n > 0, 'must be positive');
+
+/**
+ * An endpoint addressed by one id in its path (`GET /v2/mailboxes/{mailboxId}`): the request is that
+ * id alone, named after the path parameter (a positive int unless `id` says otherwise). GET unless the
+ * entry says otherwise.
+ */
+export function byId<P extends string, Res extends z.ZodType, Id extends z.ZodType = typeof PositiveId>(
+  def: Omit<EntryInput<z.ZodType, Res>, 'request' | 'method'> & { path: `${string}{${P}}`; method?: HttpMethod },
+  id?: Id,
+): EntryInput<z.ZodObject<{ [K in P]: Id }>, Res> {
+  const [param] = pathParams(def.path);
+  const request = z.object({ [param!]: id ?? PositiveId } as { [K in P]: Id }).loose();
+  return { method: 'GET', ...def, request };
 }

@@ -1,23 +1,20 @@
 /** Grid IDs (13): trading-partner identities (qualifier + id). docs/wire.md#catalog. */
 import { z } from 'zod';
 import { Delimiter, EDIStandard, GridIDInfo, IntId, pageRequest, RoutingGroup, Status } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('IDs');
-const gridId = IntId.refine((n) => n > 0, 'must be positive');
+const gridId = PositiveId;
 const gridIdBody = z.object({ gridId });
 
-export const ids = {
-  get: entry({
-    name: 'ids.get',
+export const ids = defineGroup('IDs', 'ids', {
+  get: {
     method: 'GET',
     path: '/v2/ids/{gridId}',
     request: gridIdBody.loose(),
     response: GridIDInfo,
     summary: 'One grid ID by id.',
-  }),
-  create: entry({
-    name: 'ids.create',
+  },
+  create: {
     method: 'POST',
     path: '/v2/ids',
     request: z
@@ -34,9 +31,8 @@ export const ids = {
     idempotent: false,
     summary: 'Create a grid ID (qualifier + id) in a mailbox; new grid IDs are Active.',
     minLevel: 'MailboxAdmin',
-  }),
-  update: entry({
-    name: 'ids.update',
+  },
+  update: {
     method: 'PUT',
     path: '/v2/ids/{gridId}',
     request: gridIdBody
@@ -45,27 +41,24 @@ export const ids = {
     response: GridIDInfo,
     summary: 'Update a grid ID’s description, status or EDI standard.',
     minLevel: 'MailboxAdmin',
-  }),
-  delete: entry({
-    name: 'ids.delete',
+  },
+  delete: {
     method: 'DELETE',
     path: '/v2/ids/{gridId}',
     request: gridIdBody.loose(),
     response: z.literal(true),
     summary: 'Terminate a grid ID.',
     minLevel: 'MailboxAdmin',
-  }),
-  find: entry({
-    name: 'ids.find',
+  },
+  find: {
     method: 'POST',
     path: '/v2/ids/find',
     aliases: [{ method: 'GET', path: '/v2/ids/find' }],
     request: z.object({ qualifier: z.string().min(1), id: z.string().min(1) }).loose(),
     response: z.array(GridIDInfo),
     summary: 'Find grid IDs by qualifier and id.',
-  }),
-  list: entry({
-    name: 'ids.list',
+  },
+  list: {
     method: 'POST',
     path: '/v2/ids/list',
     aliases: [{ method: 'GET', path: '/v2/ids' }],
@@ -73,9 +66,8 @@ export const ids = {
     response: z.array(GridIDInfo),
     list: { kind: 'array' },
     summary: 'Grid IDs of a mailbox or network, paged.',
-  }),
-  updateConfig: entry({
-    name: 'ids.updateConfig',
+  },
+  updateConfig: {
     method: 'POST',
     path: '/v2/ids/update-config',
     request: gridIdBody.loose(),
@@ -83,9 +75,8 @@ export const ids = {
     shape: 'partial',
     summary: 'Set grid ID configuration values (keys not published).',
     minLevel: 'MailboxAdmin',
-  }),
-  tpAddVan: entry({
-    name: 'ids.tpAddVan',
+  },
+  tpAddVan: {
     method: 'POST',
     path: '/v2/ids/tp-add-van',
     request: gridIdBody
@@ -98,17 +89,15 @@ export const ids = {
     idempotent: false,
     summary: 'Add a VAN identity to a trading partner.',
     minLevel: 'MailboxAdmin',
-  }),
-  tpGetMailboxDefault: entry({
-    name: 'ids.tpGetMailboxDefault',
+  },
+  tpGetMailboxDefault: {
     method: 'POST',
     path: '/v2/ids/tp-get-mailbox-default',
     request: gridIdBody.loose(),
     response: z.object({ mailboxId: IntId, networkId: IntId, mailboxName: z.string(), status: z.string() }).loose(),
     summary: 'The default mailbox of a trading partner.',
-  }),
-  tpMove: entry({
-    name: 'ids.tpMove',
+  },
+  tpMove: {
     method: 'POST',
     path: '/v2/ids/tp-move',
     aliases: [{ method: 'POST', path: '/v2/ids/{gridId}/move-tp' }],
@@ -116,9 +105,8 @@ export const ids = {
     response: GridIDInfo,
     minLevel: 'NetworkAdmin',
     summary: 'Move a trading partner to another mailbox.',
-  }),
-  tpUpdateDataEmail: entry({
-    name: 'ids.tpUpdateDataEmail',
+  },
+  tpUpdateDataEmail: {
     method: 'POST',
     path: '/v2/ids/tp-update-data-email',
     request: gridIdBody
@@ -131,23 +119,21 @@ export const ids = {
     response: z.literal(true),
     summary: 'Set a trading partner’s data e-mail.',
     minLevel: 'MailboxAdmin',
-  }),
-  tpUpdateDescription: entry({
-    name: 'ids.tpUpdateDescription',
+  },
+  tpUpdateDescription: {
     method: 'POST',
     path: '/v2/ids/tp-update-description',
     request: gridIdBody.extend({ description: z.string().min(1) }).loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s description.',
     minLevel: 'MailboxAdmin',
-  }),
-  tpX12Delimiters: entry({
-    name: 'ids.tpX12Delimiters',
+  },
+  tpX12Delimiters: {
     method: 'POST',
     path: '/v2/ids/tp-x12-delimiters',
     request: gridIdBody.extend({ elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
     response: z.literal(true),
     summary: 'Set a trading partner’s X12 delimiters (one character each).',
     minLevel: 'MailboxAdmin',
-  }),
-};
+  },
+});

@@ -41,25 +41,6 @@ export const catalog = {
   statusLists,
 } as const;
 
-export {
-  auth,
-  parcels,
-  networks,
-  mailboxes,
-  ids,
-  partners,
-  interchanges,
-  callbacks,
-  carbonCopies,
-  certificates,
-  comms,
-  users,
-  keys,
-  portals,
-  reports,
-  statusLists,
-};
-
 export const ALL_ENDPOINTS: readonly EndpointDef[] = Object.values(catalog).flatMap((group) => Object.values(group) as EndpointDef[]);
 
 const byName = new Map(ALL_ENDPOINTS.map((e) => [e.name, e]));

@@ -1,9 +1,8 @@
 /** Interchanges (8): the EDI envelopes (ISA…IEA, UNB…UNZ) inside parcels. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, IntId, InterchangeIDInfo, LongId, pageRequest, pagedObject } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup } from './endpoint.js';
 
-const entry = groupEndpoints('Interchanges');
 const interchangeId = LongId.refine((n) => n > 0, 'must be positive');
 const listRequest = pageRequest(500)
   .extend({
@@ -35,44 +34,40 @@ export const ISA_FIELDS = [
   'componentElementSeparator',
 ] as const;
 
-export const interchanges = {
-  get: entry({
-    name: 'interchanges.get',
-    method: 'GET',
-    path: '/v2/interchanges/{interchangeId}',
-    request: z.object({ interchangeId }).loose(),
-    response: InterchangeIDInfo,
-    summary: 'One interchange by id.',
-  }),
-  inboxList: entry({
-    name: 'interchanges.inboxList',
+export const interchanges = defineGroup('Interchanges', 'interchanges', {
+  get: byId(
+    {
+      path: '/v2/interchanges/{interchangeId}',
+      response: InterchangeIDInfo,
+      summary: 'One interchange by id.',
+    },
+    interchangeId,
+  ),
+  inboxList: {
     method: 'POST',
     path: '/v2/interchanges/inbox-list',
     request: listRequest,
     response: pagedObject('interchanges', InterchangeIDInfo),
     list: { kind: 'object', key: 'interchanges' },
     summary: 'Inbound interchanges, paged ≤ 500 (default 100).',
-  }),
-  outboxList: entry({
-    name: 'interchanges.outboxList',
+  },
+  outboxList: {
     method: 'POST',
     path: '/v2/interchanges/outbox-list',
     request: listRequest,
     response: pagedObject('interchanges', InterchangeIDInfo),
     list: { kind: 'object', key: 'interchanges' },
     summary: 'Outbound interchanges, paged ≤ 500 (default 100).',
-  }),
-  cancel: entry({
-    name: 'interchanges.cancel',
+  },
+  cancel: {
     method: 'POST',
     path: '/v2/interchanges/cancel/{interchangeId}',
     aliases: [{ method: 'POST', path: '/v2/interchanges/{interchangeId}/cancel' }],
     request: z.object({ interchangeId }).loose(),
     response: z.literal(true),
     summary: 'Cancel an undelivered interchange.',
-  }),
-  resend: entry({
-    name: 'interchanges.resend',
+  },
+  resend: {
     method: 'POST',
     path: '/v2/interchanges/resend/{interchangeId}',
     aliases: [{ method: 'POST', path: '/v2/interchanges/{interchangeId}/resend' }],
@@ -80,26 +75,25 @@ export const interchanges = {
     response: z.literal(true),
     idempotent: false,
     summary: 'Deliver an interchange again.',
-  }),
-  getManifest: entry({
-    name: 'interchanges.getManifest',
-    method: 'GET',
-    path: '/v2/interchanges/get-manifest/{interchangeId}',
-    request: z.object({ interchangeId }).loose(),
-    response: z.array(
-      z
-        .object({
-          functionalGroup: z.string(),
-          transactionSetType: z.string(),
-          transactionSetCount: z.number().int(),
-          groupControlNumber: z.string(),
-        })
-        .loose(),
-    ),
-    summary: 'Functional groups and transaction sets of an interchange.',
-  }),
-  getHeader: entry({
-    name: 'interchanges.getHeader',
+  },
+  getManifest: byId(
+    {
+      path: '/v2/interchanges/get-manifest/{interchangeId}',
+      response: z.array(
+        z
+          .object({
+            functionalGroup: z.string(),
+            transactionSetType: z.string(),
+            transactionSetCount: z.number().int(),
+            groupControlNumber: z.string(),
+          })
+          .loose(),
+      ),
+      summary: 'Functional groups and transaction sets of an interchange.',
+    },
+    interchangeId,
+  ),
+  getHeader: {
     method: 'POST',
     path: '/v2/interchanges/get-header',
     request: z.object({ interchangeHeader: z.string().min(1) }).loose(),
@@ -107,13 +101,12 @@ export const interchanges = {
       .object(Object.fromEntries(ISA_FIELDS.map((f) => [f, z.string()])) as Record<(typeof ISA_FIELDS)[number], z.ZodString>)
       .loose(),
     summary: 'The 16 ISA elements of an interchange header, as strings.',
-  }),
-  getDate: entry({
-    name: 'interchanges.getDate',
+  },
+  getDate: {
     method: 'POST',
     path: '/v2/interchanges/get-date',
     request: z.object({ interchangeHeader: z.string().min(1) }).loose(),
     response: DateTime,
     summary: 'The date and time of an interchange header.',
-  }),
-};
+  },
+});

@@ -1,22 +1,17 @@
 /** Mailboxes (7). docs/wire.md#records, docs/wire.md#catalog. */
 import { z } from 'zod';
 import { Delimiter, IntId, MailboxIDInfo, pageRequest, pagedObject, Status } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Mailboxes');
-const mailboxId = IntId.refine((n) => n > 0, 'must be positive');
+const mailboxId = PositiveId;
 
-export const mailboxes = {
-  get: entry({
-    name: 'mailboxes.get',
-    method: 'GET',
+export const mailboxes = defineGroup('Mailboxes', 'mailboxes', {
+  get: byId({
     path: '/v2/mailboxes/{mailboxId}',
-    request: z.object({ mailboxId }).loose(),
     response: MailboxIDInfo,
     summary: 'One mailbox by id.',
   }),
-  list: entry({
-    name: 'mailboxes.list',
+  list: {
     method: 'POST',
     path: '/v2/mailboxes/list',
     aliases: [{ method: 'GET', path: '/v2/mailboxes' }],
@@ -24,9 +19,8 @@ export const mailboxes = {
     response: pagedObject('mailboxes', MailboxIDInfo),
     list: { kind: 'object', key: 'mailboxes' },
     summary: 'Mailboxes visible to the caller, paged 1–500.',
-  }),
-  create: entry({
-    name: 'mailboxes.create',
+  },
+  create: {
     method: 'POST',
     path: '/v2/mailboxes/create',
     aliases: [{ method: 'POST', path: '/v2/mailboxes' }],
@@ -35,18 +29,16 @@ export const mailboxes = {
     idempotent: false,
     minLevel: 'NetworkAdmin',
     summary: 'Create a mailbox in a network.',
-  }),
-  update: entry({
-    name: 'mailboxes.update',
+  },
+  update: {
     method: 'POST',
     path: '/v2/mailboxes/update',
     request: z.object({ mailboxId, companyName: z.string().optional() }).loose(),
     response: MailboxIDInfo,
     minLevel: 'MailboxAdmin',
     summary: 'Rename a mailbox.',
-  }),
-  updateConfig: entry({
-    name: 'mailboxes.updateConfig',
+  },
+  updateConfig: {
     method: 'POST',
     path: '/v2/mailboxes/update-config',
     request: z.object({ mailboxId, deleteOnDownload: z.boolean().optional(), inBoxTimeout: z.number().int().optional() }).loose(),
@@ -54,23 +46,20 @@ export const mailboxes = {
     shape: 'partial',
     minLevel: 'MailboxAdmin',
     summary: 'Set mailbox configuration values (deleteOnDownload, inBoxTimeout, …).',
-  }),
-  x12Delimiters: entry({
-    name: 'mailboxes.x12Delimiters',
+  },
+  x12Delimiters: {
     method: 'POST',
     path: '/v2/mailboxes/x12-delimiters',
     request: z.object({ mailboxId, elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
     response: z.null(),
     minLevel: 'MailboxAdmin',
     summary: 'Set the mailbox’s X12 delimiters (one character each).',
-  }),
-  delete: entry({
-    name: 'mailboxes.delete',
+  },
+  delete: byId({
     method: 'DELETE',
     path: '/v2/mailboxes/{mailboxId}',
-    request: z.object({ mailboxId }).loose(),
     response: z.null(),
     minLevel: 'NetworkAdmin',
     summary: 'Terminate a mailbox.',
   }),
-};
+});

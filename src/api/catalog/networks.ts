@@ -1,22 +1,17 @@
 /** Networks (6). docs/wire.md#catalog. The published alias `POST /v2/networks` (create) has no reference page and no entry. */
 import { z } from 'zod';
 import { Delimiter, IntId, NetworkContact, NetworkContactType, NetworkIDInfo, pageRequest, pagedObject, Status } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Networks');
-const networkId = IntId.refine((n) => n > 0, 'must be positive');
+const networkId = PositiveId;
 
-export const networks = {
-  get: entry({
-    name: 'networks.get',
-    method: 'GET',
+export const networks = defineGroup('Networks', 'networks', {
+  get: byId({
     path: '/v2/networks/{networkId}',
-    request: z.object({ networkId }).loose(),
     response: NetworkIDInfo,
     summary: 'One network by id.',
   }),
-  list: entry({
-    name: 'networks.list',
+  list: {
     method: 'POST',
     path: '/v2/networks/list',
     aliases: [{ method: 'GET', path: '/v2/networks' }],
@@ -24,9 +19,8 @@ export const networks = {
     response: pagedObject('networks', NetworkIDInfo),
     list: { kind: 'object', key: 'networks' },
     summary: 'Networks visible to the caller (0 = all accessible), paged 1–500.',
-  }),
-  update: entry({
-    name: 'networks.update',
+  },
+  update: {
     method: 'PUT',
     path: '/v2/networks',
     aliases: [{ method: 'PUT', path: '/v2/networks/{networkId}' }],
@@ -46,17 +40,15 @@ export const networks = {
     response: NetworkIDInfo,
     minLevel: 'NetworkAdmin',
     summary: 'Update a network’s company data.',
-  }),
-  getContact: entry({
-    name: 'networks.getContact',
+  },
+  getContact: {
     method: 'POST',
     path: '/v2/networks/get-contact',
     request: z.object({ networkId, contactType: NetworkContactType }).loose(),
     response: NetworkContact,
     summary: 'A network contact of one type.',
-  }),
-  updateConfig: entry({
-    name: 'networks.updateConfig',
+  },
+  updateConfig: {
     method: 'POST',
     path: '/v2/networks/update-config',
     request: z.object({ networkId }).loose(),
@@ -64,14 +56,13 @@ export const networks = {
     shape: 'partial',
     minLevel: 'NetworkAdmin',
     summary: 'Set network configuration values (keys not published).',
-  }),
-  x12Delimiters: entry({
-    name: 'networks.x12Delimiters',
+  },
+  x12Delimiters: {
     method: 'POST',
     path: '/v2/networks/x12-delimiters',
     request: z.object({ networkId, elementDelimiter: Delimiter, subElementDelimiter: Delimiter, segmentTerminator: Delimiter }).loose(),
     response: z.null(),
     minLevel: 'NetworkAdmin',
     summary: 'Set the network’s X12 delimiters (one character each).',
-  }),
-};
+  },
+});

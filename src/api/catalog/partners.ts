@@ -1,22 +1,17 @@
 /** Partners (7): interconnects between two grid IDs; routing needs an Active one. docs/wire.md#catalog. */
 import { z } from 'zod';
 import { DateTime, IntId, InterconnectIDInfo, pageRequest, Status } from '../wire/index.js';
-import { groupEndpoints } from './endpoint.js';
+import { byId, defineGroup, PositiveId } from './endpoint.js';
 
-const entry = groupEndpoints('Partners');
-const interconnectId = IntId.refine((n) => n > 0, 'must be positive');
+const interconnectId = PositiveId;
 
-export const partners = {
-  get: entry({
-    name: 'partners.get',
-    method: 'GET',
+export const partners = defineGroup('Partners', 'partners', {
+  get: byId({
     path: '/v2/partners/{interconnectId}',
-    request: z.object({ interconnectId }).loose(),
     response: InterconnectIDInfo,
     summary: 'One interconnect by id.',
   }),
-  create: entry({
-    name: 'partners.create',
+  create: {
     method: 'POST',
     path: '/v2/partners',
     request: z.object({ gridIdFrom: IntId, gridIdTo: IntId }).loose(),
@@ -24,27 +19,23 @@ export const partners = {
     idempotent: false,
     summary: 'Interconnect two grid IDs.',
     minLevel: 'MailboxAdmin',
-  }),
-  delete: entry({
-    name: 'partners.delete',
+  },
+  delete: byId({
     method: 'DELETE',
     path: '/v2/partners/{interconnectId}',
-    request: z.object({ interconnectId }).loose(),
     response: z.literal(true),
     summary: 'Cancel an interconnect.',
     minLevel: 'MailboxAdmin',
   }),
-  count: entry({
-    name: 'partners.count',
+  count: {
     method: 'POST',
     path: '/v2/partners/count',
     aliases: [{ method: 'GET', path: '/v2/partners/count' }],
     request: z.object({ gridId: IntId, status: Status.optional() }).loose(),
     response: z.number().int(),
     summary: 'Number of interconnects of a grid ID.',
-  }),
-  list: entry({
-    name: 'partners.list',
+  },
+  list: {
     method: 'POST',
     path: '/v2/partners/list',
     aliases: [{ method: 'GET', path: '/v2/partners' }],
@@ -52,22 +43,20 @@ export const partners = {
     response: z.array(InterconnectIDInfo),
     list: { kind: 'array' },
     summary: 'Interconnects of a grid ID, paged.',
-  }),
-  note: entry({
-    name: 'partners.note',
+  },
+  note: {
     method: 'POST',
     path: '/v2/partners/note',
     request: z.object({ interconnectId, note: z.string().min(1) }).loose(),
     response: z.literal(true),
     idempotent: false,
     summary: 'Add a note to an interconnect.',
-  }),
-  noteList: entry({
-    name: 'partners.noteList',
+  },
+  noteList: {
     method: 'POST',
     path: '/v2/partners/notelist',
     request: z.object({ interconnectId }).loose(),
     response: z.array(z.object({ text: z.string(), timestamp: DateTime, userId: IntId }).loose()),
     summary: 'Notes of an interconnect.',
-  }),
-};
+  },
+});

@@ -45,7 +45,6 @@ import { list, summary, type Rec } from './records.js';
 import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
 import { SoapSession } from './session.js';
 import { STREAM_SLOT, writeRequest, type XmlNode } from './xml.js';
-import { errorFields } from '../../errors/index.js';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 
@@ -296,19 +295,16 @@ export class SoapClient implements MailboxTransport {
   }
 
   /** Logs out a Login session (never an API key) and closes the connections. Safe to call twice. */
-  async close(): Promise<void> {
-    if (!this.core.markClosed()) return;
-    const sessionId = this.session.takeForLogout();
-    if (sessionId) {
-      try {
+  close(): Promise<void> {
+    return this.core.close(
+      () => this.session.takeForLogout(),
+      async (sessionId) => {
         const def = op('Logout');
         const res = await this.post(def, writeRequest(def, { SessionID: sessionId }), AbortSignal.timeout(this.core.callMs));
         await res.body.dump();
-      } catch (err) {
-        this.core.logger?.debug({ operation: 'Logout', ...errorFields(err) }, 'logout failed while closing');
-      }
-    }
-    await this.core.close();
+      },
+      { operation: 'Logout' },
+    );
   }
 
   // ------------------------------------------------------------------ internals

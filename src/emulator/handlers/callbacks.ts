@@ -2,6 +2,7 @@
 import { canSeeMailbox, canSeeNetwork, iso, objectNotFound, resolveMailbox, type Handler, type HandlerContext } from '../context.js';
 import { post, type CallbackEventRow, type CallbackRow } from '../callbacks.js';
 import type { UserRow } from '../store.js';
+import { updateGiven } from './common.js';
 
 const registration = (c: CallbackRow): Record<string, unknown> => ({
   callbackId: c.callback_id,
@@ -82,18 +83,14 @@ export const callbackHandlers: Record<string, Handler> = {
   },
   'callbacks.update': (ctx) => {
     const c = visibleCallback(ctx, ctx.input.callbackId);
-    const cols: [string, string][] = [
+    updateGiven(ctx, 'callbacks', 'callback_id', c.callback_id, [
       ['url', 'url'],
       ['event', 'event'],
       ['status', 'status'],
       ['httpAuthType', 'http_auth_type'],
       ['username', 'username'],
       ['password', 'password'],
-    ];
-    for (const [field, col] of cols) {
-      if (ctx.input[field] !== undefined)
-        ctx.world.store.db.prepare(`UPDATE callbacks SET ${col} = ? WHERE callback_id = ?`).run(ctx.input[field], c.callback_id);
-    }
+    ]);
     return { data: registration(visibleCallback(ctx, c.callback_id)) };
   },
   'callbacks.delete': (ctx) => {

@@ -13,28 +13,8 @@ import {
   objectNotFound,
   type HandlerContext,
 } from '../context.js';
-import type { GridIdRow, UserRow } from '../store.js';
+import type { GridIdRow, InterconnectRow, MailboxRow, NetworkRow, UserRow } from '../store.js';
 
-export interface NetworkRow {
-  network_id: number;
-  unique_id: string;
-  company_name: string;
-  status: string;
-  created: string;
-  modified: string;
-}
-export interface MailboxRow extends NetworkRow {
-  mailbox_id: number;
-  auto_ack: number;
-}
-export interface InterconnectRow {
-  interconnect_id: number;
-  grid_id_from: number;
-  grid_id_to: number;
-  status: string;
-  created: string;
-  modified: string;
-}
 export interface CommRow {
   comm_id: number;
   mailbox_id: number;
@@ -176,6 +156,20 @@ export function notAboveCaller(ctx: HandlerContext, level: string): void {
 }
 
 /** A fresh id from a sequence that survives restarts, skipping ids a seed fixture already used. */
+/** Sets each column whose request field is given (`[field, column]` pairs) on the row `key = id` of `table`. */
+export function updateGiven(
+  ctx: HandlerContext,
+  table: string,
+  key: string,
+  id: number,
+  cols: readonly (readonly [string, string])[],
+): void {
+  for (const [field, col] of cols) {
+    if (ctx.input[field] !== undefined)
+      ctx.world.store.db.prepare(`UPDATE ${table} SET ${col} = ? WHERE ${key} = ?`).run(ctx.input[field], id);
+  }
+}
+
 export function newId(ctx: HandlerContext, table: string, column: string, sequence: string, start: number): number {
   const { store } = ctx.world;
   for (;;) {

@@ -15,7 +15,8 @@ import {
   type Handler,
   type HandlerContext,
 } from '../context.js';
-import type { GridIdRow, UserRow } from '../store.js';
+import { ParcelStatus } from '../../api/wire/index.js';
+import type { GridIdRow, InterconnectRow, MailboxRow, NetworkRow, UserRow } from '../store.js';
 import {
   callerOf as caller,
   gridInfo,
@@ -27,9 +28,6 @@ import {
   visibleGrid as grid,
   visibleInterconnect,
   visibleUser as user,
-  type InterconnectRow,
-  type MailboxRow,
-  type NetworkRow,
 } from './common.js';
 
 const visibleUser = (ctx: HandlerContext, id: number): UserRow => user(ctx, id);
@@ -172,21 +170,8 @@ export const directoryHandlers: Record<string, Handler> = {
   },
   'statusLists.get': () => ({
     data: {
-      parcelStatuses: [
-        'InBoxReady',
-        'InBoxTransferred',
-        'InBoxArchived',
-        'outboxPending',
-        'outboxSent',
-        'outboxAcknowledged',
-        'outboxRetry',
-        'outboxFailed',
-        'outboxDeliveryError',
-        'outboxTransferred',
-        'OutBoxDelivered',
-        'Cancelled',
-        'VaultReady',
-      ].map((code) => ({ code, description: code })),
+      // The full vocabulary of the wire module, not the subset the service's own endpoint returns.
+      parcelStatuses: ParcelStatus.options.map((code) => ({ code, description: code })),
       interchangeStatuses: ['Received', 'Delivered', 'Cancelled'].map((code) => ({ code, description: code })),
     },
   }),

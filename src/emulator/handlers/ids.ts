@@ -6,7 +6,7 @@
  */
 import { duplicateObject, type Handler, type HandlerContext } from '../context.js';
 import type { GridIdRow } from '../store.js';
-import { configOf, delimiters, gridInfo, saveConfig, visibleGrid, visibleMailbox } from './common.js';
+import { configOf, delimiters, gridInfo, saveConfig, updateGiven, visibleGrid, visibleMailbox } from './common.js';
 
 export function gridDetail(ctx: HandlerContext, g: GridIdRow): Record<string, unknown> {
   const { store } = ctx.world;
@@ -25,15 +25,11 @@ export const idHandlers: Record<string, Handler> = {
   'ids.get': (ctx) => ({ data: gridDetail(ctx, grid(ctx)) }),
   'ids.update': (ctx) => {
     const g = grid(ctx);
-    const cols: [string, string][] = [
+    updateGiven(ctx, 'grid_ids', 'grid_id', g.grid_id, [
       ['description', 'description'],
       ['status', 'status'],
       ['ediStandard', 'edi_standard'],
-    ];
-    for (const [field, col] of cols) {
-      if (ctx.input[field] !== undefined)
-        ctx.world.store.db.prepare(`UPDATE grid_ids SET ${col} = ? WHERE grid_id = ?`).run(ctx.input[field], g.grid_id);
-    }
+    ]);
     return { data: gridDetail(ctx, grid(ctx)) };
   },
   'ids.delete': (ctx) => {

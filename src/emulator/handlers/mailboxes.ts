@@ -4,7 +4,8 @@
  * Terminated) and nothing is routed to or from it any more.
  */
 import { duplicateObject, invalidParameter, iso, type Handler, type HandlerContext } from '../context.js';
-import { configOf, delimiters, mailboxInfo, newId, saveConfig, visibleMailbox, visibleNetwork, type MailboxRow } from './common.js';
+import { configOf, delimiters, mailboxInfo, newId, saveConfig, visibleMailbox, visibleNetwork } from './common.js';
+import type { MailboxRow } from '../store.js';
 
 export function mailboxDetail(ctx: HandlerContext, m: MailboxRow): Record<string, unknown> {
   return {

@@ -5,7 +5,8 @@
  */
 import { invalidParameter, iso, objectNotFound, type Handler, type HandlerContext } from '../context.js';
 import { NetworkContactType } from '../../api/index.js';
-import { configOf, delimiters, networkInfo, saveConfig, visibleNetwork, type NetworkRow } from './common.js';
+import { configOf, delimiters, networkInfo, saveConfig, visibleNetwork } from './common.js';
+import type { NetworkRow } from '../store.js';
 
 const PROFILE_FIELDS = ['address1', 'address2', 'city', 'state', 'zip', 'phone', 'website'] as const;
 

@@ -5,7 +5,7 @@ import { parseInterchanges } from '../edi.js';
 import { invalidParameter, iso, objectNotFound, resolveMailbox, visibleParcel, type Handler, type HandlerContext } from '../context.js';
 import { discardContent, receiveContentBody, storeBuffer, streamDownload } from '../content.js';
 import { confirmParcel, deliver, parcelInfo, routeOf } from '../parcels.js';
-import type { ParcelRow } from '../store.js';
+import type { InterchangeRow, ParcelRow } from '../store.js';
 
 function page(input: Record<string, unknown>, dflt: number): { limit: number; offset: number } {
   const pageNo = (input.pageNo as number | undefined) ?? 1;
@@ -139,21 +139,6 @@ const setMailbagControlId: Handler = (ctx) => {
   ctx.world.store.db.prepare('UPDATE parcels SET mailbag_control_id = ? WHERE parcel_id = ?').run(ctx.input.mailbagControlId, p.parcel_id);
   return { data: true };
 };
-
-interface InterchangeRow {
-  interchange_id: number;
-  parcel_id: number;
-  mailbox_id: number;
-  direction: string;
-  sender: string;
-  receiver: string;
-  standard: string;
-  document_type: string | null;
-  control_number: string;
-  header: string;
-  status: string;
-  created: string;
-}
 
 const interchangeInfo = (r: InterchangeRow): Record<string, unknown> => ({
   interchangeId: r.interchange_id,

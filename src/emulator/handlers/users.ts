@@ -14,6 +14,7 @@ import {
   notAboveCaller,
   saveConfig,
   selfOrNetworkAdmin,
+  updateGiven,
   userInfo,
   visibleMailbox,
   visibleNetwork,
@@ -85,15 +86,11 @@ export const userHandlers: Record<string, Handler> = {
   'users.update': (ctx) => {
     const u = target(ctx);
     mayEdit(ctx, u);
-    const cols: [string, string][] = [
+    updateGiven(ctx, 'users', 'user_id', u.user_id, [
       ['email', 'email'],
       ['firstName', 'first_name'],
       ['lastName', 'last_name'],
-    ];
-    for (const [field, col] of cols) {
-      if (ctx.input[field] !== undefined)
-        ctx.world.store.db.prepare(`UPDATE users SET ${col} = ? WHERE user_id = ?`).run(ctx.input[field], u.user_id);
-    }
+    ]);
     return { data: userDetail(ctx, target(ctx)) };
   },
   'users.delete': (ctx) => {

@@ -4,45 +4,7 @@
  */
 import type { World } from '../context.js';
 import { levelOf } from '../context.js';
-import type { GridIdRow, ParcelRow, UserRow } from '../store.js';
-
-export interface NetworkRow {
-  network_id: number;
-  unique_id: string;
-  company_name: string;
-  status: string;
-  created: string;
-}
-export interface MailboxRow {
-  mailbox_id: number;
-  network_id: number;
-  unique_id: string;
-  company_name: string;
-  status: string;
-  created: string;
-}
-export interface InterconnectRow {
-  interconnect_id: number;
-  grid_id_from: number;
-  grid_id_to: number;
-  status: string;
-  created: string;
-  modified: string;
-}
-export interface InterchangeRow {
-  interchange_id: number;
-  parcel_id: number;
-  mailbox_id: number;
-  direction: string;
-  sender: string;
-  receiver: string;
-  standard: string;
-  document_type: string | null;
-  control_number: string;
-  header: string;
-  status: string;
-  created: string;
-}
+import type { GridIdRow, InterchangeRow, InterconnectRow, MailboxRow, NetworkRow, ParcelRow, UserRow } from '../store.js';
 
 /**
  * Parcel ids as the SOAP side shows them. With `idOffset` (a test switch) every id is shifted by

@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { STREAM_SLOT, type SoapVersion } from '../../api/soap/index.js';
 import { sendBase64Body } from '../content.js';
-import type { FaultPlan } from '../faults.js';
+import { sendPlanned, type FaultPlan } from '../faults.js';
 import type { ParcelRow } from '../store.js';
 import type { OpEnv } from './operations/index.js';
 import { standardOfContent } from './operations/index.js';
@@ -10,14 +10,7 @@ import { standardOfContent } from './operations/index.js';
 export const contentType = (v: SoapVersion): string => (v === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
 
 export function send(res: ServerResponse, status: number, type: string, body: string, plan?: FaultPlan): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) });
-  if (plan && (plan.truncate || plan.resetDuringBody)) {
-    res.write(body.slice(0, Math.floor(body.length / 2)));
-    if (plan.resetDuringBody) res.socket?.resetAndDestroy();
-    else res.socket?.destroySoon();
-    return;
-  }
-  res.end(body);
+  sendPlanned(res, status, { 'content-type': type }, body, plan);
 }
 
 /** FileInfo with the content base64-encoded while it is sent (`render` writes the XML around it); Content-Length exact. */

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ALL_ENDPOINTS, matchEndpoint } from '../../../src/api/catalog/index.js';
+import { ParcelStatus } from '../../../src/api/wire/index.js';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { x12 } from '../../helpers/edi.js';
 
@@ -73,6 +74,12 @@ describe('the endpoints the service shapes field by field', () => {
       phone: null,
     });
     expect((await call('POST', '/v2/networks/get-contact', { networkId: 1, contactType: 'Janitor' })).errorCode).toBe('InvalidParameter');
+  });
+
+  it('status-lists: every parcel status of the wire vocabulary, each with a description', async () => {
+    const lists = await ok<{ parcelStatuses: { code: string; description: string }[] }>('GET', '/v2/status-lists');
+    expect(lists.parcelStatuses.map((s) => s.code)).toEqual(ParcelStatus.options);
+    for (const s of lists.parcelStatuses) expect(s.description).not.toBe('');
   });
 
   it('networks/x12-delimiters: data null, a message; one character each (Limits); NetworkAdmin only (Authentication 6)', async () => {

@@ -4,20 +4,9 @@
  */
 import { typeDef } from '../../../api/soap/index.js';
 import { atLeast, canSeeMailbox, canSeeNetwork, iso } from '../../context.js';
-import type { GridIdRow, UserRow } from '../../store.js';
+import type { GridIdRow, InterchangeRow, InterconnectRow, MailboxRow, NetworkRow, UserRow } from '../../store.js';
 import { RET, fault } from '../fault.js';
-import {
-  gridRecord,
-  interchangeRecord,
-  interconnectRecord,
-  mailboxRecord,
-  networkRecord,
-  userRecord,
-  type InterchangeRow,
-  type InterconnectRow,
-  type MailboxRow,
-  type NetworkRow,
-} from '../records.js';
+import { gridRecord, interchangeRecord, interconnectRecord, mailboxRecord, networkRecord, userRecord } from '../records.js';
 import { like, mailboxOf, mayManage, me, num, ok, requireLevel, str, user, type OpContext, type Operation } from './context.js';
 
 function grid(ctx: OpContext, id: unknown, item = 'GridID'): GridIdRow {

@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import { canSeeMailbox, iso, type World } from '../../context.js';
 import { discardContent } from '../../content.js';
 import { confirmParcel, deliver, routeOf } from '../../parcels.js';
-import type { ParcelRow } from '../../store.js';
+import type { InterchangeRow, ParcelRow } from '../../store.js';
 import { RET, fault } from '../fault.js';
-import { parcelRecord, type InterchangeRow } from '../records.js';
+import { parcelRecord } from '../records.js';
 import { mailboxOf, me, num, ok, parcelOf, requireLevel, str, type Operation } from './context.js';
 
 function download(asString: boolean, update: boolean): Operation {
