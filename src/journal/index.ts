@@ -1,7 +1,8 @@
 /** The journal: what other folders may import from `src/journal`. */
 export { Journal, JournalLockedError } from './db.js';
 export type { OpenJournalOptions } from './db.js';
-export { PgJournal, PG_SCHEMA_VERSION, PG_TIMEOUTS } from './postgres.js';
+export { PgJournal, PG_SCHEMA_VERSION } from './postgres.js';
+export { PG_TIMEOUTS } from './postgres-connection.js';
 export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from './store.js';
 export { openJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
 export type { JournalLocation, OpenOptions } from './open.js';
