@@ -53,12 +53,21 @@ export interface PgBatcherDeps {
   readonly wrap: (err: unknown) => Error;
 }
 
+/**
+ * Transactions in flight at once. A batch of independent commits starts while the one before is
+ * still waiting for its round trips and its commit, instead of gathering until it ends: at a few
+ * parcels in flight that wait was most of a transition's time. More would mean smaller batches,
+ * each a transaction (and a WAL flush) of its own.
+ */
+const MAX_IN_FLIGHT = 2;
+
 export class PgBatcher {
   private pending: Pending[] = [];
-  private flushing = false;
+  private inFlight = 0;
+  /** A batch holding an ordered (not independent) commit is in flight: nothing starts beside it. */
+  private ordered = false;
   private flushScheduled = false;
-  private idle: Promise<void> = Promise.resolve();
-  private markIdle: () => void = () => undefined;
+  private waiters: (() => void)[] = [];
 
   constructor(private readonly deps: PgBatcherDeps) {}
 
@@ -71,14 +80,24 @@ export class PgBatcher {
 
   /** Resolves once no commit is waiting or in flight. */
   async drain(): Promise<void> {
-    while (this.flushing || this.pending.length > 0) {
-      if (!this.flushing) await this.flush();
-      else await this.idle;
+    while (this.inFlight > 0 || this.pending.length > 0) {
+      if (this.mayStart()) await this.flush();
+      else await new Promise<void>((r) => this.waiters.push(r));
     }
   }
 
+  /**
+   * Alone, a batch may always start; beside others only when neither it nor they hold an ordered
+   * commit, which must see every commit asked for before it committed (and be seen by those after).
+   */
+  private mayStart(): boolean {
+    if (this.pending.length === 0) return false;
+    if (this.inFlight === 0) return true;
+    return this.inFlight < MAX_IN_FLIGHT && !this.ordered && this.pending.every((p) => p.independent);
+  }
+
   private schedule(): void {
-    if (this.flushing || this.flushScheduled || this.pending.length === 0) return;
+    if (this.flushScheduled || !this.mayStart()) return;
     this.flushScheduled = true;
     setImmediate(() => void this.flush());
   }
@@ -86,11 +105,12 @@ export class PgBatcher {
   /** One batch, one transaction. */
   private async flush(): Promise<void> {
     this.flushScheduled = false;
-    if (this.flushing || this.pending.length === 0) return;
+    if (!this.mayStart()) return;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = true;
-    this.idle = new Promise((r) => (this.markIdle = r));
+    this.inFlight++;
+    const ordered = batch.some((p) => !p.independent);
+    if (ordered) this.ordered = true;
     let results: Outcome[] | undefined;
     let client: pg.PoolClient | undefined;
     try {
@@ -113,7 +133,7 @@ export class PgBatcher {
       client?.release(true);
       const wrapped = this.deps.wrap(err);
       for (const p of batch) p.reject(wrapped);
-      return this.endFlush();
+      return this.endFlush(ordered);
     }
     batch.forEach((p, i) => {
       const r = results[i] as Outcome;
@@ -122,12 +142,13 @@ export class PgBatcher {
       if (r.value instanceof JournalLeaseLostError) this.deps.leases.refused(r.value.mailboxId);
       p.reject(r.value);
     });
-    this.endFlush();
+    this.endFlush(ordered);
   }
 
-  private endFlush(): void {
-    this.flushing = false;
-    this.markIdle();
+  private endFlush(ordered: boolean): void {
+    this.inFlight--;
+    if (ordered) this.ordered = false;
+    for (const w of this.waiters.splice(0)) w();
     this.schedule();
   }
 

@@ -52,7 +52,7 @@ export class PgJournal implements JournalStore {
   ) {
     this.now = options.now ?? Date.now;
     this.leases = new PgLeases(options.owner, (sql, params) => this.query(sql, params));
-    this.batcher = new PgBatcher({ pool, leases: this.leases, now: this.now, wrap: (err) => this.wrap(err) });
+    this.batcher = new PgBatcher({ pool, leases: this.leases, now: () => this.now(), wrap: (err) => this.wrap(err) });
   }
 
   /** Connects (proving the database is reachable) and brings the schema up to date. */
