@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+// GRIDSYNC_DIST: another build, as `npm run bench -- --against` hands it to its children.
+const dist = process.env.GRIDSYNC_DIST ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const { openJournal, InboundJournal } = await import(pathToFileURL(path.join(dist, 'journal', 'index.js')).href);
 const N = 2000;
 

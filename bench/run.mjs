@@ -1150,39 +1150,49 @@ async function main() {
     else {
       const c = Math.max(...concurrencies);
       const emu = await startEmulatorProcess();
-      const pipeline = (p) =>
-        runChild('inbound-gridsync', { url: emu.url, n: size.burst, warm: size.warm, emulatorPid: emu.proc.pid, concurrency: c, ...p });
-      const res = { sqlite: [], postgres: [], jSqlite: [], jPostgres: [] };
+      const pipeline = (p, distDir) =>
+        runChild(
+          'inbound-gridsync',
+          { url: emu.url, n: size.burst, warm: size.warm, emulatorPid: emu.proc.pid, concurrency: c, ...p },
+          distDir,
+        );
+      // --against: the other build's pair is measured in the same runs, so both ratios share the load.
+      const builds = [[undefined, '']];
+      if (against) builds.push([against, ` (gridsync of ${path.basename(path.dirname(against))}/)`]);
+      const res = builds.map(() => ({ sqlite: [], postgres: [], jSqlite: [], jPostgres: [] }));
       for (let i = 0; i < runs; i++) {
-        res.sqlite.push(await pipeline({}));
-        res.postgres.push(await pipeline({ journalUrl }));
-        res.jSqlite.push(await runChild('journal-commit', { concurrency: 32 }));
-        res.jPostgres.push(await runChild('journal-commit', { concurrency: 32, journalUrl }));
+        for (const [k, [distDir]] of builds.entries()) {
+          const r = res[k];
+          r.sqlite.push(await pipeline({}, distDir));
+          r.postgres.push(await pipeline({ journalUrl }, distDir));
+          r.jSqlite.push(await runChild('journal-commit', { concurrency: 32 }, distDir));
+          r.jPostgres.push(await runChild('journal-commit', { concurrency: 32, journalUrl }, distDir));
+        }
       }
       await emu.close();
-      burstRow(`inbound gridsync, SQLite journal, c${c}`, res.sqlite, null, null);
-      burstRow(`inbound gridsync, PostgreSQL journal, c${c}`, res.postgres, null, null);
       const ratio = (pg, lite) => stat(pg, 'perSecond').median / stat(lite, 'perSecond').median;
-      row(
-        `PostgreSQL vs SQLite journal: inbound burst items/s, c${c}`,
-        stat(res.postgres, 'perSecond'),
-        stat(res.sqlite, 'perSecond'),
-        ratio(res.postgres, res.sqlite),
-        {
-          cpuMsPerItem: stat(res.postgres, 'cpuMsPerItem'),
-          baselineCpuMsPerItem: stat(res.sqlite, 'cpuMsPerItem'),
-        },
-      );
-      row(
-        'PostgreSQL vs SQLite journal alone: parcels/s (2,000, 4 transitions each), c32',
-        stat(res.jPostgres, 'perSecond'),
-        stat(res.jSqlite, 'perSecond'),
-        ratio(res.jPostgres, res.jSqlite),
-        {
-          cpuMsPerItem: stat(res.jPostgres, 'cpuMsPerItem'),
-          baselineCpuMsPerItem: stat(res.jSqlite, 'cpuMsPerItem'),
-        },
-      );
+      for (const [k, [, of]] of builds.entries()) {
+        const r = res[k];
+        burstRow(`inbound gridsync${of}, SQLite journal, c${c}`, r.sqlite, null, null);
+        burstRow(`inbound gridsync${of}, PostgreSQL journal, c${c}`, r.postgres, null, null);
+        row(
+          `PostgreSQL vs SQLite journal${of}: inbound burst items/s, c${c}`,
+          stat(r.postgres, 'perSecond'),
+          stat(r.sqlite, 'perSecond'),
+          ratio(r.postgres, r.sqlite),
+          {
+            cpuMsPerItem: stat(r.postgres, 'cpuMsPerItem'),
+            baselineCpuMsPerItem: stat(r.sqlite, 'cpuMsPerItem'),
+          },
+        );
+        row(
+          `PostgreSQL vs SQLite journal alone${of}: parcels/s (2,000, 4 transitions each), c32`,
+          stat(r.jPostgres, 'perSecond'),
+          stat(r.jSqlite, 'perSecond'),
+          ratio(r.jPostgres, r.jSqlite),
+          { cpuMsPerItem: stat(r.jPostgres, 'cpuMsPerItem'), baselineCpuMsPerItem: stat(r.jSqlite, 'cpuMsPerItem') },
+        );
+      }
     }
   }
   if (want('large')) {

@@ -140,12 +140,12 @@ export class InboundJournal {
   /** First sight of a parcel in the pending list. Returns false when it was already known. */
   recordListed(mailboxId: number, p: ListedParcel): Promise<boolean> {
     return this.journal.commit(async (tx) => {
-      if (await tx.get(SELECT_ROW, mailboxId, p.parcelId)) return false;
       const now = this.journal.now();
-      await tx.write(
+      // One statement, not a read then an insert: on PostgreSQL each is a round trip.
+      const { changes } = await tx.write(
         mailboxId,
         `INSERT INTO inbound_parcels (mailbox_id, parcel_id, state, file_name, declared_bytes, grid_id_from, grid_id_to, service_created, first_seen_at, updated_at)
-         VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, 'listed', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (mailbox_id, parcel_id) DO NOTHING`,
         mailboxId,
         p.parcelId,
         p.fileName ?? null,
@@ -156,6 +156,7 @@ export class InboundJournal {
         now,
         now,
       );
+      if (changes === 0) return false;
       await tx.recordEvent({
         direction: 'in',
         mailboxId,
@@ -332,6 +333,12 @@ export class InboundJournal {
     return row;
   }
 
+  /**
+   * The row is read and the update sent together, without waiting for the read: the update only
+   * matches a row in a state the transition may come from, so the read's answer (the state before,
+   * for the event and the error) need not be known first. On PostgreSQL that saves a round trip
+   * per transition.
+   */
   private transition(
     mailboxId: number,
     parcelId: number,
@@ -341,10 +348,16 @@ export class InboundJournal {
   ): Promise<void> {
     // Parcels in flight together may share transactions (see InboundJournalOptions).
     const linger = this.options.mayLinger?.() ?? false;
-    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, mailboxId, parcelId), to, set, detail), {
-      ...INDEPENDENT,
-      linger,
-    });
+    return this.journal.commit(
+      async (tx) => {
+        const read = tx.get<InboundRow>(SELECT_ROW, mailboxId, parcelId);
+        const written = this.update(tx, mailboxId, parcelId, to, set, INBOUND_TRANSITIONS[to]);
+        const [row, { changes }] = await Promise.all([read, written]);
+        if (changes === 0 || !row) throw new IllegalTransitionError(mailboxId, parcelId, row?.state, to);
+        await tx.recordEvent({ direction: 'in', mailboxId, item: parcelId, from: row.state, to, detail });
+      },
+      { ...INDEPENDENT, linger },
+    );
   }
 
   private async apply(
@@ -355,16 +368,29 @@ export class InboundJournal {
     detail: Record<string, unknown> | null,
   ): Promise<void> {
     if (!canTransition(row.state, to)) throw new IllegalTransitionError(row.mailbox_id, row.parcel_id, row.state, to);
+    await this.update(tx, row.mailbox_id, row.parcel_id, to, set, [row.state]);
+    await tx.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
+  }
+
+  /** The row moves to `to` if it is in one of the states `from`; `changes` is 0 otherwise. */
+  private update(
+    tx: JournalTx,
+    mailboxId: number,
+    parcelId: number,
+    to: InboundState,
+    set: Record<string, unknown>,
+    from: readonly InboundState[],
+  ): Promise<{ changes: number }> {
     const cols = Object.keys(set);
-    await tx.write(
-      row.mailbox_id,
-      `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ?`,
+    return tx.write(
+      mailboxId,
+      `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ? AND state IN (${from.map(() => '?').join(', ')})`,
       to,
       this.journal.now(),
       ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
-      row.mailbox_id,
-      row.parcel_id,
+      mailboxId,
+      parcelId,
+      ...from,
     );
-    await tx.recordEvent({ direction: 'in', mailboxId: row.mailbox_id, item: row.parcel_id, from: row.state, to, detail });
   }
 }

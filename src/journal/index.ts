@@ -2,7 +2,8 @@
 export { Journal } from './db.js';
 export { JournalLockedError } from './sqlite-lock.js';
 export type { OpenJournalOptions } from './db.js';
-export { PgJournal, PG_SCHEMA_VERSION, PG_TIMEOUTS } from './postgres.js';
+export { PgJournal, PG_SCHEMA_VERSION } from './postgres.js';
+export { PG_TIMEOUTS } from './postgres-connection.js';
 export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from './store.js';
 export { openJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
 export type { JournalLocation, OpenOptions } from './open.js';

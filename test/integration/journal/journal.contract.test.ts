@@ -252,6 +252,24 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await again.get('SELECT count(*) AS n FROM inbound_parcels WHERE state = ?', 'staged')).toEqual({ n: 300 });
   });
 
+  it('an ordered commit sees every commit asked for before it, independent ones still in flight included', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal, { mayLinger: () => true });
+    const ids = Array.from({ length: 200 }, (_, k) => k + 1);
+    await Promise.all(ids.map((id) => j.recordListed(MB, { parcelId: id })));
+    const turn = () => new Promise((r) => setImmediate(r));
+    // Two waves a turn apart: the second may start while the first is in flight.
+    const staging = ids.slice(0, 100).map((id) => j.markStaged(MB, id, staged(id)));
+    await turn();
+    staging.push(...ids.slice(100).map((id) => j.markStaged(MB, id, staged(id))));
+    await turn();
+    const seen = await journal.commit(async (tx) =>
+      tx.get<{ n: number }>("SELECT count(*) AS n FROM inbound_parcels WHERE state = 'staged'"),
+    );
+    await Promise.all(staging);
+    expect(seen).toEqual({ n: 200 });
+  });
+
   it('independent commits side by side: one that throws after writing rolls back alone, with its events; the others land, their trail in order', async () => {
     const { journal } = await backend.fresh();
     const j = new InboundJournal(journal);
