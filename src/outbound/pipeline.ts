@@ -198,13 +198,17 @@ export class OutboundPipeline {
   private async cycle(opts: { signal?: AbortSignal }): Promise<void> {
     this.result = emptyResult();
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
-    // A file still growing after a few stability windows is left for the next cycle.
-    const deadline = this.now() + Math.max(3 * this.cfg.stableMs, 1000);
-    for (;;) {
+    // A file still growing after a few stability windows is left for the next cycle. What counts
+    // is the time spent waiting for files to settle, not the scans: on a slow machine the claims of a
+    // big drop used it up and left files behind that were only young, not growing.
+    const patience = Math.max(3 * this.cfg.stableMs, 1000);
+    for (let waited = 0; ;) {
       if (opts.signal?.aborted) break;
       const wait = await this.scanner.scan();
-      if (wait === 0 || this.now() >= deadline) break;
-      await this.sleep(Math.min(wait, Math.max(0, deadline - this.now())) + 5);
+      if (wait === 0 || waited >= patience) break;
+      const ms = Math.min(wait, patience - waited) + 5;
+      await this.sleep(ms);
+      waited += ms;
     }
     await this.enqueueJournalWork();
     await this.settled();
