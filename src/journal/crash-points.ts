@@ -26,11 +26,15 @@ export function crashPoint(name: string): void {
  * Named pause points for the chaos test: `GRIDSYNC_PAUSE_AT=in.before-rename:2` makes the process
  * SIGSTOP itself the 2nd time it passes there — a stale owner frozen mid-step, woken later by
  * SIGCONT. Placed right before a side effect (docs/high-availability.md says which, and what
- * makes each safe).
+ * makes each safe). A line on stderr names the point first.
  */
 export function pausePoint(name: string): void {
   pauses ??= parseTargets(process.env.GRIDSYNC_PAUSE_AT);
-  if (reached(`pause:${name}`, pauses, name)) process.kill(process.pid, 'SIGSTOP');
+  if (reached(`pause:${name}`, pauses, name)) {
+    // Written synchronously (a file or pipe), before the stop: whoever wakes the process knows where it stopped.
+    process.stderr.write(`pause point ${name} reached: stopping\n`);
+    process.kill(process.pid, 'SIGSTOP');
+  }
 }
 
 function reached(key: string, of: Map<string, number>, name: string = key): boolean {

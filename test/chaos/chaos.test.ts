@@ -11,12 +11,16 @@
  * Oracle: every parcel exactly once in the inbox and confirmed, every outbox file exactly once on
  * the service and in sentDir, nothing in errorDir; the fencing tokens only grow; every failover
  * after a holder was killed or stopped within the lease + 2 s; the stale-owner paths ran (writes refused or
- * side effects self-fenced, pause points reached).
+ * side effects self-fenced, pause points reached); and the fence itself, in every run: the holder
+ * woken at `in.before-rename` after a takeover has a journal write refused by the fence (its
+ * refused-writes metric grows; a self-fenced side effect is not counted there). Nothing checks the
+ * lease between that rename and its journal write, so self-fencing cannot stand in for the fence
+ * there: with the token check removed the test fails whatever the seed.
  *
  * Each of the seven fault kinds once (the HTTP faults overlapping the SIGSTOP episode), then random
- * faults for GRIDSYNC_CHAOS_SECONDS (default 45: about 90 s in all on a 2-core machine; a longer
- * run raises the odds that a broken fence shows); GRIDSYNC_CHAOS_SEED sets the seed. Each failover's time from the kill to the
- * next lease taken and to the first parcel the survivor placed is printed.
+ * faults for GRIDSYNC_CHAOS_SECONDS (default 45: about 90 s in all on a 2-core machine);
+ * GRIDSYNC_CHAOS_SEED sets the seed. Each failover's time from the kill to the next lease taken
+ * and to the first parcel the survivor placed is printed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -80,6 +84,19 @@ const taken = (w: HaWorld): { at: number; who: string; token: number }[] =>
     .sort((x, y) => x.at - y.at);
 const count = (w: HaWorld, match: (l: Record<string, unknown>) => boolean): number =>
   w.instances.reduce((n, i) => n + i.lines().filter(match).length, 0);
+/**
+ * The instance's journal writes refused by the fence since it started (its metric; a self-fenced
+ * side effect is not counted there); undefined when it does not answer (stopped) in time.
+ */
+const refusedByFence = async (i: HaInstance, timeoutMs = 5_000): Promise<number | undefined> => {
+  const text = await Promise.race([i.scrape().catch(() => undefined), sleep(timeoutMs).then(() => undefined)]);
+  if (text === undefined) return undefined;
+  const series = text.split('\n').filter((l) => l.startsWith('gridsync_lease_stale_writes_refused_total{'));
+  return series.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+};
+/** Where the instance last stopped itself: `pausePoint` writes the point's name to its log right before. */
+const lastPausePoint = (i: HaInstance): string | undefined =>
+  [...fs.readFileSync(i.logFile, 'utf8').matchAll(/^pause point (\S+) reached/gm)].at(-1)?.[1];
 
 describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', () => {
   it('names the pause points it uses', () => {
@@ -95,6 +112,8 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
     const failovers: number[] = [];
     const firstPlaced: number[] = [];
     let pausesReached = 0;
+    /** Pause episodes at `in.before-rename` (each ended with a journal write refused by the fence). */
+    let renameEpisodes = 0;
     let producing = true;
     let control = 1;
     const producer = (async () => {
@@ -125,14 +144,44 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
       i.signal('SIGCONT');
       return next.at - stoppedAt;
     };
-    /** Waits until a process stops itself at its pause point (or the time is up); wakes it after a takeover. */
+    /**
+     * Waits until a process stops itself at its pause point (or the time is up); wakes it after a
+     * takeover. Woken at `in.before-rename`, the stale holder renames (or finds the new owner did)
+     * and then always writes to the journal — `placed`, or the failed attempt's note — with no
+     * self-fence check in between: only the fence refuses that write. Its refused-writes metric,
+     * scraped until the stop and again after the wake (no restart in between), must have grown;
+     * the test stops here if it does not.
+     */
     const wakeAfterPause = async (i: HaInstance, maxWaitMs: number): Promise<void> => {
       const end = Date.now() + maxWaitMs;
-      while (Date.now() < end && !isStopped(i.proc?.pid)) await sleep(50);
+      let refusedBefore = 0;
+      while (Date.now() < end && !isStopped(i.proc?.pid)) {
+        // A scrape the stop cuts short answers nothing: the count before the stop stays.
+        refusedBefore = (await refusedByFence(i, 500)) ?? refusedBefore;
+        await sleep(200);
+      }
       if (!isStopped(i.proc?.pid)) return log(`${i.name} did not reach its pause point`);
       pausesReached++;
-      log(`${i.name} stopped at its pause point`);
+      const point = lastPausePoint(i);
+      log(`${i.name} stopped at its pause point ${point}`);
       await wakeAfterTakeover(i, Date.now());
+      if (point !== 'in.before-rename') return;
+      let refusedAfter: number | undefined;
+      const fenced = await eventually(
+        async () => ((refusedAfter = (await refusedByFence(i)) ?? refusedAfter) ?? 0) > refusedBefore,
+        10_000,
+        'a write refused by the fence',
+      ).then(
+        () => true,
+        () => false,
+      );
+      log(`${i.name} woken at in.before-rename: writes refused by the fence ${refusedBefore} before, ${refusedAfter ?? '?'} after`);
+      if (!fenced)
+        throw new Error(
+          `${i.name}, woken at in.before-rename after a takeover, had no journal write refused by the fence within 10 s ` +
+            `(its gridsync_lease_stale_writes_refused_total: ${refusedBefore} before the stop, ${refusedAfter ?? 'no answer'} after the wake)`,
+        );
+      renameEpisodes++;
     };
     const inboxNow = (): string[] => fs.readdirSync(w.inbox).filter((f) => !f.startsWith('.'));
     /**
@@ -237,13 +286,11 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
       const uploadWaits = count(w, (l) => String(l.msg).startsWith('an upload started by an earlier lease holder'));
       // Every write the fence refused, as the instances running now count it (a killed run's count is gone).
       let refusedNow = 0;
-      for (const i of w.instances) {
-        const line = (await i.scrape()).split('\n').find((l) => l.startsWith('gridsync_lease_stale_writes_refused_total{'));
-        refusedNow += Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0);
-      }
+      for (const i of w.instances) refusedNow += (await refusedByFence(i)) ?? 0;
       log(
         `${leases.length} takeovers, tokens ${tokens[0]}..${tokens.at(-1)}, failovers (kill or SIGSTOP → lease taken) ${failovers.join(', ')} ms, ` +
           `kill → first parcel placed ${firstPlaced.join(', ')} ms, pause points reached ${pausesReached} of 2, ` +
+          `woken at in.before-rename with a write refused by the fence ${renameEpisodes}, ` +
           `holdings ended by a refused write ${refusedWrites}, writes refused (live instances' metric) ${refusedNow}, ` +
           `side effects left to the holder ${selfFenced}, upload waits ${uploadWaits}`,
       );
@@ -261,6 +308,9 @@ describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', 
       for (const ms of failovers) expect(ms).toBeLessThan(LEASE_MS + 2_000);
       expect(pausesReached).toBeGreaterThan(0);
       expect(refusedWrites + refusedNow + selfFenced).toBeGreaterThan(0);
+      // The fence itself (wakeAfterPause): the holder woken right before its rename had a journal
+      // write refused, which self-fencing cannot stand in for. That episode happens in every run.
+      expect(renameEpisodes, 'pause episodes at in.before-rename').toBeGreaterThan(0);
     } finally {
       producing = false;
       await producer.catch(() => undefined);
