@@ -136,13 +136,7 @@ export class InboxPlacement {
    */
   async place(row: InboundRow, part: string): Promise<void> {
     const final = row.final_path as string;
-    const name = path.basename(final);
-    const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
-    let own: DirHandle | undefined;
-    let dir: DirHandle | undefined;
-    try {
-      // Sub-folders are walked again for each parcel (one may have been swapped for a link since).
-      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+    await this.inFolderOf(final, 'cannot place', async (dir, name) => {
       if (await this.ctx.calls().exists(part)) {
         if (this.ctx.inbox.collision === 'fail' && (await this.ctx.calls().exists(dir.at(name)))) throw new GridNameCollisionError(final);
         if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
@@ -163,12 +157,7 @@ export class InboxPlacement {
       } else {
         throw new StagingLostError(part, final);
       }
-    } catch (err) {
-      if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
-      throw new DeferError(`cannot place ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
-    } finally {
-      await own?.close();
-    }
+    });
     await this.ctx.journal.markPlaced(this.ctx.mailboxId, row.parcel_id);
     crashPoint('in.placed');
   }
@@ -182,21 +171,31 @@ export class InboxPlacement {
   async mark(row: InboundRow): Promise<void> {
     const final = row.final_path as string;
     if (!this.ctx.inbox.doneMarker || this.marked.has(final)) return;
-    const name = path.basename(final);
-    const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
-    let own: DirHandle | undefined;
-    let dir: DirHandle | undefined;
-    try {
-      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+    await this.inFolderOf(final, 'cannot write the done marker of', async (dir, name) => {
       if (await this.ctx.calls().exists(dir.at(name))) {
         this.ctx.lease.assertMayAct();
         await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
         crashPoint('in.marked');
       }
-      this.marked.add(final);
+    });
+    this.marked.add(final);
+  }
+
+  /**
+   * Runs a step in the folder of a final path. Sub-folders are walked again for each parcel (one
+   * may have been swapped for a link since); a file call's failure defers the parcel, named by the
+   * folder's real path, never its descriptor path.
+   */
+  private async inFolderOf(final: string, what: string, step: (dir: DirHandle, name: string) => Promise<void>): Promise<void> {
+    const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
+    let own: DirHandle | undefined;
+    let dir: DirHandle | undefined;
+    try {
+      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+      await step(dir, path.basename(final));
     } catch (err) {
-      if (err instanceof JournalLeaseLostError) throw err;
-      throw new DeferError(`cannot write the done marker of ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
+      if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
+      throw new DeferError(`${what} ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
     } finally {
       await own?.close();
     }
