@@ -10,9 +10,13 @@
 FROM node:24.18.1-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# The workspace packages' manifests before `npm ci`: it links them into node_modules/@gridsync.
 COPY package.json package-lock.json .npmrc ./
+COPY packages/protocol/package.json ./packages/protocol/
+COPY packages/emulator/package.json ./packages/emulator/
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.base.json tsconfig.build.json ./
+COPY packages ./packages
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
@@ -27,6 +31,8 @@ RUN groupadd --system --gid "$GRIDSYNC_GID" gridsync && useradd --system --uid "
   && mkdir -p /data /etc/gridsync && chown gridsync:gridsync /data
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+# node_modules/@gridsync/* are links into packages/: the protocol and the emulator, built.
+COPY --from=build --chown=root:root /app/packages ./packages
 COPY --chown=root:root package.json README.md ./
 COPY --chown=root:root config/docker.yaml /etc/gridsync/gridsync.yaml
 USER gridsync

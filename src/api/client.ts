@@ -5,9 +5,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { z } from 'zod';
-import { auth as authEndpoints } from './catalog/auth.js';
-import { catalog, matchEndpoint, type EndpointDef } from './catalog/index.js';
-import { parcels as parcelEndpoints } from './catalog/parcels.js';
+import { catalog, matchEndpoint, type EndpointDef } from '@gridsync/protocol/catalog';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
 import { ClientCore, contentCap, type CoreOptions } from './core.js';
@@ -38,7 +36,10 @@ import {
   type SessionContext,
   type UploadCallOptions,
 } from './transport.js';
-import type { LoginResult } from './wire/index.js';
+import type { LoginResult } from '@gridsync/protocol/wire';
+
+const authEndpoints = catalog.auth;
+const parcelEndpoints = catalog.parcels;
 
 export { gridsyncVersion } from '../version.js';
 export type { GridAuth } from './session.js';

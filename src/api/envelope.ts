@@ -3,11 +3,11 @@
  * that are not the envelope (problem-details, a proxy's HTML page). Turns every answer into either
  * the endpoint's validated `data` or a typed error.
  */
-import type { EndpointDef } from './catalog/index.js';
+import type { EndpointDef } from '@gridsync/protocol/catalog';
 import { GridApiError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { Envelope } from './wire/index.js';
+import { Envelope } from '@gridsync/protocol/wire';
 
 /** Error bodies are read up to this size: enough for any message, not for a hostile stream. */
 export const MAX_ERROR_BODY = 64 * 1024;

@@ -4,7 +4,7 @@
  * never at message text.
  */
 import { GridsyncError } from '../errors/index.js';
-import type { ErrorCode } from './wire/index.js';
+import type { ErrorCode } from '@gridsync/protocol/wire';
 
 export abstract class GridError extends GridsyncError {
   constructor(

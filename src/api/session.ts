@@ -2,12 +2,14 @@
  * Credentials of the REST client: an API key sent as `X-API-Key`, or a login that becomes a bearer
  * session — refreshed before it expires, one re-login when the service calls it invalid.
  */
-import { auth as authEndpoints } from './catalog/auth.js';
+import { catalog } from '@gridsync/protocol/catalog';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { Credentials } from './retry-loop.js';
 import { SecretsSeen } from './secrets-seen.js';
-import type { LoginResult } from './wire/index.js';
+import type { LoginResult } from '@gridsync/protocol/wire';
 import { errorFields } from '../errors/index.js';
+
+const authEndpoints = catalog.auth;
 
 export type GridAuth = { readonly apiKey: string } | { readonly login: string; readonly password: string };
 

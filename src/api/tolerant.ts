@@ -7,7 +7,7 @@
  */
 import { ConfirmNotTakenError, GridResponseError } from './errors.js';
 import type { ParcelSummary, SessionContext } from './transport.js';
-import { ParcelStatus } from './wire/index.js';
+import { ParcelStatus } from '@gridsync/protocol/wire';
 
 export interface ShapeLogger {
   warn(obj: object, msg: string): void;

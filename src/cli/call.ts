@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { ZodError } from 'zod';
 import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
-import { ALL_OPERATIONS, operationByName } from '../api/soap/index.js';
+import { ALL_OPERATIONS, operationByName } from '@gridsync/protocol/soap';
 import { ConfigSchema } from '../config/index.js';
 import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';

@@ -1,6 +1,6 @@
 /** `gridsync emulator`: the local service as a process. */
 import fs from 'node:fs';
-import { EmulatorConfigError, startEmulator } from '../emulator/index.js';
+import { EmulatorConfigError, startEmulator } from '@gridsync/emulator';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { print, printError } from './print.js';
 

@@ -3,7 +3,7 @@
  * errorCode, parcelId, path, …), so that logs can be searched and alerted on by field instead of
  * by parsing a sentence. Stack traces are left out: they mean nothing to an operator.
  */
-import { GridsyncError } from './gridsync-error.js';
+import { GridsyncError } from '@gridsync/protocol/errors';
 
 type Scalar = string | number | boolean | null;
 

@@ -5,7 +5,7 @@
  * `once --dry-run` both decide here.
  */
 import fs from 'node:fs';
-import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '../edi/index.js';
+import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '@gridsync/protocol/edi';
 import type { ErrorCode } from '../errors/index.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
@@ -85,7 +85,7 @@ export class StabilityTracker {
 }
 
 /**
- * The envelope check (see src/edi): every interchange complete, with matching non-empty control
+ * The envelope check (see packages/protocol/src/edi): every interchange complete, with matching non-empty control
  * references; with `counts`, also every group and set trailer present with the right counts and
  * references, and IEA01/UNZ01 equal to the groups or messages read.
  */

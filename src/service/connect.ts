@@ -70,7 +70,7 @@ export async function connectService(cfg: ServiceConfig, options: ServiceOptions
   let baseUrl = cfg.api.baseUrl;
   if (baseUrl === 'embedded') {
     const dataFile = embeddedDataFile(cfg);
-    const { startEmulator } = await import('../emulator/index.js');
+    const { startEmulator } = await import('@gridsync/emulator');
     const emu = await startEmulator({
       port: options.emulatorPort ?? 0,
       dataFile,

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { repoRoot } from '../helpers/journal-child.js';
 import { emulatorParcels, listFiles } from '../helpers/world.js';
 

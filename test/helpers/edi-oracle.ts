@@ -1,5 +1,5 @@
 // An independent, deliberately simple reading of X12/EDIFACT files for the corpus tests: it shares
-// no code with src/edi, holds whole files in memory and splits them with String#split. It is the
+// no code with packages/protocol/src/edi, holds whole files in memory and splits them with String#split. It is the
 // oracle the envelope check and the demo partner's acknowledgments are compared with.
 
 export interface OracleSet {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GridClient, SoapClient, type MailboxTransport } from '../../src/api/index.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '@gridsync/emulator';
 import type { InboxConfig } from '../../src/inbound/index.js';
 import { Journal } from '../../src/journal/index.js';
 import { OutboundPipeline, type OutboxConfig } from '../../src/outbound/index.js';

@@ -10,7 +10,7 @@ import { readLimited } from '../envelope.js';
 import { GridApiError, GridLimitError, GridResponseError, GridTransportError } from '../errors.js';
 import { toTransportError, type RawResponse } from '../http.js';
 import { parseRetryAfter } from '../retry.js';
-import type { OperationDef } from './schema.js';
+import type { OperationDef } from '@gridsync/protocol/soap';
 import { SoapFaultError } from './errors.js';
 import { LIST_ITEM } from './records.js';
 import {
@@ -24,7 +24,7 @@ import {
   soapPayload,
   type ReadOptions,
   type XmlNode,
-} from './xml.js';
+} from '@gridsync/protocol/soap';
 
 /** A non-SOAP error answer (a proxy page) is read up to this size. */
 const MAX_ERROR_BODY = 64 * 1024;

@@ -37,14 +37,14 @@ import {
   type UploadOptions,
 } from '../transport.js';
 import { encodedContent } from '../transfer.js';
-import { base64Length } from '../base64.js';
+import { base64Length } from '@gridsync/protocol/encoding';
 import { FileCalls } from '../../files/index.js';
 import { decodeResult, omittedRecords, readAnswer } from './answer.js';
 import { receiveParcel } from './download.js';
 import { list, summary, type Rec } from './records.js';
-import { SOAP_PATH, operationByName, type OperationDef } from './schema.js';
+import { SOAP_PATH, operationByName, type OperationDef } from '@gridsync/protocol/soap';
 import { SoapSession } from './session.js';
-import { STREAM_SLOT, writeRequest, type XmlNode } from './xml.js';
+import { STREAM_SLOT, writeRequest, type XmlNode } from '@gridsync/protocol/soap';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 

@@ -7,15 +7,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import { Base64Decoder, InvalidBase64Error, maxDecodedLength } from '../base64.js';
+import { Base64Decoder, InvalidBase64Error, maxDecodedLength } from '@gridsync/protocol/encoding';
 import { admitContent, contentCap, type ClientLimits } from '../core.js';
 import { ContentIntegrityError, DownloadRoomError, GridLimitError, GridResponseError, GridTransportError } from '../errors.js';
 import { toTransportError, type RawResponse } from '../http.js';
 import type { DownloadResultInfo } from '../transport.js';
 import { answerBounds, checkPayload, decodeResult, readFailure } from './answer.js';
 import type { Rec } from './records.js';
-import type { OperationDef } from './schema.js';
-import { SoapLimitError, SoapXmlError, child, readXml, type XmlNode } from './xml.js';
+import type { OperationDef } from '@gridsync/protocol/soap';
+import { SoapLimitError, SoapXmlError, child, readXml, type XmlNode } from '@gridsync/protocol/soap';
 
 const CONTENT_OUT: ReadonlySet<string> = new Set(['Content', 'ContentBase64String']);
 /** Base64 characters decoded per slab (a multiple of 4). */

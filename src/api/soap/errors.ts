@@ -5,9 +5,9 @@
  * exactly as over REST (retryable only for `soap:Server`, permanent otherwise), and keeps the SOAP
  * fields for the operator.
  */
-import { ERROR_STATUS } from '../wire/index.js';
+import { ERROR_STATUS } from '@gridsync/protocol/wire';
 import { GridApiError } from '../errors.js';
-import type { ParsedFault } from './xml.js';
+import type { ParsedFault } from '@gridsync/protocol/soap';
 
 /** The REST errorCode for a SOAP fault (numeric code = position in the service's RetCode list). */
 export function restErrorCode(f: Pick<ParsedFault, 'faultCode' | 'errorCode' | 'errorItem' | 'hasErrorCode'>): keyof typeof ERROR_STATUS {

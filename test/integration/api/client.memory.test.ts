@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { repoRoot } from '../../helpers/journal-child.js';
 
 const SIZE = Number(process.env.GRIDSYNC_MEM_TEST_MB ?? 200) * 1024 * 1024;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { repoRoot } from '../../helpers/journal-child.js';
 
 let emu: Emulator;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DOCTOR_SERVICE_BUDGET_MS } from '../../../src/config/defaults.js';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { cliPath, runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 

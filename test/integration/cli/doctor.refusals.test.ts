@@ -11,7 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { ERROR_TABLE, EXIT } from '../../../src/errors/index.js';
 import { cliPath } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { eventually, runCli, startCli, type CliChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';

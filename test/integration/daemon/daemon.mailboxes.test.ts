@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { silentLogger } from '../../../src/log.js';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
 import type { Timers } from '../../../src/daemon/scheduler.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { silentLogger } from '../../../src/log.js';
 import { eventually } from '../../helpers/daemon-child.js';
 

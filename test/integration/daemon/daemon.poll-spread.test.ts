@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
-import { startEmulator } from '../../../src/emulator/index.js';
-import { defaultSeed } from '../../../src/emulator/seed.js';
+import { startEmulator } from '@gridsync/emulator';
+import { defaultSeed } from '../../../packages/emulator/src/seed.js';
 import { silentLogger } from '../../../src/log.js';
 import { eventually } from '../../helpers/daemon-child.js';
 

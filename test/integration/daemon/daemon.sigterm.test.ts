@@ -27,7 +27,7 @@ describe('daemon: SIGTERM during a large upload', () => {
     cleanups.push(() => emulator.kill('SIGKILL'));
     const [, url] = await emulator.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
     /**
-     * The held request ends after the daemon is gone; the emulator (src/emulator) may then crash
+     * The held request ends after the daemon is gone; the emulator (packages/emulator/src) may then crash
      * with ERR_STREAM_DESTROYED — reported to its owner. An outage is a condition the daemon must
      * survive anyway, so the service is simply started again on its port and data.
      */

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
 import type { Timers } from '../../../src/daemon/scheduler.js';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator } from '@gridsync/emulator';
 import { eventually } from '../../helpers/daemon-child.js';
 import { recorder } from '../../helpers/log-recorder.js';
 

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acknowledgment, parseInterchanges } from '../../../src/emulator/edi.js';
+import { acknowledgment, parseInterchanges } from '../../../packages/emulator/src/edi.js';
 import { validateEnvelope, validateEnvelopeFile } from '../../../src/outbound/checks.js';
 import { countProblems, groupOk, oracleInterchanges, setOk, type OracleInterchange } from '../../helpers/edi-oracle.js';
 import { prerequisite } from '../../helpers/require-tool.js';

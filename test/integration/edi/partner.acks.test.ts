@@ -1,7 +1,7 @@
 // The demo partner's acknowledgments over real HTTP: what we upload as mailbox 1001 reaches the
 // partner (1002), which answers every interchange into our inbox.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 
 let emu: Emulator;
 beforeEach(async () => {

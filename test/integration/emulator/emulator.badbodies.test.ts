@@ -4,8 +4,8 @@
 // enumerate the endpoints and their field names; what counts as a good answer is the error table of docs/wire.md#errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { ALL_ENDPOINTS, type EndpointDef } from '../../../src/api/catalog/index.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { ALL_ENDPOINTS, type EndpointDef } from '@gridsync/protocol/catalog';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 
 const ROOT = 'bad-bodies-root-key-0123456789';
 const STATUS_OF: Record<string, number> = {

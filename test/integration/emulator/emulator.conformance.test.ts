@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { edifact, x12 } from '../../helpers/edi.js';
 import { repoRoot } from '../../helpers/journal-child.js';
 

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_ENDPOINTS, matchEndpoint } from '../../../src/api/catalog/index.js';
-import { ParcelStatus } from '../../../src/api/wire/index.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { ALL_ENDPOINTS, matchEndpoint } from '@gridsync/protocol/catalog';
+import { ParcelStatus } from '@gridsync/protocol/wire';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { x12 } from '../../helpers/edi.js';
 
 let emu: Emulator;

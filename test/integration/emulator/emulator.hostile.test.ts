@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { adminAccess, checkExposure, startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { adminAccess, checkExposure, startEmulator, type Emulator } from '@gridsync/emulator';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { eventually, runCli, startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type SeedFixture } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator, type SeedFixture } from '@gridsync/emulator';
 import { prerequisite } from '../../helpers/require-tool.js';
 
 const ROOT = 'rules-root-key-0123456789';

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContentIntegrityError, GridApiError, GridResponseError, UploadOutcomeUnknownError } from '../../../src/api/errors.js';
 import { SoapClient } from '../../../src/api/soap/client.js';
 import { SoapFaultError } from '../../../src/api/soap/errors.js';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 
 let emu: Emulator;
 let dir: string;

@@ -2,7 +2,7 @@
 // without an action), raw HTTP, the fault format, sessions (idle expiry, per-user limit, logout,
 // API keys), the shared store with REST, and the REST fault-injection switches.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 
 const NS = 'https://os.grid.example/';
 const ENV11 = 'http://schemas.xmlsoap.org/soap/envelope/';

@@ -2,7 +2,7 @@
 // and runs the workflow: login, inbox, download, confirm, upload, a fault, and SOAP 1.2.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as soap from 'soap';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 
 let emu: Emulator;
 let wsdl: string;

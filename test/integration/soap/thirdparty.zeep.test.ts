@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { repoRoot } from '../../helpers/journal-child.js';
 import { prerequisite } from '../../helpers/require-tool.js';
 

@@ -7,7 +7,7 @@ import {
   endpointByName,
   matchEndpoint,
   pathParams,
-} from '../../../src/api/catalog/index.js';
+} from '@gridsync/protocol/catalog';
 
 describe('endpoint catalog', () => {
   it('has exactly the per-group counts of the service (docs/wire.md#catalog), 119 in all', () => {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DigestAuth, parseDigest } from '../../../src/callbacks/digest.js';
-import { digestAuthorization } from '../../../src/emulator/digest.js';
+import { digestAuthorization } from '../../../packages/emulator/src/digest.js';
 
 const creds = { auth: 'digest' as const, username: 'gridsync', password: 'Pw-_9xyz', pathSecrets: new Map([[1001, 's3cr3t-_A']]) };
 const URI = '/gridsync/callbacks/1001/s3cr3t-_A';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Tokenizer, type Segment, type TokenizerFailure } from '../../../src/edi/index.js';
+import { Tokenizer, type Segment, type TokenizerFailure } from '@gridsync/protocol/edi';
 import { edifact, x12 } from '../../helpers/edi.js';
 
 function tokenize(chunks: (string | Buffer)[], opts = {}): { segs: Segment[]; fails: TokenizerFailure[]; skipped: number } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acknowledgment, parseInterchanges } from '../../../src/emulator/edi.js';
+import { acknowledgment, parseInterchanges } from '../../../packages/emulator/src/edi.js';
 import { edifact, x12 } from '../../helpers/edi.js';
 
 describe('emulator EDI envelopes', () => {

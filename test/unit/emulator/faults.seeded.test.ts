@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FaultInjector } from '../../../src/emulator/faults.js';
+import { FaultInjector } from '../../../packages/emulator/src/faults.js';
 
 const schedule = (seed: number): string[] => {
   const f = new FaultInjector(() => 0);

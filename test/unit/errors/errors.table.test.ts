@@ -19,10 +19,13 @@ function sourceFiles(dir: string): string[] {
     return e.isDirectory() ? sourceFiles(p) : p.endsWith('.ts') ? [p] : [];
   });
 }
-const sources = sourceFiles(path.join(root, 'src')).map((file) => ({
-  file: path.relative(root, file),
-  text: fs.readFileSync(file, 'utf8'),
-}));
+// The daemon and both packages: an error the protocol or the emulator raises reaches an operator too.
+const sources = ['src', 'packages/protocol/src', 'packages/emulator/src']
+  .flatMap((dir) => sourceFiles(path.join(root, dir)))
+  .map((file) => ({
+    file: path.relative(root, file),
+    text: fs.readFileSync(file, 'utf8'),
+  }));
 
 describe('the error table', () => {
   it('has a row for every code the source raises (class codes and StartupCode)', () => {

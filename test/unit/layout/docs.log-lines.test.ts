@@ -15,7 +15,7 @@ function sources(dir: string): string[] {
     return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [fs.readFileSync(p, 'utf8')] : [];
   });
 }
-const code = sources(path.join(root, 'src')).join('\n');
+const code = ['src', 'packages/protocol/src', 'packages/emulator/src'].flatMap((dir) => sources(path.join(root, dir))).join('\n');
 
 /** `log \`X\``, `\`X\` in the log`, `\`X\` / \`Y\` in the log`: the quoted lines. */
 function quotedLogLines(text: string): string[] {

@@ -9,7 +9,7 @@ const root = path.resolve(import.meta.dirname, '../../..');
 function files(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'results' || e.name === 'node_modules' ? [] : files(p);
+    if (e.isDirectory()) return e.name === 'results' || e.name === 'node_modules' || e.name === 'dist' ? [] : files(p);
     return /\.(ts|mjs)$/.test(e.name) ? [p] : [];
   });
 }
@@ -17,7 +17,7 @@ function files(dir: string): string[] {
 describe('formatting', () => {
   it('every source, test and bench file is formatted', async () => {
     const unformatted: string[] = [];
-    for (const file of ['src', 'test', 'bench'].flatMap((d) => files(path.join(root, d)))) {
+    for (const file of ['src', 'packages', 'test', 'bench'].flatMap((d) => files(path.join(root, d)))) {
       const options = await prettier.resolveConfig(file);
       if (!(await prettier.check(fs.readFileSync(file, 'utf8'), { ...options, filepath: file })))
         unformatted.push(path.relative(root, file));

@@ -2,8 +2,8 @@
 // every date form and 64-bit ids; streamed content that arrives in tiny pieces; hostile input.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { operationByName, SOAP11_ENV, SOAP_NS } from '../../../src/api/soap/schema.js';
-import { buildWsdl } from '../../../src/api/soap/wsdl.js';
+import { operationByName, SOAP11_ENV, SOAP_NS } from '../../../packages/protocol/src/soap/schema.js';
+import { buildWsdl } from '../../../packages/protocol/src/soap/wsdl.js';
 import {
   decodeFields,
   decodeValue,
@@ -16,7 +16,7 @@ import {
   writeResponse,
   isFault,
   child,
-} from '../../../src/api/soap/xml.js';
+} from '../../../packages/protocol/src/soap/xml.js';
 
 const pieces = (s: string, n: number): Readable =>
   Readable.from(Array.from({ length: Math.ceil(s.length / n) }, (_, i) => Buffer.from(s.slice(i * n, (i + 1) * n))));

@@ -1,0 +1,234 @@
+/**
+ * Seeding the emulator: the default world (docs/contracts.md) or a YAML fixture with the same
+ * shape. Applied only to an empty store, so a `--data` file keeps its state across restarts.
+ */
+import fs from 'node:fs';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '@gridsync/protocol/wire';
+import type { EmulatorStore } from './store.js';
+import { GridsyncError } from '@gridsync/protocol/errors';
+
+export const SeedFixture = z
+  .object({
+    networks: z.array(
+      z.object({
+        networkId: z.number().int(),
+        uniqueId: z.string(),
+        companyName: z.string(),
+        status: Status.default('Active'),
+        contacts: z
+          .array(
+            z.object({
+              contactType: NetworkContactType,
+              name: z.string().optional(),
+              email: z.string().optional(),
+              phone: z.string().optional(),
+            }),
+          )
+          .default([]),
+      }),
+    ),
+    mailboxes: z.array(
+      z.object({
+        mailboxId: z.number().int(),
+        networkId: z.number().int(),
+        uniqueId: z.string().max(12),
+        companyName: z.string(),
+        status: Status.default('Active'),
+        /** A demo trading partner: answers every interchange it receives with a 997 / CONTRL. */
+        autoAcknowledge: z.boolean().default(false),
+      }),
+    ),
+    gridIds: z.array(
+      z.object({
+        gridId: z.number().int(),
+        mailboxId: z.number().int(),
+        qualifier: z.string(),
+        id: z.string(),
+        description: z.string().optional(),
+        status: Status.default('Active'),
+        ediStandard: EDIStandard.default('X12'),
+        routingGroup: RoutingGroup.default('ProductionA'),
+      }),
+    ),
+    interconnects: z
+      .array(
+        z.object({
+          interconnectId: z.number().int(),
+          gridIdFrom: z.number().int(),
+          gridIdTo: z.number().int(),
+          status: Status.default('Active'),
+        }),
+      )
+      .default([]),
+    users: z.array(
+      z.object({
+        userId: z.number().int(),
+        login: z.string(),
+        email: z.string().optional(),
+        password: z.string().optional(),
+        authLevel: AuthLevel,
+        networkId: z.number().int(),
+        mailboxId: z.number().int(),
+        apiKey: z.string().optional(),
+      }),
+    ),
+  })
+  .strict();
+export type SeedFixture = z.input<typeof SeedFixture>;
+
+/** The default world: our mailbox 1001, a demo partner 1002 that acknowledges, users with known keys. */
+/** The Root user's key of the default seed: fine on loopback, refused for an exposed emulator. */
+export const DEFAULT_ROOT_KEY = 'demo-key-root';
+
+export function defaultSeed(rootKey = DEFAULT_ROOT_KEY): SeedFixture {
+  return {
+    networks: [
+      {
+        networkId: 1,
+        uniqueId: 'DEMONET',
+        companyName: 'Demo Network',
+        contacts: [
+          { contactType: 'Owner', name: 'Dana Owner', email: 'owner@net.example', phone: '+1 555 0100' },
+          { contactType: 'Errors', name: 'EDI Support', email: 'errors@net.example', phone: '+1 555 0101' },
+        ],
+      },
+    ],
+    mailboxes: [
+      { mailboxId: 1001, networkId: 1, uniqueId: 'OURCO', companyName: 'Our Company' },
+      { mailboxId: 1002, networkId: 1, uniqueId: 'DEMOPARTNER', companyName: 'Demo Partner', autoAcknowledge: true },
+    ],
+    gridIds: [
+      { gridId: 5001, mailboxId: 1001, qualifier: 'ZZ', id: 'GRIDSYNC', description: 'Our Company' },
+      { gridId: 5002, mailboxId: 1002, qualifier: 'ZZ', id: 'DEMOPARTNER', description: 'Demo Partner' },
+    ],
+    interconnects: [{ interconnectId: 7001, gridIdFrom: 5001, gridIdTo: 5002 }],
+    users: [
+      {
+        userId: 11,
+        login: 'erp',
+        email: 'erp@ourco.example',
+        password: 'Demo-pass1',
+        authLevel: 'MailboxAdmin',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: 'demo-key-1001',
+      },
+      {
+        userId: 12,
+        login: 'partner',
+        email: 'edi@partner.example',
+        password: 'Demo-pass1',
+        authLevel: 'MailboxAdmin',
+        networkId: 1,
+        mailboxId: 1002,
+        apiKey: 'demo-key-1002',
+      },
+      {
+        userId: 13,
+        login: 'admin',
+        email: 'admin@net.example',
+        password: 'Demo-pass1',
+        authLevel: 'NetworkAdmin',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: 'demo-key-admin',
+      },
+      {
+        userId: 14,
+        login: 'root',
+        email: 'root@net.example',
+        password: 'Demo-pass1',
+        authLevel: 'Root',
+        networkId: 1,
+        mailboxId: 1001,
+        apiKey: rootKey,
+      },
+    ],
+  };
+}
+
+/** Reads a YAML fixture; errors name the offending key. */
+/** The seed file is invalid; the message names the entry. */
+export class EmulatorSeedError extends GridsyncError {
+  readonly code = 'EMULATOR_SEED';
+}
+
+export function loadSeedFile(file: string): SeedFixture {
+  const parsed = SeedFixture.safeParse(YAML.parse(fs.readFileSync(file, 'utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new EmulatorSeedError(`seed ${file}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: string, rootKey?: string): void {
+  const seed = SeedFixture.parse(fixture);
+  const db = store.db;
+  db.transaction(() => {
+    for (const n of seed.networks) {
+      db.prepare('INSERT INTO networks VALUES (?, ?, ?, ?, ?, ?)').run(n.networkId, n.uniqueId, n.companyName, n.status, nowIso, nowIso);
+      for (const c of n.contacts) {
+        store.setSetting('network', n.networkId, `contact.${c.contactType}`, {
+          name: c.name ?? null,
+          email: c.email ?? null,
+          phone: c.phone ?? null,
+        });
+      }
+    }
+    for (const m of seed.mailboxes) {
+      db.prepare('INSERT INTO mailboxes VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        m.mailboxId,
+        m.networkId,
+        m.uniqueId,
+        m.companyName,
+        m.status,
+        m.autoAcknowledge ? 1 : 0,
+        nowIso,
+        nowIso,
+      );
+    }
+    for (const g of seed.gridIds) {
+      const mb = seed.mailboxes.find((m) => m.mailboxId === g.mailboxId);
+      if (!mb) throw new EmulatorSeedError(`seed: grid ID ${g.gridId} names unknown mailbox ${g.mailboxId}`);
+      db.prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+        g.gridId,
+        g.mailboxId,
+        mb.networkId,
+        g.qualifier,
+        g.id,
+        g.description ?? null,
+        g.status,
+        g.routingGroup,
+        g.ediStandard,
+      );
+    }
+    for (const i of seed.interconnects) {
+      db.prepare('INSERT INTO interconnects VALUES (?, ?, ?, ?, ?, ?)').run(
+        i.interconnectId,
+        i.gridIdFrom,
+        i.gridIdTo,
+        i.status,
+        nowIso,
+        nowIso,
+      );
+    }
+    for (const u of seed.users) {
+      const key = rootKey && u.authLevel === 'Root' ? rootKey : u.apiKey;
+      db.prepare('INSERT INTO users VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?)').run(
+        u.userId,
+        u.login,
+        u.email ?? null,
+        u.password ?? null,
+        u.authLevel,
+        u.networkId,
+        u.mailboxId,
+        key ?? null,
+        'Active',
+        nowIso,
+      );
+    }
+  })();
+}

@@ -1,0 +1,2 @@
+export { GridsyncError, isGridsyncError } from './gridsync-error.js';
+export { InternalError } from './internal.js';
