@@ -23,7 +23,8 @@ function reapedChildrenCpuSeconds() {
 async function runOnce(cliPath, cfg) {
   const c0 = reapedChildrenCpuSeconds();
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+  const proc = spawn(process.execPath, [...profile, cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => (err += d));
   const code = await new Promise((r) => proc.once('exit', r));
