@@ -1029,16 +1029,26 @@ async function main() {
         if (against) theirs.push(await measure(path.join(against, 'cli', 'main.js')));
       }
       const figure = (who) => `${dir} cold \`once\`${who}: CPU ms/item, start-up subtracted, ${n} × 5 KB`;
+      const split = (xs) =>
+        console.log(
+          `    of which user ${f(stat(xs, 'userMsPerItem').median)}, system ${f(stat(xs, 'systemMsPerItem').median)} ms/item (medians)`,
+        );
       if (against)
         row(figure(` of ${path.basename(path.dirname(against))}/`), stat(theirs, 'cpuMsPerItem'), null, null, {
+          userMsPerItem: stat(theirs, 'userMsPerItem'),
+          systemMsPerItem: stat(theirs, 'systemMsPerItem'),
           startupCpuMs: stat(theirs, 'startupCpuMs'),
           perSecond: stat(theirs, 'perSecond'),
         });
+      if (against) split(theirs);
       row(figure(''), stat(ours, 'cpuMsPerItem'), null, null, {
         cold: dir,
+        userMsPerItem: stat(ours, 'userMsPerItem'),
+        systemMsPerItem: stat(ours, 'systemMsPerItem'),
         startupCpuMs: stat(ours, 'startupCpuMs'),
         perSecond: stat(ours, 'perSecond'),
       });
+      split(ours);
       await emu.close();
     }
   }
