@@ -13,22 +13,26 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 
-/** CPU seconds of the children this process has waited for (clock ticks of 10 ms). */
-function reapedChildrenCpuSeconds() {
+/** User and system CPU seconds of the children this process has waited for (clock ticks of 10 ms). */
+function reapedChildrenCpu() {
   const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
+  return { user: Number(fields[13]) / 100, system: Number(fields[14]) / 100 };
 }
 
 /** One `gridsync once -c cfg` run to its end: CPU seconds and wall seconds; throws on a non-zero exit. */
 async function runOnce(cliPath, cfg) {
-  const c0 = reapedChildrenCpuSeconds();
+  const c0 = reapedChildrenCpu();
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+  const proc = spawn(process.execPath, [...profile, cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => (err += d));
   const code = await new Promise((r) => proc.once('exit', r));
   if (code !== 0) throw new Error(`gridsync once exited ${code}: ${err.slice(-500)}`);
-  return { cpuSeconds: reapedChildrenCpuSeconds() - c0, seconds: (performance.now() - t0) / 1000 };
+  const c1 = reapedChildrenCpu();
+  const userSeconds = c1.user - c0.user;
+  const systemSeconds = c1.system - c0.system;
+  return { cpuSeconds: userSeconds + systemSeconds, userSeconds, systemSeconds, seconds: (performance.now() - t0) / 1000 };
 }
 
 /**
@@ -70,6 +74,10 @@ export async function coldOnce({ cliPath, url, apiKey, mailboxId, direction, n, 
   if (done !== n) throw new Error(`cold once ${direction}: ${done} of ${n} items done`);
   return {
     cpuMsPerItem: ((run.cpuSeconds - startup.cpuSeconds) * 1000) / n,
+    // Apart, because the system part moves with the disk's state (see docs/performance.md, "The
+    // disk") far more than with gridsync's code.
+    userMsPerItem: ((run.userSeconds - startup.userSeconds) * 1000) / n,
+    systemMsPerItem: ((run.systemSeconds - startup.systemSeconds) * 1000) / n,
     startupCpuMs: startup.cpuSeconds * 1000,
     perSecond: n / (run.seconds - startup.seconds),
   };

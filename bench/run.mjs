@@ -884,7 +884,7 @@ async function main() {
       'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,cold,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
-    console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child there');
+    console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child and cold `once` there');
     console.log('  BENCH_WAN_ITEMS=N: items per WAN burst (default 400; issue #27 measures 2000)');
     console.log('  BENCH_CURVE_PER_SLOT=N: items per slot at each curve point (default 25, 10 with --quick)');
     console.log('  BENCH_CURVE_DIRECTIONS=inbound,outbound: the curves drawn');
@@ -1029,16 +1029,26 @@ async function main() {
         if (against) theirs.push(await measure(path.join(against, 'cli', 'main.js')));
       }
       const figure = (who) => `${dir} cold \`once\`${who}: CPU ms/item, start-up subtracted, ${n} × 5 KB`;
+      const split = (xs) =>
+        console.log(
+          `    of which user ${f(stat(xs, 'userMsPerItem').median)}, system ${f(stat(xs, 'systemMsPerItem').median)} ms/item (medians)`,
+        );
       if (against)
         row(figure(` of ${path.basename(path.dirname(against))}/`), stat(theirs, 'cpuMsPerItem'), null, null, {
+          userMsPerItem: stat(theirs, 'userMsPerItem'),
+          systemMsPerItem: stat(theirs, 'systemMsPerItem'),
           startupCpuMs: stat(theirs, 'startupCpuMs'),
           perSecond: stat(theirs, 'perSecond'),
         });
+      if (against) split(theirs);
       row(figure(''), stat(ours, 'cpuMsPerItem'), null, null, {
         cold: dir,
+        userMsPerItem: stat(ours, 'userMsPerItem'),
+        systemMsPerItem: stat(ours, 'systemMsPerItem'),
         startupCpuMs: stat(ours, 'startupCpuMs'),
         perSecond: stat(ours, 'perSecond'),
       });
+      split(ours);
       await emu.close();
     }
   }

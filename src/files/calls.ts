@@ -28,7 +28,9 @@ export class FileCalls {
   /** lstat, undefined when nothing is there (never follows a link). */
   async lstat(p: string | Buffer): Promise<fs.Stats | undefined> {
     try {
-      return this.inline ? fs.lstatSync(p) : await fsp.lstat(p);
+      // Inline, a missing file is an answer, not an exception: building the error (its stack, its
+      // message) cost more than the lstat, and an outbound file makes three such probes.
+      return this.inline ? fs.lstatSync(p, { throwIfNoEntry: false }) : await fsp.lstat(p);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
       throw err;

@@ -381,13 +381,25 @@ export class InboundJournal {
     set: Record<string, unknown>,
     from: readonly InboundState[],
   ): Promise<{ changes: number }> {
+    // Plain loops over Object.keys/values rather than closures mapped over `set`: the transitions
+    // pass objects of different shapes, and code specialised to the first ones was thrown away
+    // and compiled again for each new one (five times per cold run).
     const cols = Object.keys(set);
+    const values = Object.values(set);
+    let assign = '';
+    for (let i = 0; i < cols.length; i++) {
+      assign += `, ${cols[i]} = ?`;
+      const v = values[i];
+      if (cols[i] === 'last_error' && typeof v === 'string') values[i] = scrubHeld(v);
+    }
+    let states = '?';
+    for (let i = 1; i < from.length; i++) states += ', ?';
     return tx.write(
       mailboxId,
-      `UPDATE inbound_parcels SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE mailbox_id = ? AND parcel_id = ? AND state IN (${from.map(() => '?').join(', ')})`,
+      `UPDATE inbound_parcels SET state = ?, updated_at = ?${assign} WHERE mailbox_id = ? AND parcel_id = ? AND state IN (${states})`,
       to,
       this.journal.now(),
-      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+      ...values,
       mailboxId,
       parcelId,
       ...from,

@@ -248,13 +248,22 @@ export class OutboundJournal {
     detail: Record<string, unknown> | null,
   ): Promise<void> {
     if (!canTransitionOutbound(row.state, to)) throw new IllegalOutboundTransitionError(row.id, row.state, to);
+    // Plain loops, not closures mapped over `set`: see InboundJournal's update (set objects of
+    // different shapes made TurboFan recompile this function for each).
     const cols = Object.keys(set);
+    const values = Object.values(set);
+    let assign = '';
+    for (let i = 0; i < cols.length; i++) {
+      assign += `, ${cols[i]} = ?`;
+      const v = values[i];
+      if (cols[i] === 'last_error' && typeof v === 'string') values[i] = scrubHeld(v);
+    }
     await tx.write(
       row.mailbox_id,
-      `UPDATE outbound_files SET state = ?, updated_at = ?${cols.map((c) => `, ${c} = ?`).join('')} WHERE id = ?`,
+      `UPDATE outbound_files SET state = ?, updated_at = ?${assign} WHERE id = ?`,
       to,
       this.journal.now(),
-      ...cols.map((c) => (c === 'last_error' && typeof set[c] === 'string' ? scrubHeld(set[c]) : set[c])),
+      ...values,
       row.id,
     );
     await tx.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });

@@ -8,24 +8,29 @@
  * longer than `idleInTxMs`. A connection the server killed is dropped from the pool and the next
  * batch opens a new one.
  */
-import pg from 'pg';
+import type pg from 'pg';
 
 /** Server-side limits every connection starts with (ms). */
 export const PG_TIMEOUTS = { statementMs: 10_000, lockMs: 3_000, idleInTxMs: 2_000, connectMs: 5_000, queryMs: 15_000 } as const;
 const POOL_SIZE = 4;
 
-/** bigint (int8) columns as numbers: every id and millisecond timestamp we keep is below 2^53. */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
-
 export const ignore = (): void => undefined;
 
-export function openPool(url: string): pg.Pool {
-  const pool = new pg.Pool({
+/**
+ * `pg` is loaded here, when a PostgreSQL journal is opened, not when the journal's modules are:
+ * every command of a SQLite installation (a cron job's `once` each night) paid ~60 ms of CPU at
+ * start-up to load a driver it never used.
+ */
+export async function openPool(url: string): Promise<pg.Pool> {
+  const { default: driver } = await import('pg');
+  /** bigint (int8) columns as numbers: every id and millisecond timestamp we keep is below 2^53. */
+  const types = {
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === driver.types.builtins.INT8
+        ? (v: string) => Number(v)
+        : driver.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+  };
+  const pool = new driver.Pool({
     connectionString: url,
     max: POOL_SIZE,
     keepAlive: true,

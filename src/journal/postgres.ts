@@ -57,7 +57,7 @@ export class PgJournal implements JournalStore {
 
   /** Connects (proving the database is reachable) and brings the schema up to date. */
   static async open(url: string, location: string, options: PgJournalOptions): Promise<PgJournal> {
-    const pool = openPool(url);
+    const pool = await openPool(url);
     const journal = new PgJournal(pool, location, urlSecrets(url), options);
     try {
       if (options.migrate !== false) await journal.migrate();
