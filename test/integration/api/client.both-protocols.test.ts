@@ -236,25 +236,32 @@ const typeOf = (wire: Wire): string => (wire.name === 'rest' ? 'application/json
 function staging(): { target: DownloadTarget; written: () => number; dir: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-both-'));
   let written = 0;
-  let current: fs.WriteStream | undefined;
+  let current: Writable | undefined;
   let n = 0;
   return {
     dir,
     written: () => written,
     target: {
       openAttempt: async () => {
-        current = fs.createWriteStream(path.join(dir, `attempt-${++n}.part`));
-        const file = current;
+        const file = fs.createWriteStream(path.join(dir, `attempt-${++n}.part`));
         // The file opens asynchronously: an attempt discarded before that (the test over, its folder
         // removed) must not end the run with ENOENT. Write errors still reach the client through cb.
         file.on('error', () => undefined);
-        return new Writable({
+        current = new Writable({
           write: (chunk: Buffer, _e, cb) => {
             written += chunk.length;
             file.write(chunk, cb);
           },
+          destroy: (err, cb) => {
+            file.destroy();
+            cb(err);
+          },
         });
+        return current;
       },
+      // The attempt's stream is destroyed, not only its file: a write still in flight then ends
+      // quietly. (Destroying the file alone left that write to fail on a stream nobody listened to
+      // any more: an uncaught ERR_STREAM_DESTROYED, seen once in a full run on Node 24.)
       discardAttempt: async () => {
         current?.destroy();
       },
