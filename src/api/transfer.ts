@@ -6,12 +6,19 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length, maxDecodedLength } from '@gridsync/protocol/encoding';
+import {
+  Base64Decoder,
+  Base64Encoder,
+  InvalidBase64Error,
+  base64Length,
+  maxDecodedLength,
+  JsonStreamError,
+  readJsonStreaming,
+} from '@gridsync/protocol/encoding';
 import { admitContent, type ContentBounds } from './core.js';
 import { apiErrorFrom } from './envelope.js';
 import { ContentIntegrityError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
-import { JsonStreamError, readJsonStreaming } from '@gridsync/protocol/encoding';
 import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
 import { Envelope } from '@gridsync/protocol/wire';
 import { FileCalls } from '../files/index.js';

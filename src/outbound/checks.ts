@@ -85,7 +85,7 @@ export class StabilityTracker {
 }
 
 /**
- * The envelope check (see packages/protocol/src/edi): every interchange complete, with matching non-empty control
+ * The envelope check (see @gridsync/protocol/edi): every interchange complete, with matching non-empty control
  * references; with `counts`, also every group and set trailer present with the right counts and
  * references, and IEA01/UNZ01 equal to the groups or messages read.
  */

@@ -6,8 +6,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error, base64Length } from '@gridsync/protocol/encoding';
-import { JsonStreamError, readJsonStreaming } from '@gridsync/protocol/encoding';
+import {
+  Base64Decoder,
+  Base64Encoder,
+  InvalidBase64Error,
+  base64Length,
+  JsonStreamError,
+  readJsonStreaming,
+} from '@gridsync/protocol/encoding';
 import { boundedBody, maxUploadRequestBytes } from './request-body.js';
 import { invalidParameter, type World } from './context.js';
 import type { FaultPlan } from './faults.js';

@@ -35,7 +35,7 @@ export interface EmulatorSettings {
   readonly acknowledgeDelayMs: number;
   /** Gaps between callback delivery attempts (docs/wire.md#callbacks: 1 s, 5 s, 25 s). */
   readonly callbackRetryDelaysMs: readonly number[];
-  /** The SOAP endpoint (packages/emulator/src/soap/): session idle timeout, open sessions per user, a parcel id offset to test ids beyond 2^53, most parcels per ParcelInBox answer. */
+  /** The SOAP endpoint (soap/ here): session idle timeout, open sessions per user, a parcel id offset to test ids beyond 2^53, most parcels per ParcelInBox answer. */
   readonly soap?: {
     readonly sessionTimeoutS?: number;
     readonly maxSessionsPerUser?: number;

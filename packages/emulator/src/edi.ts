@@ -1,7 +1,7 @@
 /**
- * What the emulator needs of X12 and EDIFACT, read with the same packages/protocol/src/edi reader as the outbound
- * check: who sent an interchange to whom (routing when an upload names no grid IDs), the
- * interchanges inside a parcel, and the demo partner's answer to each — a 997 functional
+ * What the emulator needs of X12 and EDIFACT, read with the protocol's EDI reader (the one the
+ * daemon's outbound check uses): who sent an interchange to whom (routing when an upload names no
+ * grid IDs), the interchanges inside a parcel, and the demo partner's answer to each — a 997 functional
  * acknowledgment (X12) or a CONTRL (EDIFACT) that says what was received and what was wrong.
  */
 import {

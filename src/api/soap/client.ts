@@ -42,9 +42,8 @@ import { FileCalls } from '../../files/index.js';
 import { decodeResult, omittedRecords, readAnswer } from './answer.js';
 import { receiveParcel } from './download.js';
 import { list, summary, type Rec } from './records.js';
-import { SOAP_PATH, operationByName, type OperationDef } from '@gridsync/protocol/soap';
+import { SOAP_PATH, operationByName, type OperationDef, STREAM_SLOT, writeRequest, type XmlNode } from '@gridsync/protocol/soap';
 import { SoapSession } from './session.js';
-import { STREAM_SLOT, writeRequest, type XmlNode } from '@gridsync/protocol/soap';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 

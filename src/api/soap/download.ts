@@ -14,8 +14,7 @@ import { toTransportError, type RawResponse } from '../http.js';
 import type { DownloadResultInfo } from '../transport.js';
 import { answerBounds, checkPayload, decodeResult, readFailure } from './answer.js';
 import type { Rec } from './records.js';
-import type { OperationDef } from '@gridsync/protocol/soap';
-import { SoapLimitError, SoapXmlError, child, readXml, type XmlNode } from '@gridsync/protocol/soap';
+import { type OperationDef, SoapLimitError, SoapXmlError, child, readXml, type XmlNode } from '@gridsync/protocol/soap';
 
 const CONTENT_OUT: ReadonlySet<string> = new Set(['Content', 'ContentBase64String']);
 /** Base64 characters decoded per slab (a multiple of 4). */

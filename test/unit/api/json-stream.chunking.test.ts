@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Base64Decoder, Base64Encoder, InvalidBase64Error } from '@gridsync/protocol/encoding';
-import { JsonStreamError, readJsonStreaming } from '@gridsync/protocol/encoding';
+import { Base64Decoder, Base64Encoder, InvalidBase64Error, JsonStreamError, readJsonStreaming } from '@gridsync/protocol/encoding';
 
 /** mulberry32: a seeded split of the text into chunks, so a failing seed is a regression test. */
 function splits(text: string, seed: number): string[] {

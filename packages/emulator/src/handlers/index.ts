@@ -1,7 +1,7 @@
 /**
  * The registry of emulator handlers: catalog endpoint name → handler.
  *
- * Pattern for a new group (one module per group, packages/emulator/src/handlers/<group>.ts):
+ * Pattern for a new group (one module per group, handlers/<group>.ts):
  *   export const fooHandlers: Record<string, Handler> = {
  *     'foo.get': (ctx) => ({ data: ... }),   // key = the catalog entry's `name`
  *   };

@@ -1,6 +1,5 @@
 /** Parcel handlers (15) and interchange handlers (8): docs/wire.md#inbound-states, docs/wire.md#records, docs/wire.md#catalog. */
-import { UploadRequest } from '@gridsync/protocol/catalog';
-import { ISA_FIELDS } from '@gridsync/protocol/catalog';
+import { UploadRequest, ISA_FIELDS } from '@gridsync/protocol/catalog';
 import { parseInterchanges } from '../edi.js';
 import { invalidParameter, iso, objectNotFound, resolveMailbox, visibleParcel, type Handler, type HandlerContext } from '../context.js';
 import { discardContent, receiveContentBody, storeBuffer, streamDownload } from '../content.js';
