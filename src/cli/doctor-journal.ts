@@ -20,7 +20,9 @@ export function schemaVerdict(version: number, known: number = PG_SCHEMA_VERSION
 
 /** The database's clock minus this host's, from one round trip (the host's time taken at its middle). */
 export function skewVerdict(skewMs: number, roundTripMs: number): CheckResult {
-  const shown = `${skewMs >= 0 ? '+' : ''}${Math.round(skewMs)} ms (round trip ${Math.round(roundTripMs)} ms)`;
+  // Signed after rounding: -0.4 ms rounds to -0, which printed as "0" beside "+0" for +0.4.
+  const rounded = Math.round(skewMs) || 0;
+  const shown = `${rounded >= 0 ? '+' : ''}${rounded} ms (round trip ${Math.round(roundTripMs)} ms)`;
   if (Math.abs(skewMs) - roundTripMs / 2 > CLOCK_SKEW_NOTE_MS)
     return {
       level: 'note',
