@@ -87,6 +87,8 @@ const INDEPENDENT = { independent: true } as const;
 /** Parcel ids per read in getMany: far below both backends' limits on parameters. */
 const GET_MANY_CHUNK = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
+/** A transition needs the state it leaves only: reading the whole row built its 18 other fields for nothing. */
+const SELECT_STATE = 'SELECT state FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 const CONFIRM_SEEN = 'UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ?';
 
 /** The audit-trail event `gridsync redeliver` records for a parcel it had the service reset. */
@@ -350,7 +352,7 @@ export class InboundJournal {
     const linger = this.options.mayLinger?.() ?? false;
     return this.journal.commit(
       async (tx) => {
-        const read = tx.get<InboundRow>(SELECT_ROW, mailboxId, parcelId);
+        const read = tx.get<Pick<InboundRow, 'state'>>(SELECT_STATE, mailboxId, parcelId);
         const written = this.update(tx, mailboxId, parcelId, to, set, INBOUND_TRANSITIONS[to]);
         const [row, { changes }] = await Promise.all([read, written]);
         if (changes === 0 || !row) throw new IllegalTransitionError(mailboxId, parcelId, row?.state, to);

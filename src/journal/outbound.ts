@@ -69,6 +69,9 @@ export interface ErrorDecision {
 }
 
 const SELECT_ROW = 'SELECT * FROM outbound_files WHERE id = ?';
+/** What a transition reads of the row it moves: the whole row built its other 15 fields for nothing. */
+type TransitionRow = Pick<OutboundRow, 'id' | 'mailbox_id' | 'state' | 'attempts'>;
+const SELECT_TRANSITION_ROW = 'SELECT id, mailbox_id, state, attempts FROM outbound_files WHERE id = ?';
 
 /** The mark `requeue --force` leaves on the requeued row (its error_code): send the next copy anyway. */
 const SEND_ANYWAY = 'OUTBOUND_SEND_ANYWAY';
@@ -230,8 +233,8 @@ export class OutboundJournal {
     );
   }
 
-  private async require(tx: JournalTx, id: number): Promise<OutboundRow> {
-    const row = await tx.get<OutboundRow>(SELECT_ROW, id);
+  private async require(tx: JournalTx, id: number): Promise<TransitionRow> {
+    const row = await tx.get<TransitionRow>(SELECT_TRANSITION_ROW, id);
     if (!row) throw new IllegalOutboundTransitionError(id, undefined, '(any)');
     return row;
   }
@@ -242,7 +245,7 @@ export class OutboundJournal {
 
   private async apply(
     tx: JournalTx,
-    row: OutboundRow,
+    row: TransitionRow,
     to: OutboundState,
     set: Record<string, unknown>,
     detail: Record<string, unknown> | null,
