@@ -46,9 +46,15 @@ export async function openPool(url: string): Promise<pg.Pool> {
     pipeline: true,
     types,
   });
-  // An idle connection the server closes (restart, pg_terminate_backend) must not crash the
-  // process: the pool drops it and the next query opens a new one.
+  // A connection the server closes (restart, pg_terminate_backend) must not crash the process in
+  // any state: idle in the pool (the pool's error event: it drops the connection, the next query
+  // opens a new one) or checked out. A checked-out client emits 'error' when the server's message
+  // finds no query running; with no listener that throws — a PostgreSQL restart under the chaos
+  // test once killed an instance so, though each path that checks a client out listens while it
+  // holds it. So every client listens from its first connect for as long as it lives; what a
+  // query in flight needs to know reaches it as that query's own error.
   pool.on('error', ignore);
+  pool.on('connect', (client) => client.on('error', ignore));
   return pool;
 }
 
