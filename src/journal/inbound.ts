@@ -14,6 +14,7 @@
  * still hold rows in that state; they are recovered like `listed`.
  */
 import { GridsyncError, scrubHeld } from '../errors/index.js';
+import { setClause } from './set-clause.js';
 import type { JournalStore, JournalTx } from './store.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
@@ -383,17 +384,7 @@ export class InboundJournal {
     set: Record<string, unknown>,
     from: readonly InboundState[],
   ): Promise<{ changes: number }> {
-    // Plain loops over Object.keys/values rather than closures mapped over `set`: the transitions
-    // pass objects of different shapes, and code specialised to the first ones was thrown away
-    // and compiled again for each new one (five times per cold run).
-    const cols = Object.keys(set);
-    const values = Object.values(set);
-    let assign = '';
-    for (let i = 0; i < cols.length; i++) {
-      assign += `, ${cols[i]} = ?`;
-      const v = values[i];
-      if (cols[i] === 'last_error' && typeof v === 'string') values[i] = scrubHeld(v);
-    }
+    const { sql: assign, values } = setClause(set);
     let states = '?';
     for (let i = 1; i < from.length; i++) states += ', ?';
     return tx.write(

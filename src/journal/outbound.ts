@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import { GridsyncError, scrubHeld } from '../errors/index.js';
+import { setClause } from './set-clause.js';
 import { processingName } from '../files/index.js';
 import type { JournalStore, JournalTx } from './store.js';
 
@@ -251,16 +252,7 @@ export class OutboundJournal {
     detail: Record<string, unknown> | null,
   ): Promise<void> {
     if (!canTransitionOutbound(row.state, to)) throw new IllegalOutboundTransitionError(row.id, row.state, to);
-    // Plain loops, not closures mapped over `set`: see InboundJournal's update (set objects of
-    // different shapes made TurboFan recompile this function for each).
-    const cols = Object.keys(set);
-    const values = Object.values(set);
-    let assign = '';
-    for (let i = 0; i < cols.length; i++) {
-      assign += `, ${cols[i]} = ?`;
-      const v = values[i];
-      if (cols[i] === 'last_error' && typeof v === 'string') values[i] = scrubHeld(v);
-    }
+    const { sql: assign, values } = setClause(set);
     await tx.write(
       row.mailbox_id,
       `UPDATE outbound_files SET state = ?, updated_at = ?${assign} WHERE id = ?`,

@@ -115,19 +115,17 @@ export class PgBatcher {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.deps.pool.connect();
-      const c = client;
       // The server may end this connection while we hold it (idle-in-transaction timeout, a
-      // terminated backend): the query in flight fails; the event must not crash the process.
-      c.on('error', ignore);
+      // terminated backend): the query in flight fails, and the connection's error event has a
+      // listener for its whole life (openPool).
+      const c = client;
       results = await this.runPipelined(c, batch);
       if (results === undefined) {
         await c.query('ROLLBACK');
         results = await this.runInSavepoints(c, batch);
       }
-      c.off('error', ignore);
       client.release();
     } catch (err) {
-      client?.off('error', ignore);
       // Nothing of this batch is known to be durable: a COMMIT whose answer was lost may still
       // have committed, which the transitions' own state checks make harmless on a retry.
       client?.release(true);

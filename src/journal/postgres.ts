@@ -10,7 +10,7 @@ import { scrubSecrets } from '../errors/index.js';
 import { JournalLeaseLostError } from './lease.js';
 import type { Migration } from './migrations.js';
 import { PgBatcher } from './postgres-batch.js';
-import { ignore, openPool, statement, urlSecrets } from './postgres-connection.js';
+import { openPool, statement, urlSecrets } from './postgres-connection.js';
 import { PgLeases } from './postgres-leases.js';
 import { PG_MIGRATIONS } from './postgres-migrations.js';
 import { JournalSchemaTooNewError } from './schema-error.js';
@@ -117,7 +117,6 @@ export class PgJournal implements JournalStore {
   /** Migrations, one transaction each, serialised between instances starting together. */
   private async migrate(): Promise<void> {
     const c = await this.pool.connect();
-    c.on('error', ignore);
     try {
       await c.query('BEGIN');
       // A transaction-scoped advisory lock is right here (unlike for leases): it only orders
@@ -133,10 +132,8 @@ export class PgJournal implements JournalStore {
         await c.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [m.version, m.description]);
       }
       await c.query('COMMIT');
-      c.off('error', ignore);
       c.release();
     } catch (err) {
-      c.off('error', ignore);
       c.release(true);
       throw err;
     }
