@@ -7,7 +7,7 @@ import { DEFAULTS } from '../../src/config/defaults.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '@gridsync/emulator';
 import type { InboxConfig } from '../../src/inbound/index.js';
 import { Journal } from '../../src/journal/index.js';
-import { OutboundPipeline, type OutboxConfig } from '../../src/outbound/index.js';
+import { OutboundPipeline, type OutboundPipelineOptions, type OutboxConfig } from '../../src/outbound/index.js';
 
 export interface TestWorld {
   readonly root: string;
@@ -81,7 +81,11 @@ export function inboxConfig(dir: string, over: Partial<InboxConfig> = {}): Inbox
 }
 
 /** An outbound pipeline for mailbox 1001 on the world's folders, with test-friendly defaults. */
-export function outboundPipeline(w: Pick<TestWorld, 'client' | 'journal' | 'dirs'>, over: Partial<OutboxConfig> = {}): OutboundPipeline {
+export function outboundPipeline(
+  w: Pick<TestWorld, 'client' | 'journal' | 'dirs'>,
+  over: Partial<OutboxConfig> = {},
+  options: Pick<OutboundPipelineOptions, 'now'> = {},
+): OutboundPipeline {
   // The product's defaults, with only what a test needs sooner: files are finished after 50 ms, and
   // the periodic rescan stays out of the way of tests that trigger cycles themselves.
   const outbox: OutboxConfig = {
@@ -99,5 +103,6 @@ export function outboundPipeline(w: Pick<TestWorld, 'client' | 'journal' | 'dirs
     journal: w.journal,
     mailbox: { mailboxId: 1001, name: 'mb1001', outbox },
     stateDir: w.dirs.state,
+    ...options,
   });
 }

@@ -5,10 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../../../src/config/defaults.js';
-import { OutboundPipeline, type OutboxConfig } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
-import { listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 let w: TestWorld;
 beforeEach(async () => {
@@ -18,23 +16,8 @@ afterEach(async () => w.close());
 
 describe('once on a slow machine', () => {
   it('sends a file that was only young at the first scan, however long the scans took', async () => {
-    const outbox: OutboxConfig = {
-      ...DEFAULTS.outbox,
-      ignore: [...DEFAULTS.outbox.ignore],
-      dir: w.dirs.outbox,
-      sentDir: w.dirs.sent,
-      errorDir: w.dirs.error,
-      stableMs: 200,
-      rescanMs: 60_000,
-    };
     let t = Date.now();
-    const pipeline = new OutboundPipeline({
-      client: w.client,
-      journal: w.journal,
-      mailbox: { mailboxId: 1001, name: 'mb1001', outbox },
-      stateDir: w.dirs.state,
-      now: () => (t += 1500),
-    });
+    const pipeline = outboundPipeline(w, { stableMs: 200 }, { now: () => (t += 1500) });
     fs.writeFileSync(path.join(w.dirs.outbox, 'young.x12'), x12(77));
     const r = await pipeline.runCycle();
     expect(r).toMatchObject({ claimed: 1, uploaded: 1, archived: 1 });

@@ -69,6 +69,7 @@ function importsOf(file: string): Import[] {
   return [
     ...[...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'/g)].map((m) => ({ spec: m[1] as string, dynamic: false })),
     ...[...text.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map((m) => ({ spec: m[1] as string, dynamic: true })),
+    ...[...text.matchAll(/(?:^|\n)\s*import\s+'([^']+)'/g)].map((m) => ({ spec: m[1] as string, dynamic: false })),
   ];
 }
 
