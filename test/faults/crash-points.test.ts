@@ -2,7 +2,6 @@
 // killed with SIGKILL by each named crash point for n = 1, 2, 3, then run again until done. Every
 // parcel must be in the inbox exactly once and confirmed; every file uploaded exactly once and
 // archived; nothing left in staging or processing.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { edifact, x12 } from '../helpers/edi.js';
+import { onceChild } from '../helpers/daemon-child.js';
 import { repoRoot } from '../helpers/journal-child.js';
 import { emulatorParcels, listFiles } from '../helpers/world.js';
 
@@ -70,20 +70,6 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-function once(config: string, crashAt?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, ...(crashAt ? { GRIDSYNC_CRASH_AT: crashAt } : {}) };
-    delete (env as Record<string, string | undefined>).NODE_OPTIONS;
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'once', '-c', config], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
-
 async function scenario(
   protocol: Protocol,
   point: string,
@@ -125,11 +111,11 @@ async function scenario(
     fs.writeFileSync(path.join(d.outbox, `out-${k}.${k % 2 ? 'edi' : 'x12'}`), content);
     outbound.set(`out-${k}.${k % 2 ? 'edi' : 'x12'}`, sha(content));
   }
-  const first = await once(config, `${point}:${n}`);
+  const first = await onceChild(config, `${point}:${n}`);
   const killed = first.signal === 'SIGKILL';
   let runs = 1;
   for (; runs < 4; runs++) {
-    const r = await once(config);
+    const r = await onceChild(config);
     expect(r.code, `${point}:${n} rerun ${runs}: ${r.stderr}`).toBe(0);
     if (listFiles(d.outbox).length === 0 && listFiles(path.join(d.state, 'staging')).length === 0) break;
   }

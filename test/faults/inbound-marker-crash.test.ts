@@ -3,14 +3,13 @@
 // neither the staging file nor the final file and downloads the parcel again — a second copy, as
 // one SOAP soak run showed (two parcels placed twice). `gridsync once` as a child process, killed by
 // each inbound crash point; between the crash and the restart the test is that ERP.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
-import { repoRoot } from '../helpers/journal-child.js';
+import { onceChild } from '../helpers/daemon-child.js';
 import { emulatorParcels, listFiles } from '../helpers/world.js';
 
 const MAILBOX = 1001;
@@ -27,20 +26,6 @@ afterAll(async () => {
   await emu.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
-
-function once(config: string, crashAt?: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, ...(crashAt ? { GRIDSYNC_CRASH_AT: crashAt } : {}) };
-    delete (env as Record<string, string | undefined>).NODE_OPTIONS;
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist/cli/main.js'), 'once', '-c', config], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
 
 /** The ERP: every file whose marker is there is taken away (content kept by hash), marker too. */
 function takeMarked(inbox: string, taken: string[]): void {
@@ -79,13 +64,13 @@ describe('an ERP that takes marked files between a crash and the restart', () =>
         want.push(sha(content));
       }
       const taken: string[] = [];
-      const first = await once(config, `${point}:2`);
+      const first = await onceChild(config, `${point}:2`);
       expect(first.signal, `${point}:2 reached: ${first.stderr}`).toBe('SIGKILL');
       takeMarked(inbox, taken);
       const unconfirmed = async (): Promise<unknown[]> =>
         (await emulatorParcels(emu, MAILBOX)).filter((p) => p.direction === 'in' && p.status !== 'InBoxTransferred');
       for (let run = 0; run < 3; run++) {
-        const r = await once(config);
+        const r = await onceChild(config);
         expect(r.code, r.stderr).toBe(0);
         takeMarked(inbox, taken);
         if ((await unconfirmed()).length === 0) break;

@@ -77,3 +77,22 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * `gridsync once -c config` as a child process, asynchronously (an emulator in this process keeps
+ * answering), optionally made to kill itself at a crash point (`GRIDSYNC_CRASH_AT`). Without the
+ * parent's NODE_OPTIONS: a crash must be the process's own, not a preloaded tool's.
+ */
+export function onceChild(
+  config: string,
+  crashAt?: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const env: Record<string, string | undefined> = { ...process.env, ...(crashAt ? { GRIDSYNC_CRASH_AT: crashAt } : {}) };
+    delete env.NODE_OPTIONS;
+    const child = spawn(process.execPath, [cliPath, 'once', '-c', config], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
