@@ -1,12 +1,12 @@
 // Arrival-to-inbox latency with callbacks (poll 10m) beside polling alone (poll 30s by default), same run,
 // same emulator, parcels injected into both mailboxes at the same moments: two real `gridsync run`
 // processes, the callback one with a TLS receiver on loopback (a self-signed certificate).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { selfSignedCert } from '../test/helpers/tls.mjs';
+import { spawnChild } from './children.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -28,7 +28,7 @@ async function startRun(cliPath, dir, config, ready) {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'gridsync.yaml');
   fs.writeFileSync(file, JSON.stringify(config));
-  const proc = spawn(process.execPath, [cliPath, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawnChild(process.execPath, [cliPath, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise((resolve, reject) => {
     const on = (/** @type {Buffer} */ d) => {

@@ -8,10 +8,10 @@
 // it has waited for), so nothing else may be reaped meanwhile: the bench runs its children one
 // after the other. Files stay where they are until the bench's run ends (see run.mjs, tempDirs).
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { spawnChild } from './children.mjs';
 
 /** User and system CPU seconds of the children this process has waited for (clock ticks of 10 ms). */
 function reapedChildrenCpu() {
@@ -24,7 +24,7 @@ async function runOnce(cliPath, cfg) {
   const c0 = reapedChildrenCpu();
   const t0 = performance.now();
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-  const proc = spawn(process.execPath, [...profile, cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawnChild(process.execPath, [...profile, cliPath, 'once', '-c', cfg, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => (err += d));
   const code = await new Promise((r) => proc.once('exit', r));

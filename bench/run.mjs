@@ -12,7 +12,6 @@
 // emulator runs in its own process too, so it does not share an event loop with the code measured.
 // Plain ESM JavaScript: it imports the built code from dist/ (npm run bench builds first).
 
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -21,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { callbackLatency } from './callbacks.mjs';
 import { coldOnce } from './cold-once.mjs';
+import { spawnChild } from './children.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `--against DIR` (another checkout, built): its gridsync is measured too, interleaved in the same
@@ -57,7 +57,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export async function startEmulatorProcess(dataFile, extraArgs = []) {
   const args = [cliPath, 'emulator', '--port', '0', ...extraArgs];
   if (dataFile) args.push('--data', dataFile);
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawnChild(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (d) => {
@@ -720,7 +720,7 @@ function runChild(name, params, distDir) {
     const env = distDir ? { ...process.env, GRIDSYNC_DIST: distDir } : process.env;
     const profile =
       process.env.BENCH_PROFILE_DIR && name.endsWith('-gridsync') ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const proc = spawn(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], {
+    const proc = spawnChild(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env,
     });
@@ -754,7 +754,7 @@ async function idleCost(seconds) {
     cfg,
     `api:\n  baseUrl: ${emu.url}\n  apiKey: ${KEY}\nstateDir: ${dirs.state}\nschedule:\n  poll: 1s\nmailboxes:\n  - mailboxId: ${MAILBOX}\n    inbox: { dir: ${dirs.inbox} }\n    outbox: { dir: ${dirs.outbox}, sentDir: ${dirs.sent}, errorDir: ${dirs.error} }\n`,
   );
-  const proc = spawn(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: 'ignore' });
+  const proc = spawnChild(process.execPath, [cliPath, 'run', '-c', cfg], { stdio: 'ignore' });
   await sleep(5000); // start-up is not idle
   const sample = () => {
     const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -808,7 +808,7 @@ async function manyMailboxes({ count, pollSeconds, idleSeconds, dist }) {
   );
   const cli = dist ? path.join(dist, 'cli', 'main.js') : cliPath;
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-  const proc = spawn(process.execPath, [...profile, cli, 'run', '-c', cfg], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawnChild(process.execPath, [...profile, cli, 'run', '-c', cfg], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   const t0 = performance.now();
