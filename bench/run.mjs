@@ -884,6 +884,7 @@ async function main() {
       'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,cold,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
+    console.log("  GRIDSYNC_BENCH_ROOT=DIR: put every measurement's files under DIR (another filesystem) instead of the temp folder");
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child and cold `once` there');
     console.log('  BENCH_WAN_ITEMS=N: items per WAN burst (default 400; issue #27 measures 2000)');
     console.log('  BENCH_CURVE_PER_SLOT=N: items per slot at each curve point (default 25, 10 with --quick)');
@@ -892,7 +893,8 @@ async function main() {
     console.log('  BENCH_OUT=FILE: write the results there instead of bench/results/latest.json');
     return;
   }
-  const runRoot = await fsp.mkdtemp(path.join(os.tmpdir(), 'gridsync-bench-run-'));
+  // GRIDSYNC_BENCH_ROOT from outside puts the run on another filesystem (docs/performance.md, "The disk").
+  const runRoot = await fsp.mkdtemp(path.join(process.env.GRIDSYNC_BENCH_ROOT ?? os.tmpdir(), 'gridsync-bench-run-'));
   process.env.GRIDSYNC_BENCH_ROOT = runRoot; // children inherit it (see cleanUp)
   process.once('exit', () => fs.rmSync(runRoot, { recursive: true, force: true }));
   const quick = args.includes('--quick');

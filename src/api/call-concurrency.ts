@@ -7,6 +7,7 @@
  * every limit whose call was in flight then (`overloadAnswers`), as the rate gate holds every
  * request after a 429.
  */
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { GridApiError, GridTransportError } from './errors.js';
 import { initialLimitState, nextLimit, type CallSample, type LimitState } from './concurrency-limit.js';
 
@@ -23,6 +24,8 @@ export interface CallConcurrencyOptions {
   readonly now?: () => number;
   /** 429/503 answers the client has seen so far (MailboxTransport.overloadAnswers). */
   readonly overloadAnswers?: () => number;
+  /** The event loop's utilization so far, or since `since` (performance.eventLoopUtilization). */
+  readonly eventLoop?: (since?: EventLoopUtilization) => EventLoopUtilization;
 }
 
 export class CallConcurrency {
@@ -31,6 +34,9 @@ export class CallConcurrency {
   private readonly followers = new Map<Throttled, number>();
   private readonly now: () => number;
   private inFlight = 0;
+  private readonly eventLoop: (since?: EventLoopUtilization) => EventLoopUtilization;
+  /** The loop's utilization when the limit's current window began. */
+  private loopAtWindow: EventLoopUtilization;
 
   constructor(
     setting: ConcurrencySetting,
@@ -38,6 +44,8 @@ export class CallConcurrency {
     private readonly options: CallConcurrencyOptions = {},
   ) {
     this.now = options.now ?? (() => performance.now());
+    this.eventLoop = options.eventLoop ?? ((since) => performance.eventLoopUtilization(since));
+    this.loopAtWindow = this.eventLoop();
     this.fixed = setting === 'adaptive' ? 0 : Math.max(1, setting);
     if (setting === 'adaptive') this.state = initialLimitState(max, this.now());
   }
@@ -61,7 +69,13 @@ export class CallConcurrency {
     const overloads = this.options.overloadAnswers?.() ?? 0;
     const sample = (outcome: CallSample['outcome']): void => {
       const seen = (this.options.overloadAnswers?.() ?? 0) > overloads;
-      this.record({ startedAt, latencyMs: this.now() - startedAt, outcome: seen ? 'overload' : outcome, inFlight: this.inFlight });
+      this.record({
+        startedAt,
+        latencyMs: this.now() - startedAt,
+        outcome: seen ? 'overload' : outcome,
+        inFlight: this.inFlight,
+        loopBusy: this.eventLoop(this.loopAtWindow).utilization,
+      });
     };
     this.inFlight++;
     try {
@@ -79,7 +93,9 @@ export class CallConcurrency {
 
   private record(sample: CallSample): void {
     const before = this.limit;
+    const windowStart = this.state?.windowStart;
     this.state = nextLimit(this.state as LimitState, sample, this.now(), this.max);
+    if (this.state.windowStart !== windowStart) this.loopAtWindow = this.eventLoop();
     if (this.limit === before) return;
     for (const [queue, factor] of this.followers) queue.concurrency = factor * this.limit;
   }

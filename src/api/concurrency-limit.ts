@@ -17,6 +17,11 @@
  *   still get more done; throughput is the goal, and its latency the usual level from then on;
  * - `queueing` × the usual latency or more, and no such gain: back off by `latencyCut`;
  * - otherwise hold (a latency above the floor that does not rise is not a reason to move).
+ * Never grow while this process's event loop was busy through the window (`busyLoop`): our own CPU
+ * is then what every call queues behind, and more calls in flight only wait longer for it. On
+ * loopback, where a call costs microseconds, a cold `once` read the JIT warming up as throughput
+ * bought by each raise and climbed to the maximum: 64 downloads in flight instead of 4–8, and
+ * ~0.7 ms more CPU per parcel (docs/performance.md). Across a WAN the loop is mostly idle.
  * A 429 or 503 answer, or a timeout, is the service saying "too much": halve at once (`dropCut`),
  * once per round — answers to calls started before a cut say nothing about the new limit and are
  * not counted. The limit stays within 1 … max.
@@ -34,6 +39,8 @@ export interface CallSample {
   readonly outcome: 'ok' | 'overload' | 'timeout';
   /** Calls in flight when it ended, itself included: a limit that is not used is not raised. */
   readonly inFlight: number;
+  /** Share (0–1) of the time since the window began that the process's event loop was busy. */
+  readonly loopBusy?: number;
 }
 
 export interface LimitState {
@@ -74,6 +81,8 @@ export const LIMIT_RULES = {
   followRise: 0.1,
   /** The no-load latency is measured afresh after this long (a slower path for good is not queueing). */
   floorPeriodMs: 60_000,
+  /** An event loop busy this share of a window or more: the limit does not grow. */
+  busyLoop: 0.9,
 } as const;
 
 export function initialLimitState(max: number, now: number): LimitState {
@@ -119,7 +128,8 @@ export function nextLimit(state: LimitState, sample: CallSample, now: number, ma
   const paid = throughputGrew(state, rate);
   if (median >= LIMIT_RULES.queueing * usual && !paid) return cut(next, LIMIT_RULES.latencyCut, now, max);
   const used = windowPeak * 2 >= state.limit;
-  if (!used || (median > LIMIT_RULES.flat * floor && !paid)) return next;
+  const saturated = (sample.loopBusy ?? 0) >= LIMIT_RULES.busyLoop;
+  if (!used || saturated || (median > LIMIT_RULES.flat * floor && !paid)) return next;
   const grown = state.slowStart ? state.limit * 2 : state.limit + Math.max(1, Math.floor(Math.sqrt(state.limit)));
   // A latency that rose with the throughput is the price of it: the usual level from now on.
   return { ...next, limit: clamp(grown, max), usualMs: paid ? Math.max(median, next.usualMs as number) : next.usualMs };

@@ -13,7 +13,7 @@ function run(
   clock: { now: number },
   answers: number,
   latencyMs: number,
-  opts: { inFlight?: (limit: number) => number; outcome?: CallSample['outcome']; max?: number } = {},
+  opts: { inFlight?: (limit: number) => number; outcome?: CallSample['outcome']; max?: number; loopBusy?: number } = {},
 ): LimitState {
   let s = start;
   for (let i = 0; i < answers; i++) {
@@ -23,6 +23,7 @@ function run(
       latencyMs,
       outcome: opts.outcome ?? 'ok',
       inFlight: opts.inFlight?.(s.limit) ?? s.limit,
+      ...(opts.loopBusy !== undefined ? { loopBusy: opts.loopBusy } : {}),
     };
     s = nextLimit(s, sample, clock.now, opts.max ?? MAX);
   }
@@ -30,9 +31,15 @@ function run(
 }
 
 /** As `run`, but each answer's latency follows the limit in force (something queues, or not). */
-function runUnder(start: LimitState, clock: { now: number }, answers: number, latencyAt: (limit: number) => number): LimitState {
+function runUnder(
+  start: LimitState,
+  clock: { now: number },
+  answers: number,
+  latencyAt: (limit: number) => number,
+  loopBusy?: number,
+): LimitState {
   let s = start;
-  for (let i = 0; i < answers; i++) s = run(s, clock, 1, latencyAt(s.limit));
+  for (let i = 0; i < answers; i++) s = run(s, clock, 1, latencyAt(s.limit), loopBusy !== undefined ? { loopBusy } : {});
   return s;
 }
 
@@ -60,6 +67,22 @@ describe('adaptive concurrency limit', () => {
     expect(seen.at(-1)).toBe(MAX);
     // Never shrinks on a flat latency, and never past the maximum.
     seen.forEach((l, i) => expect(l).toBeGreaterThanOrEqual(seen[i - 1] ?? 0));
+  });
+
+  it('does not grow while our own event loop is saturated, even on a flat latency or a throughput that seems bought', () => {
+    const clock = { now: 0 };
+    expect(run(initialLimitState(MAX, 0), clock, 400, 80, { loopBusy: 0.97 }).limit).toBe(LIMIT_RULES.initial);
+    // A cold process on loopback: every call gets cheaper as the JIT warms up, whatever the limit.
+    let answered = 0;
+    const warmingUp = (busy: number): LimitState =>
+      runUnder(initialLimitState(MAX, 0), { now: 0 }, 2000, () => 5 / (1 + answered++ / 100), busy);
+    expect(warmingUp(0.97).limit).toBe(LIMIT_RULES.initial);
+    answered = 0;
+    expect(warmingUp(0.5).limit).toBeGreaterThan(LIMIT_RULES.initial);
+    // The service's "too much" still cuts.
+    const high = run(initialLimitState(MAX, 0), clock, 400, 80);
+    expect(overload(high, clock).limit).toBe(MAX / 2);
+    expect(run(overload(high, clock), clock, 400, 80, { loopBusy: 0.97 }).limit).toBe(MAX / 2);
   });
 
   it('does not grow a limit the queue does not use', () => {

@@ -1,0 +1,40 @@
+/**
+ * The adaptive concurrency against this process's real event loop: calls that keep the loop busy
+ * (our own CPU is the bottleneck, as on loopback) never raise the limit; calls that wait on
+ * something else (a network's round trip) do. The queue follows the limit as the pipelines' does.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import { describe, expect, it } from 'vitest';
+import { CallConcurrency } from '../../../src/api/call-concurrency.js';
+import { LIMIT_RULES } from '../../../src/api/concurrency-limit.js';
+
+/** `total` calls through a queue that follows the limit; the highest limit seen. */
+async function highestLimit(call: () => Promise<void>, total = 400): Promise<number> {
+  const cc = new CallConcurrency('adaptive', 64);
+  const queue = new PQueue({ concurrency: cc.limit });
+  cc.follow(queue);
+  let highest = cc.limit;
+  for (let i = 0; i < total; i++)
+    void queue.add(async () => {
+      await cc.measure(call);
+      highest = Math.max(highest, cc.limit);
+    });
+  await queue.onIdle();
+  return highest;
+}
+
+describe('adaptive concurrency and the event loop', () => {
+  it('holds the limit while the calls keep the loop busy, grows it while they wait', async () => {
+    const busy = async (): Promise<void> => {
+      await sleep(0);
+      const end = performance.now() + 3;
+      while (performance.now() < end); // our own CPU: parsing, hashing, journalling
+    };
+    const waiting = async (): Promise<void> => {
+      await sleep(3); // a round trip: the loop is free meanwhile
+    };
+    expect(await highestLimit(busy)).toBe(LIMIT_RULES.initial);
+    expect(await highestLimit(waiting)).toBeGreaterThan(LIMIT_RULES.initial);
+  });
+});
