@@ -24,8 +24,6 @@ export interface CallConcurrencyOptions {
   readonly now?: () => number;
   /** 429/503 answers the client has seen so far (MailboxTransport.overloadAnswers). */
   readonly overloadAnswers?: () => number;
-  /** The event loop's utilization so far, or since `since` (performance.eventLoopUtilization). */
-  readonly eventLoop?: (since?: EventLoopUtilization) => EventLoopUtilization;
 }
 
 export class CallConcurrency {
@@ -34,8 +32,7 @@ export class CallConcurrency {
   private readonly followers = new Map<Throttled, number>();
   private readonly now: () => number;
   private inFlight = 0;
-  private readonly eventLoop: (since?: EventLoopUtilization) => EventLoopUtilization;
-  /** The loop's utilization when the limit's current window began. */
+  /** The event loop's utilization when the limit's current window began. */
   private loopAtWindow: EventLoopUtilization;
 
   constructor(
@@ -44,8 +41,7 @@ export class CallConcurrency {
     private readonly options: CallConcurrencyOptions = {},
   ) {
     this.now = options.now ?? (() => performance.now());
-    this.eventLoop = options.eventLoop ?? ((since) => performance.eventLoopUtilization(since));
-    this.loopAtWindow = this.eventLoop();
+    this.loopAtWindow = performance.eventLoopUtilization();
     this.fixed = setting === 'adaptive' ? 0 : Math.max(1, setting);
     if (setting === 'adaptive') this.state = initialLimitState(max, this.now());
   }
@@ -74,7 +70,7 @@ export class CallConcurrency {
         latencyMs: this.now() - startedAt,
         outcome: seen ? 'overload' : outcome,
         inFlight: this.inFlight,
-        loopBusy: this.eventLoop(this.loopAtWindow).utilization,
+        loopBusy: performance.eventLoopUtilization(this.loopAtWindow).utilization,
       });
     };
     this.inFlight++;
@@ -95,7 +91,7 @@ export class CallConcurrency {
     const before = this.limit;
     const windowStart = this.state?.windowStart;
     this.state = nextLimit(this.state as LimitState, sample, this.now(), this.max);
-    if (this.state.windowStart !== windowStart) this.loopAtWindow = this.eventLoop();
+    if (this.state.windowStart !== windowStart) this.loopAtWindow = performance.eventLoopUtilization();
     if (this.limit === before) return;
     for (const [queue, factor] of this.followers) queue.concurrency = factor * this.limit;
   }
