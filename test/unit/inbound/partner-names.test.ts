@@ -122,9 +122,9 @@ describe('PartnerNames (shell)', () => {
     expect(took).toBeGreaterThanOrEqual(140);
     expect(took).toBeLessThan(1500);
     expect(aborted).toBe(true);
-    const t1 = Date.now();
+    // Answered from the cache, not after another deadline: the lookup is not asked again (a second
+    // ask would never answer and count a second call). Not timed: a loaded machine can stall 140 ms.
     expect(await names.nameOf(7003)).toBe('7003');
-    expect(Date.now() - t1).toBeLessThan(140); // answered from the cache, not another deadline
     expect(calls).toBe(1);
   });
 
