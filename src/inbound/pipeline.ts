@@ -31,6 +31,7 @@ import { PartnerNames } from './partner-names.js';
 import { InboxPlacement } from './placement.js';
 import { orphanedStaging } from './staging-names.js';
 import { tallyInbound } from './tally.js';
+import { TrailingWork } from './trailing-work.js';
 import {
   emptyInboundResult,
   type InboundContext,
@@ -49,8 +50,8 @@ export class InboundPipeline {
   private readonly lease: MailboxLease;
   /** Parcels being driven right now: with company, their transitions may linger (group commit). */
   private active = 0;
-  /** Confirmations whose journal commit is still under way (see processParcel). */
-  private readonly trailing = new Set<Promise<void>>();
+  /** Local work after a download, and confirmations whose journal commit is still under way (see processParcel). */
+  private readonly trailing: TrailingWork;
   private readonly events: EventBus<PipelineEvents>;
   private readonly ctx: InboundContext;
   private readonly partners: PartnerNames;
@@ -69,6 +70,7 @@ export class InboundPipeline {
     this.mailboxId = options.mailbox.mailboxId;
     this.inbox = options.mailbox.inbox;
     this.logger = (options.logger ?? silentLogger).child({ mailboxId: this.mailboxId, direction: 'in' });
+    this.trailing = new TrailingWork((err) => this.logger.error({ ...errorFields(err) }, 'unexpected error in the work after a download'));
     this.now = options.now ?? Date.now;
     this.lease = options.lease ?? ALWAYS_HELD;
     this.stagingDir = options.mailbox.inbox.stagingDir ?? path.join(options.stateDir, 'staging');
@@ -211,7 +213,7 @@ export class InboundPipeline {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
       }
       await queue.onIdle();
-      while (this.trailing.size > 0) await Promise.all(this.trailing);
+      await this.trailing.drain();
     } finally {
       unfollow();
       await this.placement.endCycle();
@@ -222,7 +224,7 @@ export class InboundPipeline {
    * Drives one parcel from its journal state to `confirmed`, as far as it goes now. The parcel
    * holds its slot for the download only: across a WAN the local work after it (fsync, journal,
    * rename) and the confirm would otherwise keep a slot idle while nothing is on the wire, so
-   * they go on outside it (`trail`) while the next download starts; the cycle waits for them.
+   * they go on outside it (`trailing`) while the next download starts; the cycle waits for them.
    */
   private async processParcel(parcelId: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     const started = this.now();
@@ -231,10 +233,10 @@ export class InboundPipeline {
       const row = await this.journal.get(this.mailboxId, parcelId);
       if (!row || (row.state !== 'listed' && row.state !== 'downloading')) return await this.settle(parcelId, started, result, signal);
       // Downloaded parcels waiting for their local work are bounded too (memory, descriptors on a slow disk).
-      while (this.trailing.size >= this.maxTrailing()) await Promise.race(this.trailing);
+      await this.trailing.room(this.maxTrailing);
       const fetched = await this.downloads.measure(() => this.download.fetch(row, signal));
       this.active++;
-      this.trail(
+      this.trailing.add(
         this.download
           .stage(row, fetched)
           .then(() => this.settle(parcelId, started, result, signal))
@@ -249,9 +251,7 @@ export class InboundPipeline {
   }
 
   /** Parcels downloaded but not yet settled, at most: enough to hide the local work behind the network. */
-  private maxTrailing(): number {
-    return 4 * this.downloads.limit;
-  }
+  private readonly maxTrailing = (): number => 4 * this.downloads.limit;
 
   /** staged → placed → confirmed, as far as it goes now (a parcel recovered in those states starts here). */
   private async settle(parcelId: number, started: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
@@ -269,7 +269,7 @@ export class InboundPipeline {
         const { committed } = await this.confirmations.confirm(placed, signal);
         // The service has the confirmation; what is left is the journal's commit, which nothing
         // here depends on: the cycle waits for it.
-        this.trail(
+        this.trailing.add(
           committed.then(
             () => this.received(placed, started, result),
             (err: unknown) => this.failures.failed(parcelId, err, result, signal),
@@ -298,14 +298,5 @@ export class InboundPipeline {
       { parcelId: row.parcel_id, file: row.final_path, bytes: row.bytes, durationMs: this.now() - started, delivery: row.delivery },
       'parcel received',
     );
-  }
-
-  /** Work that finishes after its parcel's slot was freed; processRows waits for all of it. */
-  private trail(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) => {
-      this.logger.error({ ...errorFields(err) }, 'unexpected error in the work after a download');
-    });
-    this.trailing.add(tracked);
-    void tracked.finally(() => this.trailing.delete(tracked));
   }
 }
