@@ -25,20 +25,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/daemon-child.js';
 import { x12 } from '../helpers/edi.js';
 import { isStopped, startHaWorld, type HaInstance, type HaWorld } from '../helpers/ha-world.js';
 import { repoRoot } from '../helpers/journal-child.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../helpers/postgres.js';
-import { prerequisite } from '../helpers/require-tool.js';
+import { postgresForFile } from '../helpers/postgres.js';
 
-const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'the chaos test does not run');
-let server: PostgresServer;
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
+const server = postgresForFile('the chaos test does not run');
 
 const LEASE_MS = 3_000;
 const RENEW_MS = 750;
@@ -98,7 +92,7 @@ const refusedByFence = async (i: HaInstance, timeoutMs = 5_000): Promise<number 
 const lastPausePoint = (i: HaInstance): string | undefined =>
   [...fs.readFileSync(i.logFile, 'utf8').matchAll(/^pause point (\S+) reached/gm)].at(-1)?.[1];
 
-describe.skipIf(!hasPostgres)('chaos: three instances, one PostgreSQL journal', () => {
+describe.skipIf(!server.available)('chaos: three instances, one PostgreSQL journal', () => {
   it('names the pause points it uses', () => {
     expect(pausePointsInSource()).toEqual(['in.before-rename', 'out.before-upload']);
   });

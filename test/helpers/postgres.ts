@@ -5,8 +5,9 @@
  * /usr/lib/postgresql/<version>/bin. As root the server runs as the `postgres` user (PostgreSQL
  * refuses root), via `runuser -u postgres --`, in a directory that user owns.
  *
- * Whether a test file can have one is `postgresBinDir() !== undefined`, handed to the require-tool
- * helper's `prerequisite` (its NOTICE, or a failure under GRIDSYNC_REQUIRE_TOOLS=1).
+ * A test file takes one with `postgresForFile`: whether this machine has PostgreSQL goes through
+ * the require-tool helper's `prerequisite` (its NOTICE, or a failure under GRIDSYNC_REQUIRE_TOOLS=1),
+ * and the server runs from the file's first test to its last.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,6 +15,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { prerequisite } from './require-tool.js';
 
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -118,5 +121,36 @@ export async function startPostgres(): Promise<PostgresServer> {
         fs.rmSync(dir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+/**
+ * The test file's own PostgreSQL server, started before its first test and stopped after its last,
+ * when this machine has PostgreSQL; `unchecked` says what goes untested without it. Skip the
+ * file's suites with `describe.skipIf(!server.available)`; use the server inside tests only.
+ */
+export function postgresForFile(unchecked: string): PostgresServer & { readonly available: boolean } {
+  const available = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, unchecked);
+  let server: PostgresServer | undefined;
+  beforeAll(async () => {
+    if (available) server = await startPostgres();
+  });
+  afterAll(async () => server?.stop());
+  const running = (): PostgresServer => {
+    if (!server) throw new Error('no PostgreSQL server: this file has none, or it is used outside a test');
+    return server;
+  };
+  return {
+    available,
+    get url() {
+      return running().url;
+    },
+    get port() {
+      return running().port;
+    },
+    createDatabase: (name) => running().createDatabase(name),
+    admin: (sql, params) => running().admin(sql, params),
+    restart: (downMs) => running().restart(downMs),
+    stop: async () => server?.stop(),
   };
 }

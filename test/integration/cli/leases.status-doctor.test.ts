@@ -4,31 +4,20 @@
  * token, until when — PostgreSQL and SQLite; `gridsync doctor` checks the database (reachable,
  * schema version, clock skew, synchronous replication). The database password never shows.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PgJournal } from '../../../src/journal/index.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli, startCli } from '../../helpers/daemon-child.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
-const hasPostgres = prerequisite(
-  'PostgreSQL (initdb, pg_ctl)',
-  postgresBinDir() !== undefined,
-  'status and doctor on a PostgreSQL journal are not tested',
-);
+const server = postgresForFile('status and doctor on a PostgreSQL journal are not tested');
 const SECRET = 'l3ase-s3cret';
-let server: PostgresServer;
-
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
 
 interface StatusJson {
   mailboxes: { mailboxId: number; lease: { owner: string | null; token: number | null; expiresAt: string | null; live: boolean } }[];
 }
 
-describe.skipIf(!hasPostgres)('leases in status, the database in doctor', () => {
+describe.skipIf(!server.available)('leases in status, the database in doctor', () => {
   it('status on PostgreSQL: the owner, token and expiry of each mailbox, after a takeover and after a hand-back', async () => {
     const w = makeDaemonWorld();
     const url = (await server.createDatabase('status_pg')).replace('postgres@', `postgres:${SECRET}@`);

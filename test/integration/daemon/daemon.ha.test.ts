@@ -7,23 +7,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { MAILBOX, startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
-const hasPostgres = prerequisite(
-  'PostgreSQL (initdb, pg_ctl)',
-  postgresBinDir() !== undefined,
-  'two instances on one journal are not tested',
-);
-let server: PostgresServer;
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
+const server = postgresForFile('two instances on one journal are not tested');
 
 const LEASE_MS = 4_000;
 const RENEW_MS = 1_000;
@@ -56,7 +46,7 @@ async function settled(w: HaWorld, timeoutMs: number): Promise<void> {
   });
 }
 
-describe.skipIf(!hasPostgres)('two instances, one PostgreSQL journal', () => {
+describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () => {
   it('one holder works the mailbox; a killed holder is replaced within the lease + 2 s; SIGTERM hands over at once; nothing lost or doubled', async () => {
     const url = await server.createDatabase('ha_pair');
     const w = await startHaWorld({ journalUrl: url, instances: 2, leaseMs: LEASE_MS, renewMs: RENEW_MS });

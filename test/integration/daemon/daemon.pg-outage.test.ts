@@ -4,21 +4,15 @@
  * (it crashed on an unhandled rejection before), then delivers what arrived during and after the
  * outage exactly once.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
-const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'a journal outage is not tested');
-let server: PostgresServer;
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
+const server = postgresForFile('a journal outage is not tested');
 
-describe.skipIf(!hasPostgres)('PostgreSQL outage under a running daemon', () => {
+describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', () => {
   it('keeps running while the database is down, then delivers everything exactly once', async () => {
     const url = await server.createDatabase('outage');
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });

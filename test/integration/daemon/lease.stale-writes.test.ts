@@ -7,25 +7,15 @@
  * and counted. The holding ends once.
  */
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseMetrics } from '../../../src/daemon/lease-metrics.js';
 import { daemonLeases } from '../../../src/daemon/leases.js';
 import { InboundJournal, PgJournal } from '../../../src/journal/index.js';
 import { silentLogger } from '../../../src/log.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
 const MB = 1001;
-const hasPostgres = prerequisite(
-  'PostgreSQL (initdb, pg_ctl)',
-  postgresBinDir() !== undefined,
-  'the stale-write count of the lease metrics is not tested',
-);
-let server: PostgresServer;
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
+const server = postgresForFile('the stale-write count of the lease metrics is not tested');
 
 /** A series' value in the registry's exposition text, as /metrics serves it. */
 async function series(registry: Registry, name: string): Promise<number | undefined> {
@@ -33,7 +23,7 @@ async function series(registry: Registry, name: string): Promise<number | undefi
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-describe.skipIf(!hasPostgres)('lease metrics: writes refused for a stale token', () => {
+describe.skipIf(!server.available)('lease metrics: writes refused for a stale token', () => {
   it('counts each refused write of a stale holder; its holding ends once', async () => {
     const url = await server.createDatabase('stale_writes');
     const a = await PgJournal.open(url, 'test', { owner: 'host-a' });

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { holdSecrets } from '../../../src/errors/index.js';
 import {
   IllegalTransitionError,
@@ -17,16 +17,11 @@ import {
   PgJournal,
   type JournalStore,
 } from '../../../src/journal/index.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
 const MB = 1001;
 const OTHER_MB = 1002;
-const hasPostgres = prerequisite(
-  'PostgreSQL (initdb, pg_ctl)',
-  postgresBinDir() !== undefined,
-  'the journal contract on the PostgreSQL backend is not tested',
-);
+const server = postgresForFile('the journal contract on the PostgreSQL backend is not tested');
 
 interface Backend {
   readonly name: 'sqlite' | 'postgres';
@@ -34,7 +29,6 @@ interface Backend {
   fresh(): Promise<{ journal: JournalStore; reopen: () => Promise<JournalStore> }>;
 }
 
-let server: PostgresServer | undefined;
 let databases = 0;
 const opened: JournalStore[] = [];
 const dirs: string[] = [];
@@ -55,12 +49,12 @@ const backends: Backend[] = [
       return { journal: await holdLeases(Journal.open(file)), reopen: async () => holdLeases(Journal.open(file)) };
     },
   },
-  ...(hasPostgres
+  ...(server.available
     ? [
         {
           name: 'postgres' as const,
           async fresh() {
-            const url = await (server as PostgresServer).createDatabase(`contract_${++databases}`);
+            const url = await server.createDatabase(`contract_${++databases}`);
             const open = async () => holdLeases(await PgJournal.open(url, 'test', { owner: 'contract' }));
             return { journal: await open(), reopen: open };
           },
@@ -69,14 +63,10 @@ const backends: Backend[] = [
     : []),
 ];
 
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
 afterEach(async () => {
   for (const j of opened.splice(0)) await j.close();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
-afterAll(async () => server?.stop());
 
 const staged = (id: number) => ({
   stagingPath: `/staging/${id}.part`,

@@ -5,7 +5,7 @@
  * takeover for longer than the server's idle-in-transaction timeout; a killed connection is
  * replaced (or the write fails typed); the password never reaches an error.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   InboundJournal,
   JournalLeaseLostError,
@@ -14,26 +14,16 @@ import {
   PgJournal,
   type JournalStore,
 } from '../../../src/journal/index.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
 const MB = 1001;
-const hasPostgres = prerequisite(
-  'PostgreSQL (initdb, pg_ctl)',
-  postgresBinDir() !== undefined,
-  'leases and fencing tokens of a shared journal is not tested',
-);
-let server: PostgresServer;
+const server = postgresForFile('leases and fencing tokens of a shared journal is not tested');
 let databases = 0;
 const opened: JournalStore[] = [];
 
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
 afterEach(async () => {
   for (const j of opened.splice(0)) await j.close().catch(() => undefined);
 });
-afterAll(async () => server?.stop());
 
 async function twoInstances(): Promise<{ url: string; a: PgJournal; b: PgJournal }> {
   const url = await server.createDatabase(`lease_${++databases}`);
@@ -59,7 +49,7 @@ async function takeOver(j: JournalStore, withinMs: number) {
   }
 }
 
-describe.skipIf(!hasPostgres)('journal leases (PostgreSQL)', () => {
+describe.skipIf(!server.available)('journal leases (PostgreSQL)', () => {
   it('a takeover bumps the token; the old holder cannot renew, and its write changes nothing and fails typed', async () => {
     const { a, b } = await twoInstances();
     const lostA: number[] = [];

@@ -7,21 +7,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal, PgJournal, type JournalStore } from '../../../src/journal/index.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli, startCli } from '../../helpers/daemon-child.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
-const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'gridsync journal migrate is not tested');
-let server: PostgresServer;
+const server = postgresForFile('gridsync journal migrate is not tested');
 const SECRET = 'migr4te-s3cret';
-
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
 
 /** Every row of the journal's tables, in key order (leases aside). */
 async function snapshot(j: JournalStore): Promise<{ inbound: unknown[]; outbound: unknown[]; events: unknown[]; meta: unknown[] }> {
@@ -33,7 +26,7 @@ async function snapshot(j: JournalStore): Promise<{ inbound: unknown[]; outbound
   };
 }
 
-describe.skipIf(!hasPostgres)('gridsync journal migrate', () => {
+describe.skipIf(!server.available)('gridsync journal migrate', () => {
   it('copies a real journal SQLite → PostgreSQL and back, row for row, idempotently both ways, never printing the password', async () => {
     const w = makeDaemonWorld();
     try {

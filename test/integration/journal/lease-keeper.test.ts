@@ -5,23 +5,17 @@
  * (a frozen process) learns on waking that it lost them, and may act on none; a holder whose
  * renewals come too late stops acting at its self-fencing deadline even before anyone takes over.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseKeeper, type LeaseLossReason } from '../../../src/daemon/lease-keeper.js';
 import { PgJournal } from '../../../src/journal/index.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/daemon-child.js';
 
-const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'the lease keeper is not tested');
-let server: PostgresServer;
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
+const server = postgresForFile('the lease keeper is not tested');
 
 const MAILBOXES = [1001, 1002];
 
-describe.skipIf(!hasPostgres)('lease keeper (PostgreSQL)', () => {
+describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
   it('holds, hands over on stop, and a woken stale holder learns its loss and acts on nothing', async () => {
     const url = await server.createDatabase('keeper_a');
     const a = await PgJournal.open(url, 'test', { owner: 'host-a' });

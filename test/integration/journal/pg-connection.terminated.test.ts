@@ -5,20 +5,13 @@
  * event throws. (A PostgreSQL restart in the chaos test once killed an instance that way.) The pool
  * the journal opens runs in a child process; the test ends each of its connections from outside.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { distUrl, runModuleChild } from '../../helpers/journal-child.js';
-import { postgresBinDir, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 
-const hasPostgres = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, 'terminated connections are not tested');
-let server: PostgresServer;
+const server = postgresForFile('terminated connections are not tested');
 
-beforeAll(async () => {
-  if (hasPostgres) server = await startPostgres();
-});
-afterAll(async () => server?.stop());
-
-describe.skipIf(!hasPostgres)('a connection the server ends', () => {
+describe.skipIf(!server.available)('a connection the server ends', () => {
   it('checked out with no query running, or idle in the pool: the process lives on, and the next query gets a new connection', async () => {
     const url = await server.createDatabase('terminated');
     const child = runModuleChild(`
