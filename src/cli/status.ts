@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import type { Config } from '../config/index.js';
 import {
   describeJournal,
+  INBOUND_UNFINISHED,
   InboundJournal,
   isPostgresUrl,
   Journal,
   JournalLockedError,
+  OUTBOUND_UNFINISHED,
   OutboundJournal,
   openJournal,
   type JournalStore,
@@ -44,8 +46,8 @@ const countFiles = (dir: string | undefined, skip: (name: string) => boolean = (
   }
 };
 
-const IN_FLIGHT_IN = ['downloading', 'staged', 'placed'] as const;
-const IN_FLIGHT_OUT = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
+/** Unfinished rows past their first sight (`listed` is shown as waiting). */
+const IN_FLIGHT_IN = INBOUND_UNFINISHED.filter((s) => s !== 'listed');
 
 async function perMailbox(cfg: Config, journal: JournalStore, sqliteDaemon: { running: boolean; pid: number | null } | null) {
   const inJ = new InboundJournal(journal);
@@ -57,11 +59,11 @@ async function perMailbox(cfg: Config, journal: JournalStore, sqliteDaemon: { ru
     const inbound = m.inbox
       ? id === undefined
         ? { note: "the key user's own mailbox (id learned at start-up): see the totals below" }
-        : { inFlight: (await inJ.inStates(id, [...IN_FLIGHT_IN])).length, waiting: (await inJ.inStates(id, ['listed'])).length }
+        : { inFlight: (await inJ.inStates(id, IN_FLIGHT_IN)).length, waiting: (await inJ.inStates(id, ['listed'])).length }
       : undefined;
     const outbound = m.outbox
       ? {
-          ...(id === undefined ? {} : { inFlight: (await outJ.inStates(id, m.outbox.dir, [...IN_FLIGHT_OUT])).length }),
+          ...(id === undefined ? {} : { inFlight: (await outJ.inStates(id, m.outbox.dir, OUTBOUND_UNFINISHED)).length }),
           waitingInOutbox: countFiles(
             m.outbox.dir,
             (n) => n.startsWith('.') || n.endsWith('.tmp') || n.endsWith('.part') || n.endsWith(m.outbox?.markerSuffix ?? '.done'),

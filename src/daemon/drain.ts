@@ -4,7 +4,7 @@
  * names every item left undelivered and why: a scheduler running `once` must see each of them.
  */
 import { GridTransportError } from '../api/index.js';
-import { InboundJournal, OutboundJournal } from '../journal/index.js';
+import { INBOUND_UNFINISHED, InboundJournal, OUTBOUND_UNFINISHED, OutboundJournal } from '../journal/index.js';
 import { describeConnectFailure } from './connect.js';
 import type { ProgressTracker } from './progress.js';
 import { recordInJournal } from './reporting.js';
@@ -45,9 +45,6 @@ async function eachBounded<T>(items: readonly T[], limit: number, fn: (item: T) 
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
-
-const INBOUND_UNFINISHED = ['listed', 'downloading', 'staged', 'placed'] as const;
-const OUTBOUND_UNFINISHED = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const;
 
 /** What the journal holds unfinished for a mailbox's direction: where its progress starts. */
 export async function unfinished(rt: DaemonRuntime, m: MailboxRuntime, direction: 'in' | 'out'): Promise<{ items: number; bytes: number }> {

@@ -20,7 +20,7 @@ import { CrossFilesystemError, ensureDirDurable, FileCalls, onLocalFilesystems, 
 import { ALWAYS_HELD, type MailboxLease } from '../journal/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { codeOf, errorFields } from '../errors/index.js';
-import { InboundJournal, type InboundRow } from '../journal/index.js';
+import { INBOUND_UNFINISHED, InboundJournal, type InboundRow } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Confirmations } from './confirmations.js';
 import { DeferralNotices } from './deferral-notices.js';
@@ -194,7 +194,7 @@ export class InboundPipeline {
   private async cycle(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
     this.failures.heldLocally.clear();
     await this.listing.list(result, signal);
-    const rows = await this.journal.inStates(this.mailboxId, ['listed', 'downloading', 'staged', 'placed']);
+    const rows = await this.journal.inStates(this.mailboxId, INBOUND_UNFINISHED);
     await this.processRows(rows, result, signal);
     await this.confirmations.afterCycle(signal);
   }

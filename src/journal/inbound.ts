@@ -30,6 +30,9 @@ export const INBOUND_TRANSITIONS: Readonly<Record<InboundState, readonly Inbound
   failed: ['listed', 'downloading', 'staged', 'placed'],
 };
 
+/** A row in one of these states has work left: a cycle drives it on (a real run finishes it before anything new). */
+export const INBOUND_UNFINISHED = ['listed', 'downloading', 'staged', 'placed'] as const satisfies readonly InboundState[];
+
 export const canTransition = (from: InboundState, to: InboundState): boolean => INBOUND_TRANSITIONS[to].includes(from);
 
 export class IllegalTransitionError extends GridsyncError {

@@ -29,6 +29,9 @@ export const OUTBOUND_TRANSITIONS: Readonly<Record<OutboundState, readonly Outbo
   requeued: ['in_error'],
 };
 
+/** A row in one of these states has work left: a cycle drives it on (a real run finishes it before anything new). */
+export const OUTBOUND_UNFINISHED = ['claiming', 'claimed', 'uploading', 'uploaded', 'erroring'] as const satisfies readonly OutboundState[];
+
 export const canTransitionOutbound = (from: OutboundState, to: OutboundState): boolean => OUTBOUND_TRANSITIONS[to].includes(from);
 
 export class IllegalOutboundTransitionError extends GridsyncError {

@@ -13,7 +13,7 @@ import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
-import { ALWAYS_HELD, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
+import { ALWAYS_HELD, OUTBOUND_UNFINISHED, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
@@ -247,13 +247,7 @@ export class OutboundPipeline {
 
   /** Queues every row that has work left (claimed, uploading, uploaded, erroring). */
   private async enqueueJournalWork(): Promise<void> {
-    const rows = await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, [
-      'claiming',
-      'claimed',
-      'uploading',
-      'uploaded',
-      'erroring',
-    ]);
+    const rows = await this.journal.inStates(this.ctx.mailboxId, this.cfg.dir, OUTBOUND_UNFINISHED);
     this.enqueue(rows.map((r) => r.id));
   }
 
