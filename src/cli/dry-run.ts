@@ -3,10 +3,21 @@
  * journal written (read only when it exists), no folder created, nothing downloaded, confirmed,
  * claimed or moved. The outbox files go through the checks of the real send (outbound's
  * `previewOutbox`). Read-only calls only: the session and each mailbox's pending inbox list.
+ * What an earlier run left unfinished in the journal (a file in processing/, a parcel staged but
+ * not placed) is listed too, with what a real run does with it first.
  */
 import fs from 'node:fs';
 import type { Config } from '../config/index.js';
-import { InboundJournal, OutboundJournal, isPostgresUrl, openJournal, sqliteJournalPath, type JournalStore } from '../journal/index.js';
+import {
+  INBOUND_UNFINISHED,
+  InboundJournal,
+  OUTBOUND_UNFINISHED,
+  OutboundJournal,
+  isPostgresUrl,
+  openJournal,
+  sqliteJournalPath,
+  type JournalStore,
+} from '../journal/index.js';
 import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
 import { connectService } from '../service/index.js';
@@ -22,8 +33,36 @@ export interface DryRunReport {
     readonly refuse?: { file: string; bytes: number | null; reason: string; code: string }[];
     /** Files not ready yet (no readiness marker): a real cycle leaves them in the outbox. */
     readonly wait?: { file: string; reason: string }[];
+    /** Work an earlier run left unfinished (journal rows): a real cycle finishes it before anything new. */
+    readonly unfinished?: Unfinished[];
   }[];
 }
+
+export interface Unfinished {
+  readonly direction: 'in' | 'out';
+  /** The parcel id (in) or the journal's file id (out). */
+  readonly item: number;
+  /** Where the content is now (the file in processing/, the staging file, the inbox file) or its name. */
+  readonly file: string | null;
+  readonly state: string;
+  /** What a real run does with it. */
+  readonly next: string;
+}
+
+/** What a real run does first with a row it finds unfinished, by state. */
+const NEXT_IN: Record<(typeof INBOUND_UNFINISHED)[number], string> = {
+  listed: 'downloaded, placed and confirmed, though the pending list no longer shows it',
+  downloading: 'downloaded again from the start, placed and confirmed, though the pending list no longer shows it',
+  staged: 'moved from its staging file into the inbox, then confirmed',
+  placed: 'confirmed (it is in the inbox already)',
+};
+const NEXT_OUT: Record<(typeof OUTBOUND_UNFINISHED)[number], string> = {
+  claiming: 'its claim is finished (moved to processing/), then it is checked and sent',
+  claimed: 'checked and sent',
+  uploading: 'the service is asked whether the last attempt arrived; sent again only if it did not',
+  uploaded: 'moved to the sent folder (the service has it)',
+  erroring: 'moved to errorDir with its reason',
+};
 
 type MailboxReport = DryRunReport['mailboxes'][number];
 
@@ -47,26 +86,52 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
     for (const m of cfg.mailboxes) {
       const mailboxId = m.mailboxId ?? me;
       const entry: { -readonly [K in keyof MailboxReport]: MailboxReport[K] } = { name: m.name ?? `mb${mailboxId}`, mailboxId };
+      const unfinished: Unfinished[] = [];
       if (m.inbox) {
         const pending = await client.pendingInbox(mailboxId);
         const inJ = journal ? new InboundJournal(journal) : undefined;
+        const rows = new Map(((await inJ?.inStates(mailboxId, INBOUND_UNFINISHED)) ?? []).map((r) => [r.parcel_id, r]));
+        // A parcel staged or placed is not downloaded again: it is listed below as unfinished only.
+        const downloaded = (id: number): boolean => ['staged', 'placed'].includes(rows.get(id)?.state ?? '');
         entry.receive = await Promise.all(
-          pending.parcels.map(async (p) => ({
-            parcelId: p.parcelId,
-            fileName: p.fileName,
-            bytes: p.bytes ?? null,
-            alreadyInJournal: (await inJ?.get(mailboxId, p.parcelId)) !== undefined,
-          })),
+          pending.parcels
+            .filter((p) => !downloaded(p.parcelId))
+            .map(async (p) => ({
+              parcelId: p.parcelId,
+              fileName: p.fileName,
+              bytes: p.bytes ?? null,
+              alreadyInJournal: (await inJ?.get(mailboxId, p.parcelId)) !== undefined,
+            })),
         );
+        const listed = new Set(entry.receive.map((p) => p.parcelId));
+        for (const r of rows.values())
+          if (!listed.has(r.parcel_id))
+            unfinished.push({
+              direction: 'in',
+              item: r.parcel_id,
+              file: r.state === 'placed' ? r.final_path : (r.staging_path ?? r.file_name),
+              state: r.state,
+              next: NEXT_IN[r.state as keyof typeof NEXT_IN],
+            });
       }
       if (m.outbox) {
-        const verdicts = await previewOutbox(m.outbox, journal ? new OutboundJournal(journal) : undefined, Date.now());
+        const outJ = journal ? new OutboundJournal(journal) : undefined;
+        const verdicts = await previewOutbox(m.outbox, outJ, Date.now());
         entry.send = verdicts.flatMap((v) => (v.verdict === 'send' ? [{ file: v.file, bytes: v.bytes ?? 0 }] : []));
         entry.refuse = verdicts.flatMap((v) =>
           v.verdict === 'refuse' ? [{ file: v.file, bytes: v.bytes, reason: v.reason ?? '', code: v.code ?? '' }] : [],
         );
         entry.wait = verdicts.flatMap((v) => (v.verdict === 'wait' ? [{ file: v.file, reason: v.reason ?? '' }] : []));
+        for (const r of (await outJ?.inStates(mailboxId, m.outbox.dir, OUTBOUND_UNFINISHED)) ?? [])
+          unfinished.push({
+            direction: 'out',
+            item: r.id,
+            file: r.processing_path ?? r.source_path,
+            state: r.state,
+            next: NEXT_OUT[r.state as keyof typeof NEXT_OUT],
+          });
       }
+      if (unfinished.length > 0) entry.unfinished = unfinished;
       mailboxes.push(entry);
     }
     return { mailboxes };
@@ -82,6 +147,13 @@ export const wouldRefuse = (r: DryRunReport): boolean => r.mailboxes.some((m) =>
 export function formatDryRun(r: DryRunReport): string {
   const lines: string[] = ['dry run: nothing was downloaded, confirmed, sent or moved'];
   for (const m of r.mailboxes) {
+    if (m.unfinished?.length) {
+      lines.push(`${m.name}: ${m.unfinished.length} item(s) an earlier run left unfinished (a real run finishes them first)`);
+      for (const u of m.unfinished)
+        lines.push(
+          `  ${u.direction.padEnd(3)}  ${u.direction === 'in' ? `parcel ${u.item}` : `file #${u.item}`}  ${u.file ?? '(no name)'}  [${u.state}]: ${u.next}`,
+        );
+    }
     if (m.receive) {
       lines.push(`${m.name}: would receive ${m.receive.length} parcel(s)`);
       for (const p of m.receive)

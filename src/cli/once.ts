@@ -14,7 +14,8 @@ const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level 
 confirmation, upload or move. Lists the pending parcels it would receive, and each outbox file
 with the verdict of the checks before sending (the real ones, read-only): would send, would refuse
 (with the reason and the code its error report would carry: empty file, too large, invalid
-interchange, duplicate content, a symlink or FIFO, …), or not ready. Exit 1 when a file would be
+interchange, duplicate content, a symlink or FIFO, …), or not ready; and first what an earlier
+run left unfinished (a parcel staged, a file in processing/), which a real run finishes first. Exit 1 when a file would be
 refused (as once would), else 0; --json prints the same as a JSON object.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a

@@ -8,6 +8,7 @@ import { startEmulator } from '@gridsync/emulator';
 import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
+import { emulatorParcels } from '../../helpers/world.js';
 
 const worlds: DaemonWorld[] = [];
 afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
@@ -47,5 +48,67 @@ describe('once --dry-run', () => {
     expect(real.status).toBe(0);
     expect(fs.readdirSync(w.inbox).sort()).toEqual(['in-a.x12', 'in-b.x12']);
     expect(fs.readdirSync(w.sent).sort()).toEqual(['out-1.x12', 'out-2.x12']);
+  });
+
+  it('lists what a killed run left unfinished — a staged parcel, a file in processing/ — and the real run finishes each once', async () => {
+    const w = makeDaemonWorld();
+    worlds.push(w);
+    const dataFile = path.join(w.dir, 'emulator.sqlite');
+    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
+    c.emulator = { dataFile };
+    fs.writeFileSync(w.configFile, YAML.stringify(c));
+    const emu = await startEmulator({ port: 0, dataFile });
+    await emu.inject({ mailboxId: 1001, fileName: 'in-a.x12', content: Buffer.from('ISA*a~') });
+    await emu.close();
+    type Report = {
+      mailboxes: {
+        receive: { fileName: string }[];
+        send: { file: string }[];
+        unfinished?: { direction: string; file: string; state: string; next: string }[];
+      }[];
+    };
+    const dryRun = (): Report => {
+      const r = runCli(['once', '-c', w.configFile, '--dry-run', '--json']);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as Report;
+    };
+
+    // Killed after the parcel's content was staged and journalled, before it was placed.
+    expect(runCli(['once', '-c', w.configFile], { GRIDSYNC_CRASH_AT: 'in.staged' }).signal).toBe('SIGKILL');
+    let m = dryRun().mailboxes[0];
+    expect(m?.receive).toEqual([]); // still pending on the service, but not downloaded again
+    expect(m?.unfinished).toEqual([
+      expect.objectContaining({ direction: 'in', state: 'staged', next: expect.stringMatching(/into the inbox, then confirmed/) }),
+    ]);
+    expect(m?.unfinished?.[0]?.file.startsWith(w.state)).toBe(true);
+
+    // Killed after a file was claimed into processing/, before it was sent (the parcel is finished first).
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'out-1.x12'), x12(1));
+    expect(runCli(['once', '-c', w.configFile], { GRIDSYNC_CRASH_AT: 'out.claimed' }).signal).toBe('SIGKILL');
+    expect(fs.readdirSync(w.inbox)).toEqual(['in-a.x12']);
+    m = dryRun().mailboxes[0];
+    expect(m?.send).toEqual([]); // no longer in the outbox
+    expect(m?.unfinished).toEqual([expect.objectContaining({ direction: 'out', state: 'claimed', next: 'checked and sent' })]);
+    const inProcessing = m?.unfinished?.[0]?.file ?? '';
+    expect(fs.existsSync(inProcessing)).toBe(true);
+    expect(path.basename(inProcessing)).toMatch(/out-1\.x12$/);
+    const text = runCli(['once', '-c', w.configFile, '--dry-run']).stdout;
+    expect(text).toMatch(
+      /mb1001: 1 item\(s\) an earlier run left unfinished[\s\S]*out {2}file #\d+ {2}\S*out-1\.x12 {2}\[claimed\]: checked and sent/,
+    );
+
+    expect(runCli(['once', '-c', w.configFile]).status).toBe(0);
+    expect(fs.readdirSync(w.sent)).toEqual(['out-1.x12']);
+    expect(dryRun().mailboxes[0]?.unfinished).toBeUndefined();
+    const check = await startEmulator({ port: 0, dataFile, admin: true });
+    try {
+      const ours = await emulatorParcels(check, 1001);
+      expect(ours.filter((p) => p.direction === 'out').map((p) => p.fileName)).toEqual(['out-1.x12']);
+      // (The partner's 997 acknowledgement of out-1 is waiting in the inbox too: a parcel of its own.)
+      expect(ours.filter((p) => p.fileName === 'in-a.x12').map((p) => p.status)).toEqual(['InBoxTransferred']);
+    } finally {
+      await check.close();
+    }
   });
 });
