@@ -93,4 +93,31 @@ describe('journal group commit', () => {
     expect(await journal.getMeta('k9')).toBe('9');
     expect(await journal.getMeta('k99')).toBe('99');
   });
+
+  it('a batch in which nothing throws runs without savepoints; one that throws is run again, each in a savepoint, and undone alone', async () => {
+    const statements: string[] = [];
+    const statement = journal.statement.bind(journal);
+    vi.spyOn(journal, 'statement').mockImplementation((sql: string) => (statements.push(sql), statement(sql)));
+    const ran = new Map<number, number>();
+    const item = (k: number, fail = false) =>
+      journal.commit(async (tx) => {
+        ran.set(k, (ran.get(k) ?? 0) + 1);
+        await tx.write(1, "INSERT INTO meta (key, value) VALUES (?, 'x')", `item${k}`);
+        if (fail) throw new Error(`item ${k} refused`);
+        return k;
+      });
+    // Asked in one loop turn: one batch.
+    expect(await Promise.all([item(1), item(2), item(3)])).toEqual([1, 2, 3]);
+    expect(statements.filter((s) => s.startsWith('SAVEPOINT'))).toEqual([]);
+    expect([...ran.values()]).toEqual([1, 1, 1]);
+
+    statements.length = 0;
+    const settled = await Promise.allSettled([item(4), item(5, true), item(6)]);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(statements.filter((s) => s.startsWith('SAVEPOINT'))).toHaveLength(3); // the second run only
+    expect([ran.get(4), ran.get(5), ran.get(6)]).toEqual([2, 2, 1]); // the first run stopped at 5
+    expect(await journal.getMeta('item4')).toBe('x');
+    expect(await journal.getMeta('item5')).toBeUndefined();
+    expect(await journal.getMeta('item6')).toBe('x');
+  });
 });
