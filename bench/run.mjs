@@ -116,6 +116,7 @@ function vmHwmMb() {
 /** CPU and event-loop use of this process over a measured region (the emulator runs elsewhere). */
 function meter() {
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpuSeconds();
   const elu0 = performance.eventLoopUtilization();
   return (items) => {
     const cpu = process.cpuUsage(cpu0);
@@ -123,9 +124,16 @@ function meter() {
     return {
       cpuMsPerItem: (cpu.user + cpu.system) / 1000 / Math.max(1, items),
       systemCpuMsPerItem: cpu.system / 1000 / Math.max(1, items),
+      // The rest is other threads: V8's compiler and garbage-collector helpers, libuv's pool (fsync).
+      mainThreadCpuMsPerItem: ((mainThreadCpuSeconds() - main0) * 1000) / Math.max(1, items),
       elu: elu.utilization,
     };
   };
+}
+
+/** CPU seconds this process's main thread has used so far (clock ticks of 10 ms). */
+function mainThreadCpuSeconds() {
+  return processCpuSeconds(`self/task/${process.pid}`);
 }
 
 /**
@@ -145,15 +153,44 @@ async function warmThenMeasure({ warm, n, emulatorPid, prepare, burst }) {
   await prepare(n, 'm');
   const e0 = emulatorPid ? processCpuSeconds(emulatorPid) : 0;
   const t0 = performance.now();
+  const heap = await heapSampling();
   const m = meter();
   const items = await burst(n);
   const seconds = (performance.now() - t0) / 1000;
   const used = m(items);
+  await heap.stop();
   const emulatorCpuMsPerItem = emulatorPid ? ((processCpuSeconds(emulatorPid) - e0) * 1000) / Math.max(1, items) : undefined;
   return { items, seconds, perSecond: items / seconds, ...used, emulatorCpuMsPerItem, peakRssMb: vmHwmMb() };
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+/**
+ * With BENCH_HEAP_PROFILE_DIR, a sampling heap profile of the measured burst (open it in Chrome's
+ * DevTools, Memory tab): what was allocated where, the objects the collector took back included —
+ * the garbage, which a profile of what stays alive does not show.
+ */
+async function heapSampling() {
+  const dir = process.env.BENCH_HEAP_PROFILE_DIR;
+  if (!dir) return { stop: async () => {} };
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (e, v) => (e ? reject(e) : resolve(v))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    stop: async () => {
+      const { profile } = await post('HeapProfiler.stopSampling');
+      fs.writeFileSync(path.join(dir, `${process.argv[3] ?? 'child'}-${process.pid}.heapprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+/** CPU seconds (user + system) a process (or `self/task/TID`) has used so far, from /proc (clock ticks of 10 ms). */
 function processCpuSeconds(pid) {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -886,6 +923,9 @@ async function main() {
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log("  GRIDSYNC_BENCH_ROOT=DIR: put every measurement's files under DIR (another filesystem) instead of the temp folder");
     console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child and cold `once` there');
+    console.log(
+      "  BENCH_HEAP_PROFILE_DIR=DIR: write a sampling heap profile of each burst child's measured burst there (garbage included)",
+    );
     console.log('  BENCH_WAN_ITEMS=N: items per WAN burst (default 400; issue #27 measures 2000)');
     console.log('  BENCH_CURVE_PER_SLOT=N: items per slot at each curve point (default 25, 10 with --quick)');
     console.log('  BENCH_CURVE_DIRECTIONS=inbound,outbound: the curves drawn');
@@ -943,6 +983,7 @@ async function main() {
     const r = {
       figure: `${figure}, ${extra.items ?? size.burst} × 5 KB`,
       cpuMsPerItem: stat(xs, 'cpuMsPerItem'),
+      ...(xs[0]?.mainThreadCpuMsPerItem === undefined ? {} : { mainThreadCpuMsPerItem: stat(xs, 'mainThreadCpuMsPerItem') }),
       emulatorCpuMsPerItem: stat(xs, 'emulatorCpuMsPerItem'),
       perSecond: stat(xs, 'perSecond'),
       elu: stat(xs, 'elu'),
@@ -952,7 +993,7 @@ async function main() {
     if (naive) r.vsNaive = r.perSecond.median / naive;
     bursts.push(r);
     console.log(
-      `  ${r.figure}: ${f(r.cpuMsPerItem.median)} ms CPU/item (emulator ${f(r.emulatorCpuMsPerItem.median)}), ${f(r.perSecond.median)}/s (${f(r.perSecond.min)}–${f(r.perSecond.max)}), loop ${(100 * r.elu.median).toFixed(0)} %${r.vsIdeal ? `, ${r.vsIdeal.toFixed(2)}× ideal` : ''}${r.vsNaive ? `, ${r.vsNaive.toFixed(2)}× naive` : ''}`,
+      `  ${r.figure}: ${f(r.cpuMsPerItem.median)} ms CPU/item${r.mainThreadCpuMsPerItem ? ` (main thread ${f(r.mainThreadCpuMsPerItem.median)})` : ''} (emulator ${f(r.emulatorCpuMsPerItem.median)}), ${f(r.perSecond.median)}/s (${f(r.perSecond.min)}–${f(r.perSecond.max)}), loop ${(100 * r.elu.median).toFixed(0)} %${r.vsIdeal ? `, ${r.vsIdeal.toFixed(2)}× ideal` : ''}${r.vsNaive ? `, ${r.vsNaive.toFixed(2)}× naive` : ''}`,
     );
   };
   const row = (figure, value, baseline, ratio, extra = {}) => {
