@@ -51,8 +51,8 @@ export interface Unfinished {
 
 /** What a real run does first with a row it finds unfinished, by state. */
 const NEXT_IN: Record<(typeof INBOUND_UNFINISHED)[number], string> = {
-  listed: 'downloaded, placed and confirmed, though the pending list no longer shows it',
-  downloading: 'downloaded again from the start, placed and confirmed, though the pending list no longer shows it',
+  listed: 'tried though the pending list no longer shows it: downloaded, placed and confirmed',
+  downloading: 'tried again from the start though the pending list no longer shows it: downloaded, placed and confirmed',
   staged: 'moved from its staging file into the inbox, then confirmed',
   placed: 'confirmed (it is in the inbox already)',
 };

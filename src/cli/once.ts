@@ -15,8 +15,9 @@ confirmation, upload or move. Lists the pending parcels it would receive, and ea
 with the verdict of the checks before sending (the real ones, read-only): would send, would refuse
 (with the reason and the code its error report would carry: empty file, too large, invalid
 interchange, duplicate content, a symlink or FIFO, …), or not ready; and first what an earlier
-run left unfinished (a parcel staged, a file in processing/), which a real run finishes first. Exit 1 when a file would be
-refused (as once would), else 0; --json prints the same as a JSON object.
+run left unfinished (a parcel staged, a file in processing/), which a real run finishes first.
+Exit 1 when a file would be refused (as once would), else 0; --json prints the same as a JSON
+object.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
 summary table; elsewhere a "once started" log line, then a progress log line (with rate and ETA)

@@ -23,8 +23,8 @@ export class TrailingWork {
     const tracked: Promise<void> = work.then(
       () => this.finished(tracked),
       (err: unknown) => {
-        this.onError(err);
         this.finished(tracked);
+        this.onError(err);
       },
     );
     this.running.add(tracked);
