@@ -1,8 +1,9 @@
 /**
  * Inbound journal: one row per (mailboxId, parcelId) and the named transitions of
- * docs/architecture.md#inbound-lifecycle. Each transition checks the previous state inside its own savepoint and
- * appends to the event trail; it resolves once durable (group commit: `JournalStore.commit`), and
- * is refused when another instance holds the mailbox's lease. The pipelines never write SQL.
+ * docs/architecture.md#inbound-lifecycle. Each transition checks the previous state in the very
+ * update that changes it and appends to the event trail; it resolves once durable (group commit:
+ * `JournalStore.commit`), and is refused when another instance holds the mailbox's lease. The
+ * pipelines never write SQL.
  *
  *   listed → staged → placed → confirmed
  *      ↑_____↓ (attempt failed, retried)    failed (reason; after maxAttempts)

@@ -4,7 +4,8 @@
  *
  * - store: one open journal; reads answer from committed (SQLite: also from pending) state.
  * - commit: a write, grouped with the others waiting (group commit) in one database transaction;
- *   each runs in its own savepoint, so one that throws rolls back alone; it resolves once durable.
+ *   one that throws rolls back alone (the batch is run again, each in its own savepoint, so a
+ *   commit's function may run twice: journal statements only); it resolves once durable.
  * - lease: which instance may write a mailbox's rows now, with a fencing token that grows on every
  *   takeover (`./lease.ts`). Every write of a mailbox's rows checks, inside its own transaction,
  *   that this instance still holds that mailbox's lease with its token; a stale token refuses the
