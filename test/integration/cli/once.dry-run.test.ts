@@ -2,10 +2,9 @@
 // no file moved, no parcel downloaded or confirmed (a real once afterwards still finds them all).
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
-import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { makeDaemonWorld, seedEmbeddedService, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { emulatorParcels } from '../../helpers/world.js';
@@ -17,14 +16,10 @@ describe('once --dry-run', () => {
   it('lists the pending parcels and the outbox files, changes nothing', async () => {
     const w = makeDaemonWorld();
     worlds.push(w);
-    const dataFile = path.join(w.dir, 'emulator.sqlite');
-    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
-    c.emulator = { dataFile };
-    fs.writeFileSync(w.configFile, YAML.stringify(c));
-    const emu = await startEmulator({ port: 0, dataFile });
-    await emu.inject({ mailboxId: 1001, fileName: 'in-a.x12', content: Buffer.from('ISA*a~') });
-    await emu.inject({ mailboxId: 1001, fileName: 'in-b.x12', content: Buffer.from('ISA*bb~') });
-    await emu.close();
+    await seedEmbeddedService(w, [
+      { fileName: 'in-a.x12', content: 'ISA*a~' },
+      { fileName: 'in-b.x12', content: 'ISA*bb~' },
+    ]);
     fs.mkdirSync(w.outbox, { recursive: true });
     fs.writeFileSync(path.join(w.outbox, 'out-1.x12'), x12(1));
     fs.writeFileSync(path.join(w.outbox, 'out-2.x12'), x12(2));
@@ -53,13 +48,7 @@ describe('once --dry-run', () => {
   it('lists what a killed run left unfinished — a staged parcel, a file in processing/ — and the real run finishes each once', async () => {
     const w = makeDaemonWorld();
     worlds.push(w);
-    const dataFile = path.join(w.dir, 'emulator.sqlite');
-    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
-    c.emulator = { dataFile };
-    fs.writeFileSync(w.configFile, YAML.stringify(c));
-    const emu = await startEmulator({ port: 0, dataFile });
-    await emu.inject({ mailboxId: 1001, fileName: 'in-a.x12', content: Buffer.from('ISA*a~') });
-    await emu.close();
+    const { dataFile } = await seedEmbeddedService(w, [{ fileName: 'in-a.x12', content: 'ISA*a~' }]);
     type Report = {
       mailboxes: {
         receive: { fileName: string }[];

@@ -2,10 +2,8 @@
 // not take it: a scheduler saw success while nothing was delivered. Now it exits 1 and says why.
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '@gridsync/emulator';
-import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { makeDaemonWorld, seedEmbeddedService, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 
 const worlds: DaemonWorld[] = [];
@@ -15,13 +13,7 @@ describe('once: items left undelivered', () => {
   it('an inbox that cannot take the parcels exits 1 with the reason; exits 0 once it can', async () => {
     const w = makeDaemonWorld({}, { inbox: { dir: './inbox', nameTemplate: 'orders/{fileName}' } });
     worlds.push(w);
-    const dataFile = path.join(w.dir, 'emulator.sqlite');
-    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
-    c.emulator = { dataFile };
-    fs.writeFileSync(w.configFile, YAML.stringify(c));
-    const emu = await startEmulator({ port: 0, dataFile });
-    await emu.inject({ mailboxId: 1001, fileName: 'po-1.x12', content: Buffer.from('ISA*1~') });
-    await emu.close();
+    await seedEmbeddedService(w, [{ fileName: 'po-1.x12', content: 'ISA*1~' }]);
     // A file where the template's folder must go: mkdir fails for root as for anyone.
     fs.mkdirSync(w.inbox, { recursive: true });
     fs.writeFileSync(path.join(w.inbox, 'orders'), '');

@@ -2,10 +2,8 @@
 // under a name of its own (the first copy untouched); an id the service refuses exits 1 with why.
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '@gridsync/emulator';
-import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { makeDaemonWorld, seedEmbeddedService, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 
 const worlds: DaemonWorld[] = [];
@@ -15,14 +13,9 @@ describe.each(['rest', 'soap'])('redeliver over %s', (protocol) => {
   it('a received parcel comes again under a new name; an unknown id exits 1', async () => {
     const w = makeDaemonWorld();
     worlds.push(w);
-    const dataFile = path.join(w.dir, 'emulator.sqlite');
-    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
-    c.emulator = { dataFile };
-    c.api.protocol = protocol;
-    fs.writeFileSync(w.configFile, YAML.stringify(c));
-    const emu = await startEmulator({ port: 0, dataFile });
-    const id = await emu.inject({ mailboxId: 1001, fileName: 'po.x12', content: Buffer.from('ISA*po~') });
-    await emu.close();
+    const {
+      ids: [id],
+    } = await seedEmbeddedService(w, [{ fileName: 'po.x12', content: 'ISA*po~' }], (c) => (c.api.protocol = protocol));
     expect(runCli(['once', '-c', w.configFile]).status).toBe(0);
     expect(fs.readdirSync(w.inbox)).toEqual(['po.x12']);
 

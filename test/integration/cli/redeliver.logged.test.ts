@@ -2,11 +2,9 @@
 // at info ("redelivered on request") and counts it as redelivered, not as new; a reset nobody
 // asked for stays a warning (the same parcel reset again, this time on the service alone).
 import fs from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
-import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { makeDaemonWorld, seedEmbeddedService, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 
 type Line = Record<string, unknown> & { msg: string; level: number };
@@ -24,14 +22,10 @@ describe('a redelivery in the log', () => {
   it('asked for: info and counted as redelivered; not asked for: a warning', async () => {
     const w = makeDaemonWorld({ log: { level: 'info', pretty: false } });
     worlds.push(w);
-    const dataFile = path.join(w.dir, 'emulator.sqlite');
-    const c = YAML.parse(fs.readFileSync(w.configFile, 'utf8'));
-    c.emulator = { dataFile };
-    delete c.mailboxes[0].outbox;
-    fs.writeFileSync(w.configFile, YAML.stringify(c));
-    let emu = await startEmulator({ port: 0, dataFile });
-    const id = await emu.inject({ mailboxId: 1001, fileName: 'po.x12', content: Buffer.from('ISA*po~') });
-    await emu.close();
+    const {
+      dataFile,
+      ids: [id],
+    } = await seedEmbeddedService(w, [{ fileName: 'po.x12', content: 'ISA*po~' }], (c) => delete c.mailboxes[0].outbox);
     expect(runCli(['once', '-c', w.configFile], {}, w.dir).status).toBe(0);
 
     expect(runCli(['redeliver', '-c', w.configFile, String(id)], {}, w.dir).status).toBe(0);
@@ -43,7 +37,7 @@ describe('a redelivery in the log', () => {
     expect(askedLines.find((l) => l.msg === 'once: done')?.inbound).toMatchObject({ listed: 0, redelivered: 1, confirmed: 1 });
 
     // The service resets it on its own (no `gridsync redeliver`): unexpected, a warning.
-    emu = await startEmulator({ port: 0, dataFile });
+    const emu = await startEmulator({ port: 0, dataFile });
     const reset = await fetch(`${emu.url}/v2/parcels/reset-to-inbox/${id}`, {
       method: 'POST',
       headers: { 'x-api-key': 'demo-key-1001' },
