@@ -22,6 +22,7 @@ import { EventBus, type PipelineEvents } from '../events/index.js';
 import { codeOf, errorFields } from '../errors/index.js';
 import { INBOUND_UNFINISHED, InboundJournal, type InboundRow } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log.js';
+import { TrailingWork } from '../work/index.js';
 import { Confirmations } from './confirmations.js';
 import { DeferralNotices } from './deferral-notices.js';
 import { ParcelDownload } from './download.js';
@@ -31,7 +32,6 @@ import { PartnerNames } from './partner-names.js';
 import { InboxPlacement } from './placement.js';
 import { orphanedStaging } from './staging-names.js';
 import { tallyInbound } from './tally.js';
-import { TrailingWork } from './trailing-work.js';
 import {
   emptyInboundResult,
   type InboundContext,

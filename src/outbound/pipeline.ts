@@ -14,6 +14,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { ensureDirDurable, FileCalls, onLocalFilesystems, sameFilesystem, CrossFilesystemError } from '../files/index.js';
 import { ALWAYS_HELD, OUTBOUND_UNFINISHED, OutboundJournal, type JournalStore, type MailboxLease } from '../journal/index.js';
+import { TrailingWork } from '../work/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { Disposal } from './disposal.js';
 import { OutboxScanner } from './scanner.js';
@@ -91,7 +92,8 @@ export class OutboundPipeline {
   private readonly disposal: Disposal;
   private readonly queue: PQueue;
   private readonly queued = new Set<number>();
-  private readonly trailing = new Set<Promise<void>>();
+  /** Archives: they need no upload slot; cycles and stop wait for them. */
+  private readonly trailing: TrailingWork;
   private result: OutboundCycleResult = emptyResult();
   private readonly events: EventBus<PipelineEvents>;
   private started = false;
@@ -130,6 +132,7 @@ export class OutboundPipeline {
         emitOutbound(this.events, options.mailbox.name, key, n, detail);
       },
     };
+    this.trailing = new TrailingWork((err) => this.ctx.logger.error({ ...errorFields(err) }, 'outbound archive failed unexpectedly'));
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
     // The journal may be out of reach (a PostgreSQL restart): the rows stay, the next scan queues them.
@@ -229,7 +232,7 @@ export class OutboundPipeline {
     this.queue.clear();
     let deadline: NodeJS.Timeout | undefined;
     const drained = this.queue.onPendingZero().then(async () => {
-      while (this.trailing.size > 0) await Promise.all(this.trailing);
+      await this.trailing.drain();
     });
     await Promise.race([drained, new Promise((r) => (deadline = setTimeout(r, deadlineMs)))]);
     clearTimeout(deadline);
@@ -263,7 +266,7 @@ export class OutboundPipeline {
             after = (await this.drive(id)).after;
           } finally {
             // A row stays queued until its archive is done too: a rescan must not drive it twice.
-            if (after) this.trail(after.finally(() => this.queued.delete(id)));
+            if (after) this.trailing.add(after.finally(() => this.queued.delete(id)));
             else this.queued.delete(id);
           }
         })
@@ -271,18 +274,11 @@ export class OutboundPipeline {
     }
   }
 
-  /** Work that goes on after its file's upload slot was freed (the archive); cycles and stop wait for it. */
-  private trail(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) => this.ctx.logger.error({ ...errorFields(err) }, 'outbound archive failed unexpectedly'));
-    this.trailing.add(tracked);
-    void tracked.finally(() => this.trailing.delete(tracked));
-  }
-
   /** Resolves once the queue is idle and no archive is under way. */
   private async settled(): Promise<void> {
     await this.queue.onIdle();
     while (this.trailing.size > 0) {
-      await Promise.all(this.trailing);
+      await this.trailing.drain();
       await this.queue.onIdle();
     }
   }

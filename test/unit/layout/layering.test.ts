@@ -29,6 +29,7 @@ const LAYERS: Record<string, number> = {
   journal: 2,
   files: 1,
   events: 1,
+  work: 1,
   errors: 0,
   'log.ts': 0,
   'version.ts': 0,

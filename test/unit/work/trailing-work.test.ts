@@ -1,7 +1,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { TrailingWork } from '../../../src/inbound/trailing-work.js';
+import { TrailingWork } from '../../../src/work/index.js';
 
 /** A promise settled from outside. */
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {

@@ -1,7 +1,8 @@
 /**
- * Work that goes on after its parcel gave up its download slot (the fsync, journal and rename
- * after a download; the journal's commit after a confirm), bounded: a parcel waits for room before
- * it downloads, and a cycle ends only when all of it has finished.
+ * Work that goes on after its item gave up its slot, so that the next call can start while the
+ * local steps finish: inbound, the fsync, journal and rename after a download and the journal's
+ * commit after a confirm; outbound, the archive after an upload. A cycle ends only when all of it
+ * has finished; inbound also bounds it (a parcel waits for room before it downloads).
  *
  * A parcel that waits is woken by the next piece of work to finish, one waiter per piece. Waiting
  * with `Promise.race` over the whole set attached a reaction to every unfinished piece, per waiter

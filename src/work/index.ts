@@ -1,0 +1,1 @@
+export { TrailingWork } from './trailing-work.js';
