@@ -16,6 +16,7 @@ import {
   isPostgresUrl,
   openJournal,
   sqliteJournalPath,
+  type InboundRow,
   type JournalStore,
 } from '../journal/index.js';
 import { previewOutbox } from '../outbound/index.js';
@@ -90,21 +91,19 @@ export async function dryRun(cfg: Config): Promise<DryRunReport> {
       if (m.inbox) {
         const pending = await client.pendingInbox(mailboxId);
         const inJ = journal ? new InboundJournal(journal) : undefined;
-        const rows = new Map(((await inJ?.inStates(mailboxId, INBOUND_UNFINISHED)) ?? []).map((r) => [r.parcel_id, r]));
+        // One read for the whole list, as the real listing does (a read per parcel is a round trip each on PostgreSQL).
+        const known =
+          (await inJ?.getMany(
+            mailboxId,
+            pending.parcels.map((p) => p.parcelId),
+          )) ?? new Map<number, InboundRow>();
         // A parcel staged or placed is not downloaded again: it is listed below as unfinished only.
-        const downloaded = (id: number): boolean => ['staged', 'placed'].includes(rows.get(id)?.state ?? '');
-        entry.receive = await Promise.all(
-          pending.parcels
-            .filter((p) => !downloaded(p.parcelId))
-            .map(async (p) => ({
-              parcelId: p.parcelId,
-              fileName: p.fileName,
-              bytes: p.bytes ?? null,
-              alreadyInJournal: (await inJ?.get(mailboxId, p.parcelId)) !== undefined,
-            })),
-        );
+        const downloaded = (id: number): boolean => ['staged', 'placed'].includes(known.get(id)?.state ?? '');
+        entry.receive = pending.parcels
+          .filter((p) => !downloaded(p.parcelId))
+          .map((p) => ({ parcelId: p.parcelId, fileName: p.fileName, bytes: p.bytes ?? null, alreadyInJournal: known.has(p.parcelId) }));
         const listed = new Set(entry.receive.map((p) => p.parcelId));
-        for (const r of rows.values())
+        for (const r of (await inJ?.inStates(mailboxId, INBOUND_UNFINISHED)) ?? [])
           if (!listed.has(r.parcel_id))
             unfinished.push({
               direction: 'in',
