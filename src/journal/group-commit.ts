@@ -25,6 +25,12 @@ export interface BatchConnection {
   walFd(): number | undefined;
 }
 
+/** How one commit's function ended: its value, or what it threw. */
+interface Outcome {
+  readonly ok: boolean;
+  readonly value: unknown;
+}
+
 interface Pending {
   readonly fn: (tx: JournalTx) => Promise<unknown>;
   readonly resolve: (v: unknown) => void;
@@ -139,17 +145,18 @@ export class GroupCommit {
     this.pendingMayLinger = true;
     this.flushing = true;
     this.idle = new Promise((r) => (this.markIdle = r));
-    const results: { ok: boolean; value: unknown }[] = [];
+    let results: Outcome[];
     const { conn } = this;
     try {
       if (this.syncError !== undefined) throw this.syncError;
       conn.run('BEGIN IMMEDIATE');
       try {
-        if (!(await this.runAll(batch, results, false))) {
+        const plain = await this.runPlain(batch);
+        if (plain) results = plain;
+        else {
           conn.run('ROLLBACK');
-          results.length = 0;
           conn.run('BEGIN IMMEDIATE');
-          await this.runAll(batch, results, true);
+          results = await this.runInSavepoints(batch);
         }
         conn.run('COMMIT');
       } catch (err) {
@@ -163,7 +170,7 @@ export class GroupCommit {
     }
     const settle = (err: unknown): void =>
       batch.forEach((p, i) => {
-        const r = results[i] as { ok: boolean; value: unknown };
+        const r = results[i] as Outcome;
         if (err !== undefined) p.reject(err);
         else if (r.ok) p.resolve(r.value);
         else p.reject(r.value);
@@ -194,26 +201,39 @@ export class GroupCommit {
   }
 
   /**
-   * Runs the batch's functions in order into `results`. Not `isolated`: no savepoints, and false
-   * at the first that throws (the caller rolls the transaction back and runs them all again,
-   * isolated). A savepoint makes SQLite keep a copy of every page the item is first to change
-   * (~8 % of the journal's main-thread CPU in a burst), and it is needed only when one throws.
+   * The fast way: the batch's functions in order, without savepoints; undefined at the first that
+   * throws (the caller rolls the transaction back and replays the batch in savepoints). A
+   * savepoint makes SQLite keep a copy of every page the item is first to change (~8 % of the
+   * journal's main-thread CPU in a burst), and it is needed only when one throws.
    */
-  private async runAll(batch: readonly Pending[], results: { ok: boolean; value: unknown }[], isolated: boolean): Promise<boolean> {
-    const { conn } = this;
+  private async runPlain(batch: readonly Pending[]): Promise<Outcome[] | undefined> {
+    const results: Outcome[] = [];
     for (const p of batch) {
-      if (isolated) conn.run('SAVEPOINT item');
+      try {
+        results.push({ ok: true, value: await p.fn(this.conn.tx) });
+      } catch {
+        return undefined;
+      }
+    }
+    return results;
+  }
+
+  /** The safe way: each function in its own savepoint, rolled back alone when it throws. */
+  private async runInSavepoints(batch: readonly Pending[]): Promise<Outcome[]> {
+    const { conn } = this;
+    const results: Outcome[] = [];
+    for (const p of batch) {
+      conn.run('SAVEPOINT item');
       try {
         results.push({ ok: true, value: await p.fn(conn.tx) });
-        if (isolated) conn.run('RELEASE item');
+        conn.run('RELEASE item');
       } catch (err) {
-        if (!isolated) return false;
         conn.run('ROLLBACK TO item');
         conn.run('RELEASE item');
         results.push({ ok: false, value: err });
       }
     }
-    return true;
+    return results;
   }
 
   private endFlush(): void {
