@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { callbackLatency } from './callbacks.mjs';
 import { coldOnce } from './cold-once.mjs';
@@ -352,6 +353,40 @@ const children = {
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => injectMany(url, k, 5 * 1024, tag), burst });
     await pool.close();
+    return r;
+  },
+
+  /**
+   * gridsync's HTTP client alone: the ideal client's calls (pending list, download, confirm) made
+   * through GridClient, each parcel streamed, decoded and hashed into a sink that drops it; no
+   * file, no journal. What the client costs beyond the raw requests, apart from the rest of the
+   * daemon.
+   */
+  async 'inbound-client'({ url, n, concurrency, warm = 0, emulatorPid }) {
+    const { GridClient } = await import(dist('api/index.js'));
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY }, ...connectionsFor(concurrency) });
+    const burst = async (count) => {
+      let done = 0;
+      while (done < count) {
+        const { parcels } = await client.pendingInbox(MAILBOX);
+        if (!parcels.length) break;
+        let i = 0;
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (i < parcels.length) {
+              const p = parcels[i++];
+              const sink = new Writable({ write: (_chunk, _enc, cb) => cb() });
+              await client.downloadParcel(p.parcelId, sink, { expectedBytes: p.bytes });
+              await client.confirmParcel(p.parcelId);
+              done++;
+            }
+          }),
+        );
+      }
+      return done;
+    };
+    const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => injectMany(url, k, 5 * 1024, tag), burst });
+    await client.close();
     return r;
   },
 
@@ -1010,10 +1045,17 @@ async function main() {
   if (want('inbound') || want('outbound')) {
     // Every burst row beside two baselines from the same emulator in the same run, interleaved run
     // by run so that machine noise hits all of them alike: the naive sequential peer, and the
-    // ideal client (same requests, same concurrency, nothing stored). Each child reports its own
+    // ideal client (same requests, same concurrency, nothing stored); inbound, gridsync's client
+    // alone between them. Each child reports its own
     // CPU and event-loop use, and the emulator's CPU read from /proc around its measured burst.
     const directions = [
-      want('inbound') && { dir: 'inbound', naive: 'inbound-naive', ideal: 'inbound-ideal', gridsync: 'inbound-gridsync' },
+      want('inbound') && {
+        dir: 'inbound',
+        naive: 'inbound-naive',
+        ideal: 'inbound-ideal',
+        client: 'inbound-client',
+        gridsync: 'inbound-gridsync',
+      },
       want('outbound') && { dir: 'outbound', naive: 'outbound-naive', ideal: 'outbound-ideal', gridsync: 'outbound-gridsync' },
     ].filter(Boolean);
     for (const d of directions) {
@@ -1023,6 +1065,7 @@ async function main() {
       const res = { naive: [], floor: [] };
       for (const c of concurrencies) {
         res[`ideal${c}`] = [];
+        res[`client${c}`] = [];
         res[`gridsync${c}`] = [];
         res[`against${c}`] = [];
       }
@@ -1031,6 +1074,7 @@ async function main() {
         if (d.dir === 'inbound') res.floor.push(await measure('files-floor', { concurrency: Math.max(...concurrencies) }));
         for (const c of concurrencies) {
           res[`ideal${c}`].push(await measure(d.ideal, { concurrency: c }));
+          if (d.client) res[`client${c}`].push(await measure(d.client, { concurrency: c }));
           res[`gridsync${c}`].push(await measure(d.gridsync, { concurrency: c }));
           if (against) res[`against${c}`].push(await measure(d.gridsync, { concurrency: c }, against));
         }
@@ -1041,6 +1085,7 @@ async function main() {
       for (const c of concurrencies) {
         const ideal = stat(res[`ideal${c}`], 'perSecond').median;
         burstRow(`${d.dir} ideal client, c${c}`, res[`ideal${c}`], null, naive);
+        if (d.client) burstRow(`${d.dir} gridsync's client alone (no file, no journal), c${c}`, res[`client${c}`], ideal, naive);
         if (against) burstRow(`${d.dir} gridsync of ${path.basename(path.dirname(against))}/, c${c}`, res[`against${c}`], ideal, naive);
         burstRow(`${d.dir} gridsync, c${c}`, res[`gridsync${c}`], ideal, naive, { direction: d.dir, concurrency: c });
       }
