@@ -154,38 +154,50 @@ async function warmThenMeasure({ warm, n, emulatorPid, prepare, burst }) {
   await prepare(n, 'm');
   const e0 = emulatorPid ? processCpuSeconds(emulatorPid) : 0;
   const t0 = performance.now();
-  const heap = await heapSampling();
+  const profiles = await burstProfiles();
   const m = meter();
   const items = await burst(n);
   const seconds = (performance.now() - t0) / 1000;
   const used = m(items);
-  await heap.stop();
+  await profiles.stop();
   const emulatorCpuMsPerItem = emulatorPid ? ((processCpuSeconds(emulatorPid) - e0) * 1000) / Math.max(1, items) : undefined;
   return { items, seconds, perSecond: items / seconds, ...used, emulatorCpuMsPerItem, peakRssMb: vmHwmMb() };
 }
 
 /**
- * With BENCH_HEAP_PROFILE_DIR, a sampling heap profile of the measured burst (open it in Chrome's
- * DevTools, Memory tab): what was allocated where, the objects the collector took back included —
- * the garbage, which a profile of what stays alive does not show.
+ * Profiles of the measured burst alone (the warm-up and the bench's own preparation left out):
+ * with BENCH_PROFILE_DIR a V8 CPU profile, with BENCH_HEAP_PROFILE_DIR a sampling heap profile
+ * (open either in Chrome's DevTools) — what was allocated where, the objects the collector took
+ * back included: the garbage, which a profile of what stays alive does not show.
  */
-async function heapSampling() {
-  const dir = process.env.BENCH_HEAP_PROFILE_DIR;
-  if (!dir) return { stop: async () => {} };
+async function burstProfiles() {
+  const cpuDir = process.env.BENCH_PROFILE_DIR;
+  const heapDir = process.env.BENCH_HEAP_PROFILE_DIR;
+  if (!cpuDir && !heapDir) return { stop: async () => {} };
   const { Session } = await import('node:inspector');
   const session = new Session();
   session.connect();
   const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (e, v) => (e ? reject(e) : resolve(v))));
-  await post('HeapProfiler.enable');
-  await post('HeapProfiler.startSampling', {
-    samplingInterval: 4096,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
+  const name = `${process.argv[3] ?? 'child'}-${process.pid}`;
+  if (heapDir) {
+    await post('HeapProfiler.enable');
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
+  if (cpuDir) {
+    await post('Profiler.enable');
+    // A burst of 2,000 items lasts about a second: a sample every 100 µs rather than every 1 ms.
+    await post('Profiler.setSamplingInterval', { interval: 100 });
+    await post('Profiler.start');
+  }
   return {
     stop: async () => {
-      const { profile } = await post('HeapProfiler.stopSampling');
-      fs.writeFileSync(path.join(dir, `${process.argv[3] ?? 'child'}-${process.pid}.heapprofile`), JSON.stringify(profile));
+      if (cpuDir) fs.writeFileSync(path.join(cpuDir, `${name}.cpuprofile`), JSON.stringify((await post('Profiler.stop')).profile));
+      if (heapDir)
+        fs.writeFileSync(path.join(heapDir, `${name}.heapprofile`), JSON.stringify((await post('HeapProfiler.stopSampling')).profile));
       session.disconnect();
     },
   };
@@ -790,9 +802,7 @@ async function writeEncodedBody(file, bodyFile, opts) {
 function runChild(name, params, distDir) {
   return new Promise((resolve, reject) => {
     const env = distDir ? { ...process.env, GRIDSYNC_DIST: distDir } : process.env;
-    const profile =
-      process.env.BENCH_PROFILE_DIR && name.endsWith('-gridsync') ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const proc = spawnChild(process.execPath, [...profile, fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], {
+    const proc = spawnChild(process.execPath, [fileURLToPath(import.meta.url), '--child', name, JSON.stringify(params)], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env,
     });
@@ -957,7 +967,9 @@ async function main() {
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log("  GRIDSYNC_BENCH_ROOT=DIR: put every measurement's files under DIR (another filesystem) instead of the temp folder");
-    console.log('  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of every gridsync burst child and cold `once` there');
+    console.log(
+      "  BENCH_PROFILE_DIR=DIR: write a V8 CPU profile of each burst child's measured burst, of the mailboxes' daemon and of each cold `once` there",
+    );
     console.log(
       "  BENCH_HEAP_PROFILE_DIR=DIR: write a sampling heap profile of each burst child's measured burst there (garbage included)",
     );
