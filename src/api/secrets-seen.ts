@@ -3,7 +3,7 @@
  * tokens and session ids the service handed out. A service may echo an old session id as well as
  * the current one, so the issued ones are remembered (the most recent few).
  */
-import { holdSecrets } from '../errors/index.js';
+import { holdIssued } from '../errors/index.js';
 import type { GridAuth } from './session.js';
 
 const MAX_ISSUED = 16;
@@ -18,7 +18,7 @@ export class SecretsSeen {
 
   /** Remembers issued secrets here and hands them to every sink (logs, error files, status) as well. */
   add(...values: (string | undefined)[]): void {
-    holdSecrets(values);
+    holdIssued(values);
     for (const v of values) {
       if (!v || this.issued.includes(v)) continue;
       this.issued.push(v);

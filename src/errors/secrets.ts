@@ -18,11 +18,19 @@ function formsOf(secret: string): string[] {
 
 /** `text` with every occurrence of each secret (in each of its forms) replaced by {@link SECRET_MASK}. */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  return masked(text, formsOfAll(secrets));
+}
+
+/** The forms of every secret long enough to be one, in order. */
+function formsOfAll(secrets: Iterable<string>): string[] {
+  const forms: string[] = [];
+  for (const secret of secrets) if (secret.length >= MIN_SECRET_LENGTH) forms.push(...formsOf(secret));
+  return forms;
+}
+
+function masked(text: string, forms: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of formsOf(secret)) out = out.split(form).join(SECRET_MASK);
-  }
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(SECRET_MASK);
   return out;
 }
 
@@ -33,13 +41,40 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  * been scrubbed before it arrived.
  */
 const held = new Set<string>();
+/**
+ * Issued tokens, the most recent ISSUED_KEPT: a daemon that logs in every hour for years would
+ * otherwise scrub every event against every token it was ever given (a token that old is long
+ * expired, and the service echoes recent ones).
+ */
+const issued = new Set<string>();
+const ISSUED_KEPT = 64;
+/**
+ * The forms of both, computed when a secret is added: every journal event is scrubbed, and
+ * working out each secret's encodings per event cost more than the scrub itself.
+ */
+let heldForms: readonly string[] = [];
 
-/** Adds values to the secrets in effect (a new login's token, the credentials of a loaded config). */
+/** Adds values to the secrets in effect for the life of the process (the credentials of a loaded config). */
 export function holdSecrets(values: readonly (string | undefined)[]): void {
   for (const v of values) if (v) held.add(v);
+  heldForms = formsOfAll(new Set([...held, ...issued]));
+}
+
+/** Adds tokens or session ids the service issued; only the most recent ISSUED_KEPT stay in effect. */
+export function holdIssued(values: readonly (string | undefined)[]): void {
+  for (const v of values) {
+    if (!v) continue;
+    issued.delete(v);
+    issued.add(v);
+  }
+  for (const oldest of issued) {
+    if (issued.size <= ISSUED_KEPT) break;
+    issued.delete(oldest);
+  }
+  holdSecrets([]);
 }
 
 /** `text` with every secret in effect masked (see {@link scrubSecrets}). */
 export function scrubHeld(text: string): string {
-  return held.size === 0 ? text : scrubSecrets(text, [...held]);
+  return heldForms.length === 0 ? text : masked(text, heldForms);
 }
