@@ -93,13 +93,20 @@ export class ParcelDownload {
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
     const finalPath = await this.placement.chooseFinalPath(row, fileName);
-    await this.ctx.journal.markStaged(this.ctx.mailboxId, row.parcel_id, {
-      stagingPath: part,
-      bytes: info.bytes,
-      sha256: info.sha256,
-      finalPath,
-      fileName,
-    });
+    try {
+      await this.ctx.journal.markStaged(this.ctx.mailboxId, row.parcel_id, {
+        stagingPath: part,
+        bytes: info.bytes,
+        sha256: info.sha256,
+        finalPath,
+        fileName,
+      });
+    } catch (err) {
+      // The row stays `listed`, without the name: the next attempt chooses again. (Had the commit
+      // landed after all, the name is the journal's: each cycle reserves the staged rows' names.)
+      this.placement.release(finalPath);
+      throw err;
+    }
     crashPoint('in.staged');
   }
 

@@ -25,7 +25,7 @@ export class InboundFailures {
 
   /** Records a failed step of `parcelId`; never throws (a journal that fails too defers the parcel). */
   async failed(parcelId: number, err: unknown, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return;
+    if (signal?.aborted) return this.releaseName(parcelId);
     try {
       await this.handle(parcelId, err, result);
     } catch (journalErr) {
@@ -44,6 +44,7 @@ export class InboundFailures {
     const why = { reason, code: codeOf(err), parcelId };
     if (err instanceof JournalLeaseLostError) {
       // Another instance serves the mailbox now (or will): nothing to record, nothing to retry here.
+      await this.releaseName(parcelId);
       ctx.tally(result, 'deferred', 1, why);
       ctx.logger.info({ code: err.code, parcelId }, 'parcel left to the mailbox lease holder');
       return;
@@ -103,6 +104,16 @@ export class InboundFailures {
       ctx.tally(result, 'deferred', 1, why);
       ctx.logger.warn({ ...errorFields(err), parcelId, err: reason }, 'download failed; will retry');
     }
+  }
+
+  /**
+   * The parcel is left as the journal has it (the run stops, or another instance holds the
+   * mailbox now): its name is no longer held in this process. Should the parcel come back here
+   * staged or placed, each cycle reserves the journal's names anyway.
+   */
+  private async releaseName(parcelId: number): Promise<void> {
+    const row = await this.ctx.journal.get(this.ctx.mailboxId, parcelId).catch(() => undefined);
+    this.placement.release(row?.final_path ?? null);
   }
 }
 

@@ -98,14 +98,17 @@ export class InboxPlacement {
     const claim = async (p: string): Promise<boolean> => {
       if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
       this.inFlightPaths.add(p);
-      if (
-        (await this.ctx.calls().exists(p)) ||
-        (this.ctx.inbox.doneMarker && (await this.ctx.calls().exists(p + this.ctx.inbox.doneSuffix)))
-      ) {
+      let taken: boolean;
+      try {
+        taken =
+          (await this.ctx.calls().exists(p)) ||
+          (this.ctx.inbox.doneMarker === true && (await this.ctx.calls().exists(p + this.ctx.inbox.doneSuffix)));
+      } catch (err) {
         this.inFlightPaths.delete(p);
-        return false;
+        throw err;
       }
-      return true;
+      if (taken) this.inFlightPaths.delete(p);
+      return !taken;
     };
     const plain = resolveInside(this.ctx.inbox.dir, rel);
     // A redelivery always gets a name of its own: the ERP may still hold the first copy.
