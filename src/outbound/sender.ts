@@ -56,8 +56,12 @@ export class Sender {
    */
   private readonly wire: PQueue;
   readonly uploads: CallConcurrency;
-  /** The token under which this process started each row's last attempt: a row not here (or under another token) was left by an earlier holder. */
-  private readonly startedUnder = new Map<number, number | undefined>();
+  /**
+   * Under a shared journal, the token under which this process started the upload of each row
+   * still `uploading`: a row not here (or under another token) was left by an earlier holder.
+   * A row leaves it as soon as it leaves `uploading` on this process's watch.
+   */
+  private readonly startedUnder = new Map<number, number>();
 
   constructor(
     private readonly ctx: OutboxContext,
@@ -102,6 +106,7 @@ export class Sender {
         }
         if (found !== undefined) {
           await journal.markUploaded(row.id, found, 'reconciled');
+          this.startedUnder.delete(row.id);
           logger.warn(
             { file: row.file_name, parcelId: found },
             'upload outcome was unknown; found the parcel on the service and adopted it (no second send)',
@@ -110,6 +115,7 @@ export class Sender {
           return true;
         }
         if (row.attempts >= cfg.maxAttempts) {
+          this.startedUnder.delete(row.id);
           await this.disposal.toError(row, {
             reason: `gave up after ${row.attempts} attempts: ${row.last_error ?? 'unknown error'}`,
             errorCode: row.error_code,
@@ -121,7 +127,8 @@ export class Sender {
       }
       const attemptStart = this.ctx.now();
       await journal.markUploading(row.id, attemptStart);
-      this.startedUnder.set(row.id, this.ctx.lease.token());
+      const token = this.ctx.lease.token();
+      if (token !== undefined) this.startedUnder.set(row.id, token);
       crashPoint('out.uploading');
       const { parcelId } = await this.wire.add(() => {
         // A holder frozen here and woken after its lease ran out sends nothing: the check follows
@@ -176,6 +183,7 @@ export class Sender {
   private async uploadFailed(id: number, err: unknown): Promise<false> {
     const { cfg, journal, logger } = this.ctx;
     if (err instanceof JournalLeaseLostError) {
+      this.startedUnder.delete(id); // taken again later, under another token: reconciled after the wait
       this.ctx.tally('deferred', 1, { code: err.code });
       logger.info({ id, code: err.code }, 'upload left to the mailbox lease holder');
       return false;
@@ -183,7 +191,10 @@ export class Sender {
     const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
     const api = err instanceof GridApiError ? err : undefined;
-    switch (decideResend(err, row.state, row.attempts, cfg.maxAttempts)) {
+    const decision = decideResend(err, row.state, row.attempts, cfg.maxAttempts);
+    // Only a row that stays `uploading` (to be reconciled) still needs its attempt's token.
+    if (decision !== 'reconcile') this.startedUnder.delete(id);
+    switch (decision) {
       case 'reject':
         this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason });
         await this.disposal.toError(row, {

@@ -113,6 +113,18 @@ describe.each(['rest', 'soap'] as Protocol[])('outbound pipeline against the emu
     expect(report.reason).toMatch(/cannot route/);
   });
 
+  it('keeps no record of a rejected upload in the process (a daemon rejecting files for months grew by each)', async () => {
+    for (let i = 1; i <= 5; i++)
+      fs.writeFileSync(path.join(w.dirs.outbox, `nowhere${i}.x12`), x12(i).replace('DEMOPARTNER    ', 'NOBODY         '));
+    fs.writeFileSync(path.join(w.dirs.outbox, 'fine.x12'), x12(9));
+    const p = pipeline();
+    expect(await p.runCycle()).toMatchObject({ uploaded: 1, failed: 5 });
+    expect(listFiles(w.dirs.error)).toHaveLength(10); // each file and its report
+    // Which upload each row's last attempt started under matters only while the row is uploading.
+    const attemptsTracked = (p as unknown as { sender: { startedUnder: Map<number, unknown> } }).sender.startedUnder;
+    expect(attemptsTracked.size).toBe(0);
+  });
+
   it('never claims a file while it is still being written (watch mode), and sends it once finished', async () => {
     const p = pipeline({ stableMs: 300 });
     await p.recover();
