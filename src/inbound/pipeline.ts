@@ -205,10 +205,10 @@ export class InboundPipeline {
     await fs.promises.mkdir(this.stagingDir, { recursive: true });
     const queue = new PQueue({ concurrency: this.downloads.limit });
     const unfollow = this.downloads.follow(queue);
-    // Per cycle: a share can be mounted over the inbox between cycles.
-    this.download.beginCycle(FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir)));
-    await this.placement.beginCycle();
     try {
+      // Per cycle: a share can be mounted over the inbox between cycles.
+      this.download.beginCycle(FileCalls.of(await onLocalFilesystems(this.stagingDir, this.inbox.dir)));
+      await this.placement.beginCycle();
       for (const row of rows) {
         void queue.add(() => this.processParcel(row.parcel_id, result, signal));
       }

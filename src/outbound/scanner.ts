@@ -154,6 +154,8 @@ export class OutboxScanner {
     await this.ctx.refreshCalls();
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
+    // A folder that is gone is forgotten (the ERP may create one per day): one back is reported again.
+    for (const name of this.reportedOdd) if (!names.has(name)) this.reportedOdd.delete(name);
     // A claim already journalled is finished by the queue; a second row for it would stay stuck.
     const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
@@ -241,6 +243,8 @@ export class OutboxScanner {
     const { cfg, journal, logger, calls } = this.ctx;
     const processing = row.processing_path as string;
     const source = pathFromText(row.source_path);
+    // Reported as waiting for space until a try ends otherwise (the claim done, or given up).
+    let waitsForSpace = false;
     try {
       await this.removeMarker(source);
       if (!(await calls.exists(processing))) {
@@ -260,7 +264,6 @@ export class OutboxScanner {
       await Promise.all([fsyncDir(path.dirname(processing)), fsyncDir(cfg.dir)]);
       const { bytes, sha256 } = await this.snapshot(processing, ino);
       await journal.markClaimed(row.id, bytes, sha256);
-      this.reportedNoSpace.delete(row.id);
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
     } catch (err) {
@@ -278,6 +281,7 @@ export class OutboxScanner {
         this.ctx.tally('deferred', 1, { reason, code, file: row.file_name });
         const first = !this.reportedNoSpace.has(row.id);
         this.reportedNoSpace.add(row.id);
+        waitsForSpace = true;
         logger[first ? 'error' : 'debug'](
           { file: row.file_name, processingPath: processing, processingDir: this.ctx.processingDir, ...errorFields(err) },
           'cannot snapshot a claimed file: no space left; it waits in processing/ and is retried',
@@ -287,6 +291,8 @@ export class OutboxScanner {
       }
       logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');
       void journal.noteError(row.id, (err as Error).message);
+    } finally {
+      if (!waitsForSpace) this.reportedNoSpace.delete(row.id);
     }
   }
 
