@@ -20,6 +20,14 @@ export const Duration = z.union([z.number().nonnegative(), z.string()]).transfor
   return Number(m[1]) * (UNITS[m[2] ?? 'ms'] ?? 1);
 });
 
+/** The longest delay a Node timer takes: a longer one fires at once (a poll or rescan loop without pause). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration that waits on a timer: at most MAX_TIMER_MS (~24.8 days). */
+const TimerDuration = Duration.pipe(
+  z.number().max(MAX_TIMER_MS, { message: `at most ${MAX_TIMER_MS} ms (~24.8 days): a longer timer would fire at once` }),
+);
+
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.stringbool()]);
 
@@ -90,12 +98,12 @@ export const OutboxSchema = z
     /** Delete files in sentDir / errorDir older than this many days (by mtime); absent = keep for ever. */
     sentRetentionDays: int(1).optional(),
     errorRetentionDays: int(1).optional(),
-    stableMs: Duration.default(DEFAULTS.outbox.stableMs),
+    stableMs: TimerDuration.default(DEFAULTS.outbox.stableMs),
     readiness: z.enum(['stable', 'marker']).default(DEFAULTS.outbox.readiness),
     markerSuffix: z.string().min(1).default(DEFAULTS.outbox.markerSuffix),
     ignore: z.array(z.string()).default([...DEFAULTS.outbox.ignore]),
     usePolling: bool.default(DEFAULTS.outbox.usePolling),
-    rescanMs: Duration.default(DEFAULTS.outbox.rescanMs),
+    rescanMs: TimerDuration.default(DEFAULTS.outbox.rescanMs),
     concurrency: Concurrency.default(DEFAULTS.outbox.concurrency),
     /** The most uploads at once an adaptive concurrency grows to. */
     maxConcurrency: int(1, 256).default(DEFAULTS.outbox.maxConcurrency),
@@ -150,10 +158,10 @@ export const ConfigSchema = z
         connections: int(1, 128).default(DEFAULTS.api.connections),
         timeouts: z
           .object({
-            connectMs: Duration.default(DEFAULTS.api.timeouts.connectMs),
-            headersMs: Duration.default(DEFAULTS.api.timeouts.headersMs),
-            bodyMs: Duration.default(DEFAULTS.api.timeouts.bodyMs),
-            callMs: Duration.default(DEFAULTS.api.timeouts.callMs),
+            connectMs: TimerDuration.default(DEFAULTS.api.timeouts.connectMs),
+            headersMs: TimerDuration.default(DEFAULTS.api.timeouts.headersMs),
+            bodyMs: TimerDuration.default(DEFAULTS.api.timeouts.bodyMs),
+            callMs: TimerDuration.default(DEFAULTS.api.timeouts.callMs),
           })
           .strict()
           .prefault({}),
@@ -162,7 +170,7 @@ export const ConfigSchema = z
             maxBodyBytes: int(1024).default(DEFAULTS.api.limits.maxBodyBytes),
             maxListEntries: int(1).default(DEFAULTS.api.limits.maxListEntries),
             minBytesPerSecond: int(0).default(DEFAULTS.api.limits.minBytesPerSecond),
-            rateWindowMs: Duration.default(DEFAULTS.api.limits.rateWindowMs),
+            rateWindowMs: TimerDuration.default(DEFAULTS.api.limits.rateWindowMs),
           })
           .strict()
           .prefault({}),
@@ -195,13 +203,13 @@ export const ConfigSchema = z
       .prefault({}),
     schedule: z
       .object({
-        poll: Duration.default(DEFAULTS.schedule.pollMs),
+        poll: TimerDuration.default(DEFAULTS.schedule.pollMs),
         cron: z.array(z.string().min(1)).optional(),
         timezone: z.string().optional(),
         /** `continuous`: watch outboxes all the time; `windows`: send only when a cron window fires. */
         outbound: z.enum(['continuous', 'windows']).default(DEFAULTS.schedule.outbound),
         /** With windows: fetch inbound once more this long after a window (its acknowledgments); 0 = off. */
-        windowFollowUp: Duration.default(DEFAULTS.schedule.windowFollowUpMs),
+        windowFollowUp: TimerDuration.default(DEFAULTS.schedule.windowFollowUpMs),
       })
       .strict()
       .prefault({}),
@@ -218,8 +226,8 @@ export const ConfigSchema = z
           .optional(),
         /** A file holding the URL (it carries the database password). */
         urlFile: z.string().min(1).optional(),
-        lease: Duration.default(DEFAULTS.journal.leaseMs),
-        renew: Duration.default(DEFAULTS.journal.renewMs),
+        lease: TimerDuration.default(DEFAULTS.journal.leaseMs),
+        renew: TimerDuration.default(DEFAULTS.journal.renewMs),
       })
       .strict()
       .prefault({}),
@@ -230,7 +238,7 @@ export const ConfigSchema = z
       .prefault({}),
     /** false: a missing folder stops start-up instead of being created (an unmounted share must not fill the local disk). */
     createDirs: bool.default(true),
-    shutdownTimeout: Duration.default(DEFAULTS.shutdownTimeoutMs),
+    shutdownTimeout: TimerDuration.default(DEFAULTS.shutdownTimeoutMs),
     /**
      * Commands run after each delivered file, as argv (no shell): `afterReceive` once a parcel is
      * placed and confirmed, `afterSend` once a file is uploaded and archived. They learn the item
@@ -240,7 +248,7 @@ export const ConfigSchema = z
       .object({
         afterReceive: z.array(z.string().min(1)).min(1).optional(),
         afterSend: z.array(z.string().min(1)).min(1).optional(),
-        timeout: Duration.default(DEFAULTS.hooks.timeoutMs),
+        timeout: TimerDuration.default(DEFAULTS.hooks.timeoutMs),
         concurrency: int(1, 64).default(DEFAULTS.hooks.concurrency),
       })
       .strict()
@@ -284,7 +292,7 @@ export const ConfigSchema = z
     /** Trading-partner names by grid id, for `{partner}` in inbox name templates (before the service's records). */
     partners: Partners.optional(),
     once: z
-      .object({ drainTimeout: Duration.default(DEFAULTS.once.drainTimeoutMs) })
+      .object({ drainTimeout: TimerDuration.default(DEFAULTS.once.drainTimeoutMs) })
       .strict()
       .prefault({}),
     mailboxes: z.array(MailboxSchema).min(1, 'at least one mailbox is required'),

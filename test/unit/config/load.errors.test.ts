@@ -31,6 +31,24 @@ describe('config errors name the key and the expected form', () => {
     expect(e.message).toMatch(/mailboxes\[0\]\.outbox\.stableMs: expected a duration such as .*30s/);
   });
 
+  it('a duration a timer waits on is at most ~24.8 days (Node fires a longer timer at once: a poll loop without pause)', () => {
+    const raw = base();
+    raw.schedule = { poll: '30d' };
+    const e = errorOf(raw);
+    expect(e.key).toBe('schedule.poll');
+    expect(e.message).toMatch(/schedule\.poll: .*at most 2147483647 ms/);
+    const hooks = base();
+    hooks.mailboxes[0].outbox.rescanMs = 25 * 86_400_000;
+    expect(errorOf(hooks).key).toBe('mailboxes[0].outbox.rescanMs');
+    // A window compared against timestamps is no timer: a duplicate window of 90 days stays valid.
+    const window = base();
+    window.mailboxes[0].outbox.duplicateWindowMs = '90d';
+    window.schedule = { poll: '24d' };
+    const { config } = parseConfig(window, 'test.yaml', {}, '/etc/gridsync');
+    expect(config.mailboxes[0]?.outbox?.duplicateWindowMs).toBe(90 * 86_400_000);
+    expect(config.schedule.poll).toBe(24 * 86_400_000);
+  });
+
   it('api.protocol: rest (default) or soap, anything else named', () => {
     expect(parseConfig(base(), 'test.yaml', {}, '/etc/gridsync').config.api.protocol).toBe('rest');
     const soap = base();
