@@ -1,7 +1,7 @@
 # gridsync — multi-stage image: build with compilers (better-sqlite3 is a native add-on), run on a
 # slim Node 24 LTS image as a non-root user. Volumes: /data (state + folders), /etc/gridsync (config).
-# No tini: the daemon handles SIGTERM/SIGINT itself and spawns no children in a container; `--init`
-# (docker run) adds a zombie reaper should you exec other tools into it.
+# No tini built in: the daemon handles SIGTERM/SIGINT itself; run it with `--init` (docker run) so
+# that children of hooks that outlive them are reaped (without it node is PID 1 and they stay zombies).
 #   docker build -t gridsync .
 #   docker run -d --init -v gridsync-data:/data -v ./gridsync.yaml:/etc/gridsync/gridsync.yaml:ro \
 #     -e GRIDSYNC_API_KEY_FILE=/run/secrets/api-key -p 127.0.0.1:9464:9464 gridsync
