@@ -18,6 +18,7 @@ import {
   openRegularNoFollow,
   pathFromText,
   renderTemplate,
+  sameFilesystem,
   sanitizeFileName,
   UnsafeFileError,
 } from '../files/index.js';
@@ -187,13 +188,18 @@ export class Disposal {
     try {
       await ensureDirDurable(cfg.errorDir);
       const original = pathFromText(row.source_path);
-      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
+      let source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
+      const removed = source
+        ? await removedIfStuck(source, source === processing ? path.dirname(processing) : cfg.dir, cfg.errorDir)
+        : undefined;
+      if (removed) source = null;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
-      const finalPath = source ? await freeName(cfg.errorDir, name, String(row.id)) : path.join(cfg.errorDir, name);
+      // A free name also without a file: a report of an earlier file of that name must not block this one's.
+      const finalPath = await freeName(cfg.errorDir, name, String(row.id));
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,
-        reason: d.reason,
+        reason: removed ? `${d.reason}; ${removed}` : d.reason,
         errorCode: d.errorCode ?? null,
         httpStatus: d.httpStatus ?? null,
         attempts: current.attempts,
@@ -220,7 +226,16 @@ export class Disposal {
       } finally {
         await fh.close();
       }
-      if (source) await moveDurable(source, finalPath);
+      if (source) {
+        try {
+          await moveDurable(source, finalPath);
+        } catch (err) {
+          // Tried again after the next scan, under a name chosen again: this report would be left
+          // without its file, one more at every try.
+          await fs.promises.rm(reportPath, { force: true }).catch(() => undefined);
+          throw err;
+        }
+      }
       await fsyncDir(cfg.errorDir);
       await journal.markInError(row.id, source ? finalPath : null);
       this.ctx.logger.error(
@@ -238,6 +253,20 @@ export class Disposal {
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
     }
   }
+}
+
+/**
+ * A FIFO, socket or device cannot be moved to an errorDir on another filesystem (only a rename
+ * moves it) and holds no data: it is removed, and what is said of it returned; undefined for
+ * anything that can be moved. Kept, it would be tried again after every scan, for ever.
+ */
+async function removedIfStuck(entry: string | Buffer, from: string, errorDir: string): Promise<string | undefined> {
+  const st = await fs.promises.lstat(entry);
+  if (st.isFile() || st.isSymbolicLink() || (await sameFilesystem(from, errorDir))) return undefined;
+  const kind = st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device node';
+  await fs.promises.rm(entry, { force: true });
+  await fsyncDir(from);
+  return `${kind} cannot be moved to the error folder's filesystem and holds no data: it was removed`;
 }
 
 /**

@@ -1,0 +1,77 @@
+// Every entry of the outbox ends in sentDir or errorDir — and an entry that cannot get there must
+// not be tried again after every scan for ever, writing one more report each time. The error folder
+// may sit on another filesystem (a share the ERP reads): a FIFO cannot cross filesystems (only a
+// rename moves one), so its move failed at every rescan, and each try wrote a new report under a
+// new name (pipe.x12.error.json, pipe.<id>.x12.error.json, …): ~2,880 a day at the default rescan.
+// And a file that vanished before its claim could never be reported when an earlier file of the
+// same name had left its report there (the report's name was taken: the same failure at every try).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OutboundJournal } from '../../../src/journal/index.js';
+import type { OutboundPipeline } from '../../../src/outbound/index.js';
+import { x12 } from '../../helpers/edi.js';
+import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
+import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
+import { prerequisite } from '../../helpers/require-tool.js';
+
+let w: TestWorld;
+let errorDir: string;
+/** A tmpfs, so that errorDir is on another filesystem than the state folder's processing/. */
+const OTHER_FS = '/dev/shm';
+
+const otherFilesystem = prerequisite(
+  `${OTHER_FS} on another filesystem than ${os.tmpdir()}`,
+  fs.existsSync(OTHER_FS) && fs.statSync(OTHER_FS).dev !== fs.statSync(os.tmpdir()).dev,
+  'an error folder on another filesystem is not tested',
+);
+
+beforeEach(async () => {
+  w = await makeWorld();
+  errorDir = fs.mkdtempSync(path.join(OTHER_FS, 'gridsync-error-'));
+});
+afterEach(async () => {
+  expectHooksFired();
+  await w.close();
+  fs.rmSync(errorDir, { recursive: true, force: true });
+});
+
+const pipeline = (): OutboundPipeline => outboundPipeline(w, { stableMs: 20, errorDir });
+const rows = async (): Promise<unknown[]> =>
+  (await new OutboundJournal(w.journal).inStates(1001, w.dirs.outbox, ['erroring', 'in_error'])).map((r) => [r.file_name, r.state]);
+
+describe.skipIf(!otherFilesystem)('an error folder on another filesystem', () => {
+  it('a FIFO dropped in the outbox ends with one report saying it was removed, not with a report per rescan', async () => {
+    execFileSync('mkfifo', [path.join(w.dirs.outbox, 'pipe.x12')]);
+    fs.writeFileSync(path.join(w.dirs.outbox, 'fine.x12'), x12(1));
+    const p = pipeline();
+    for (let scan = 0; scan < 4; scan++) await p.runCycle();
+    expect(listFiles(w.dirs.sent)).toEqual(['fine.x12']);
+    expect(listFiles(errorDir)).toEqual(['pipe.x12.error.json']);
+    const report = JSON.parse(fs.readFileSync(path.join(errorDir, 'pipe.x12.error.json'), 'utf8'));
+    expect(report.reason).toMatch(/FIFO.*removed/);
+    expect(await rows()).toEqual([['pipe.x12', 'in_error']]);
+    expect(listFiles(w.dirs.outbox)).toEqual([]);
+    expect(listFiles(path.join(w.dirs.state, 'processing'))).toEqual([]);
+  });
+
+  it('a file that vanished before its claim is reported beside the report an earlier file of its name left', async () => {
+    fs.writeFileSync(path.join(errorDir, 'gone.x12.error.json'), '{"file":"gone.x12","reason":"an earlier one"}\n');
+    fs.writeFileSync(path.join(w.dirs.outbox, 'gone.x12'), x12(2));
+    beforeRename(
+      'claim of gone.x12',
+      (from) => from === path.join(w.dirs.outbox, 'gone.x12'),
+      (src) => fs.rmSync(src),
+    );
+    const p = pipeline();
+    for (let scan = 0; scan < 3; scan++) await p.runCycle();
+    expect(await rows()).toEqual([['gone.x12', 'in_error']]);
+    const reports = listFiles(errorDir);
+    expect(reports).toHaveLength(2);
+    expect(reports).toContain('gone.x12.error.json');
+    const ours = reports.find((f) => f !== 'gone.x12.error.json') as string;
+    expect(JSON.parse(fs.readFileSync(path.join(errorDir, ours), 'utf8')).reason).toMatch(/vanished/);
+  });
+});
