@@ -15,16 +15,24 @@ const DAY_MS = 86_400_000;
 /** The daily retention pass of `run`: old archived and failed files, then finished journal rows and events. */
 export async function pruneAll(rt: DaemonRuntime): Promise<void> {
   pruneFolders(rt);
-  const days = rt.config.retention.journalDays;
-  try {
-    const rows =
-      (await new InboundJournal(rt.journal).pruneConfirmed(days * DAY_MS)) +
-      (await new OutboundJournal(rt.journal).pruneFinished(days * DAY_MS));
-    const events = await rt.journal.pruneEvents(days * DAY_MS);
-    if (rows + events > 0) rt.logger.info({ rows, events, olderThanDays: days }, 'journal pruned');
-  } catch (err) {
-    rt.logger.warn({ ...errorFields(err) }, 'journal pruning failed');
+  const olderThanMs = rt.config.retention.journalDays * DAY_MS;
+  const prunes = {
+    inbound: () => new InboundJournal(rt.journal).pruneConfirmed(olderThanMs),
+    outbound: () => new OutboundJournal(rt.journal).pruneFinished(olderThanMs),
+    events: () => rt.journal.pruneEvents(olderThanMs),
+  };
+  const pruned = { inbound: 0, outbound: 0, events: 0 };
+  // Each part on its own: one that fails (the database busy, a timeout) must not stop the others.
+  for (const part of ['inbound', 'outbound', 'events'] as const) {
+    try {
+      pruned[part] = await prunes[part]();
+    } catch (err) {
+      rt.logger.warn({ ...errorFields(err), part }, 'journal pruning failed');
+    }
   }
+  const rows = pruned.inbound + pruned.outbound;
+  if (rows + pruned.events > 0)
+    rt.logger.info({ rows, events: pruned.events, olderThanDays: rt.config.retention.journalDays }, 'journal pruned');
 }
 
 /** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */

@@ -32,7 +32,9 @@ import {
   GET_META_SQL,
   INSERT_EVENT_SQL,
   metaParams,
-  PRUNE_EVENTS_SQL,
+  EVENTS_BEFORE,
+  pruneInBatches,
+  type PrunedTable,
   SET_META_SQL,
   type CommitOptions,
   type EventInput,
@@ -53,6 +55,9 @@ export interface OpenJournalOptions {
   /** This instance's name (the owner of its leases). */
   readonly owner?: string;
 }
+
+/** The WAL is cut back to this size after a checkpoint (bytes). */
+const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
 /** The single-host lock holds every mailbox for as long as the process lives. */
 const FOREVER = new Date(8.64e15);
@@ -131,6 +136,9 @@ export class Journal implements JournalStore {
       ensurePrivateFile(journalPath);
       const db = new Database(journalPath);
       db.pragma('journal_mode = WAL');
+      // A burst or a retention pass can grow the WAL by tens of MB; without a limit it keeps that
+      // size for as long as the process lives (a checkpoint reuses it, never shrinks it).
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
       // FULL until the WAL exists and its directory entry is durable (SQLite fsyncs the directory
       // of a WAL it creates on the first synced commit); NORMAL + our own fsync after that.
       db.pragma('synchronous = FULL');
@@ -200,8 +208,12 @@ export class Journal implements JournalStore {
     this.statement(SET_META_SQL).run(...metaParams(key, value));
   }
 
-  async pruneEvents(olderThanMs: number): Promise<number> {
-    return this.maintain(PRUNE_EVENTS_SQL, this.now() - olderThanMs);
+  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number> {
+    return pruneInBatches((sql, ...p) => this.maintain(sql, ...p), table, where, params);
+  }
+
+  pruneEvents(olderThanMs: number): Promise<number> {
+    return this.prune('events', EVENTS_BEFORE, this.now() - olderThanMs);
   }
 
   async schemaVersion(): Promise<number> {

@@ -328,10 +328,7 @@ export class InboundJournal {
 
   /** Retention: forget confirmed rows older than `olderThanMs`. */
   pruneConfirmed(olderThanMs: number): Promise<number> {
-    return this.journal.maintain(
-      "DELETE FROM inbound_parcels WHERE state = 'confirmed' AND updated_at < ?",
-      this.journal.now() - olderThanMs,
-    );
+    return this.journal.prune('inbound_parcels', "state = 'confirmed' AND updated_at < ?", this.journal.now() - olderThanMs);
   }
 
   private async require(tx: JournalTx, mailboxId: number, parcelId: number): Promise<InboundRow> {

@@ -231,10 +231,7 @@ export class OutboundJournal {
 
   /** Retention: forget finished rows older than `olderThanMs`. */
   pruneFinished(olderThanMs: number): Promise<number> {
-    return this.journal.maintain(
-      "DELETE FROM outbound_files WHERE state IN ('archived', 'requeued') AND updated_at < ?",
-      this.journal.now() - olderThanMs,
-    );
+    return this.journal.prune('outbound_files', "state IN ('archived', 'requeued') AND updated_at < ?", this.journal.now() - olderThanMs);
   }
 
   private async require(tx: JournalTx, id: number): Promise<TransitionRow> {

@@ -17,7 +17,9 @@ import { JournalSchemaTooNewError } from './schema-error.js';
 import {
   GET_META_SQL,
   metaParams,
-  PRUNE_EVENTS_SQL,
+  EVENTS_BEFORE,
+  pruneInBatches,
+  type PrunedTable,
   SET_META_SQL,
   type CommitOptions,
   type JournalStore,
@@ -89,8 +91,12 @@ export class PgJournal implements JournalStore {
     await this.maintain(SET_META_SQL, ...metaParams(key, value));
   }
 
+  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number> {
+    return pruneInBatches((sql, ...p) => this.maintain(sql, ...p), table, where, params);
+  }
+
   pruneEvents(olderThanMs: number): Promise<number> {
-    return this.maintain(PRUNE_EVENTS_SQL, this.now() - olderThanMs);
+    return this.prune('events', EVENTS_BEFORE, this.now() - olderThanMs);
   }
 
   async schemaVersion(): Promise<number> {

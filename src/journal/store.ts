@@ -105,6 +105,11 @@ export interface JournalStore {
   maintain(sql: string, ...params: unknown[]): Promise<number>;
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /**
+   * Retention: deletes the rows of `table` that match `where` (its `?` bound to `params`), at most
+   * PRUNE_BATCH per statement (see `pruneInBatches`). Returns how many.
+   */
+  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number>;
   /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */
   pruneEvents(olderThanMs: number): Promise<number>;
   /** The applied schema version. */
@@ -137,4 +142,36 @@ export function metaParams(key: string, value: string): [string, string] {
 
 export const GET_META_SQL = 'SELECT value FROM meta WHERE key = ?';
 export const SET_META_SQL = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
-export const PRUNE_EVENTS_SQL = 'DELETE FROM events WHERE at < ?';
+/** The tables retention deletes from, and the key of their rows in both backends. */
+const PRUNED_KEYS = { inbound_parcels: 'mailbox_id, parcel_id', outbound_files: 'id', events: 'id' } as const;
+export type PrunedTable = keyof typeof PRUNED_KEYS;
+
+/** Rows one retention statement deletes at most. */
+export const PRUNE_BATCH = 5_000;
+
+/**
+ * Deletes the rows of `table` matching `where` with `maintain`, at most PRUNE_BATCH per statement,
+ * until a batch comes back short, letting the event loop run between batches. One DELETE of a
+ * backlog — a year of events after `journalDays` was lowered — held SQLite's event loop for
+ * seconds and grew its WAL by the whole backlog, and on PostgreSQL ran into the statement timeout
+ * every day, deleting nothing.
+ */
+export async function pruneInBatches(
+  maintain: (sql: string, ...params: unknown[]) => Promise<number>,
+  table: PrunedTable,
+  where: string,
+  params: readonly unknown[],
+): Promise<number> {
+  const key = PRUNED_KEYS[table];
+  const sql = `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${PRUNE_BATCH})`;
+  let total = 0;
+  for (;;) {
+    const n = await maintain(sql, ...params);
+    total += n;
+    if (n < PRUNE_BATCH) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Events older than a moment (`?`): what retention deletes from the trail. */
+export const EVENTS_BEFORE = 'at < ?';

@@ -15,6 +15,7 @@ import {
   Journal,
   OutboundJournal,
   PgJournal,
+  PRUNE_BATCH,
   type JournalStore,
 } from '../../../src/journal/index.js';
 import { postgresForFile } from '../../helpers/postgres.js';
@@ -329,6 +330,40 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await journal.getMeta('lastCycle')).toBe('2');
     expect(await journal.getMeta('missing')).toBeUndefined();
     expect(await journal.schemaVersion()).toBe(2);
+  });
+
+  it('retention deletes a backlog larger than one statement may take, in batches, and nothing younger', async () => {
+    const { journal } = await backend.fresh();
+    const now = journal.now();
+    const backlog = 2 * PRUNE_BATCH + 7;
+    // A year of events after journalDays was lowered: one DELETE of it all held SQLite's loop for
+    // seconds and on PostgreSQL ran into the statement timeout every day, deleting nothing.
+    const insert = (count: number, at: number): Promise<number> =>
+      journal.maintain(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+         INSERT INTO events (at, direction, item) SELECT ?, 'in', CAST(i AS TEXT) FROM n`,
+        at,
+      );
+    await insert(backlog, now - 100 * 86_400_000);
+    await insert(3, now);
+    const j = new InboundJournal(journal);
+    for (let id = 1; id <= 3; id++) await j.recordListed(MB, { parcelId: id });
+    await journal.maintain("UPDATE inbound_parcels SET state = 'confirmed', updated_at = ? WHERE parcel_id < 3", now - 100 * 86_400_000);
+    const statements: number[] = [];
+    const maintain = journal.maintain.bind(journal);
+    Object.defineProperty(journal, 'maintain', {
+      value: async (sql: string, ...params: unknown[]) => {
+        const changed = await maintain(sql, ...params);
+        statements.push(changed);
+        return changed;
+      },
+    });
+    expect(await journal.pruneEvents(30 * 86_400_000)).toBe(backlog);
+    expect(Math.max(...statements)).toBeLessThanOrEqual(PRUNE_BATCH);
+    expect(statements.length).toBeGreaterThanOrEqual(3);
+    expect(await journal.all('SELECT count(*) AS n FROM events')).toEqual([{ n: 3 + 3 }]);
+    expect(await j.pruneConfirmed(30 * 86_400_000)).toBe(2);
+    expect((await j.inStates(MB, ['listed'])).map((r) => r.parcel_id)).toEqual([3]);
   });
 
   it('close() writes the commits still waiting, and is safe to call twice', async () => {
