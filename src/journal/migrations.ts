@@ -5,7 +5,7 @@
  * edit a shipped one.
  */
 import { INBOUND_CONFIRM_UNVERIFIED, INBOUND_SCHEMA } from './schema-inbound.js';
-import { OUTBOUND_SCHEMA } from './schema-outbound.js';
+import { OUTBOUND_ATTEMPT_SERVICE_AT, OUTBOUND_SCHEMA } from './schema-outbound.js';
 
 export interface Migration {
   readonly version: number;
@@ -42,5 +42,10 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     description: 'inbound: confirms not yet seen to take survive a restart',
     sql: INBOUND_CONFIRM_UNVERIFIED,
+  },
+  {
+    version: 3,
+    description: "outbound: an upload attempt's start in the service's time",
+    sql: OUTBOUND_ATTEMPT_SERVICE_AT,
   },
 ];

@@ -57,6 +57,8 @@ export interface OutboundRow {
   sha256: string | null;
   attempts: number;
   attempt_started_at: number | null;
+  /** The attempt's start in the service's time as its clock stood then; null when unknown then (or journalled before migration 3). */
+  attempt_service_at: number | null;
   parcel_id: number | null;
   final_path: string | null;
   error_code: string | null;
@@ -153,15 +155,18 @@ export class OutboundJournal {
     return this.transition(id, 'claimed', { bytes, sha256 }, { bytes, sha256 });
   }
 
-  /** The attempt's start is journalled before the request goes out: the reconciliation window. */
-  markUploading(id: number, attemptStartedAt: number): Promise<void> {
+  /**
+   * The attempt's start is journalled before the request goes out: the reconciliation window. By
+   * our clock, and by the service's as far as its answers have shown it (null: none yet).
+   */
+  markUploading(id: number, attemptStartedAt: number, attemptServiceAt: number | null): Promise<void> {
     return this.journal.commit(async (tx) => {
       const row = await this.require(tx, id);
       await this.apply(
         tx,
         row,
         'uploading',
-        { attempts: row.attempts + 1, attempt_started_at: attemptStartedAt },
+        { attempts: row.attempts + 1, attempt_started_at: attemptStartedAt, attempt_service_at: attemptServiceAt },
         { attempt: row.attempts + 1 },
       );
     });

@@ -6,6 +6,7 @@
  */
 import type { Migration } from './migrations.js';
 import { INBOUND_CONFIRM_UNVERIFIED } from './schema-inbound.js';
+import { OUTBOUND_ATTEMPT_SERVICE_AT } from './schema-outbound.js';
 
 export const PG_MIGRATIONS: readonly Migration[] = [
   {
@@ -84,5 +85,10 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     version: 2,
     description: 'inbound: confirms not yet seen to take survive a restart',
     sql: INBOUND_CONFIRM_UNVERIFIED,
+  },
+  {
+    version: 3,
+    description: "outbound: an upload attempt's start in the service's time",
+    sql: OUTBOUND_ATTEMPT_SERVICE_AT,
   },
 ];

@@ -26,3 +26,14 @@ CREATE TABLE outbound_files (
 CREATE INDEX outbound_by_state ON outbound_files (state, updated_at);
 CREATE INDEX outbound_by_sha256 ON outbound_files (sha256, updated_at);
 `;
+
+/**
+ * Migration 3: the start of an upload attempt in the service's time, as its clock stood then
+ * (null when no answer had shown it yet). The reconciliation of an unknown upload searches from
+ * there: from our clock's reading plus the service's offset seen later, a clock of ours stepped
+ * back in between (corrected after a boot) put the search past the parcel, and the file was sent
+ * again. Rows from before it have none and are searched as before.
+ */
+export const OUTBOUND_ATTEMPT_SERVICE_AT = `
+ALTER TABLE outbound_files ADD COLUMN attempt_service_at BIGINT;
+`;

@@ -126,7 +126,8 @@ export class Sender {
         }
       }
       const attemptStart = this.ctx.now();
-      await journal.markUploading(row.id, attemptStart);
+      const offset = this.client.serviceClockOffsetMs?.();
+      await journal.markUploading(row.id, attemptStart, offset === undefined ? null : attemptStart + offset);
       const token = this.ctx.lease.token();
       if (token !== undefined) this.startedUnder.set(row.id, token);
       crashPoint('out.uploading');
@@ -237,7 +238,10 @@ export class Sender {
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
     const started = row.attempt_started_at ?? row.created_at;
     const slack = this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs;
-    const windowStart = (): number => started + (this.client.serviceClockOffsetMs?.() ?? 0) - slack;
+    // The earlier of the two readings: had our clock been stepped back since the attempt, the
+    // offset seen now is larger by the step, and the window would start after the parcel.
+    const windowStart = (): number =>
+      Math.min(row.attempt_service_at ?? Number.POSITIVE_INFINITY, started + (this.client.serviceClockOffsetMs?.() ?? 0)) - slack;
     const first = windowStart();
     const found = await this.search(row, first);
     if (found !== undefined) return found;

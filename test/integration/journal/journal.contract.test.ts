@@ -209,10 +209,10 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(row).toMatchObject({ state: 'claiming', mailbox_id: MB, file_name: 'a.x12' });
     expect(row.processing_path).toContain(String(row.id));
     await j.markClaimed(row.id, 5, 'cd'.repeat(32));
-    await j.markUploading(row.id, 111);
+    await j.markUploading(row.id, 111, null);
     await j.markNotSent(row.id, 'connection refused');
-    await j.markUploading(row.id, 222);
-    expect(await j.get(row.id)).toMatchObject({ state: 'uploading', attempts: 2, attempt_started_at: 222 });
+    await j.markUploading(row.id, 222, 60_222);
+    expect(await j.get(row.id)).toMatchObject({ state: 'uploading', attempts: 2, attempt_started_at: 222, attempt_service_at: 60_222 });
     expect(await j.isAdopted(9001)).toBe(false);
     await j.markUploaded(row.id, 9001, 'reconciled');
     expect(await j.isAdopted(9001)).toBe(true);
@@ -329,7 +329,7 @@ describe.each(backends)('journal contract: $name', (backend) => {
     await journal.setMeta('lastCycle', '2');
     expect(await journal.getMeta('lastCycle')).toBe('2');
     expect(await journal.getMeta('missing')).toBeUndefined();
-    expect(await journal.schemaVersion()).toBe(2);
+    expect(await journal.schemaVersion()).toBe(3);
   });
 
   it('retention deletes a backlog larger than one statement may take, in batches, and nothing younger', async () => {

@@ -61,4 +61,29 @@ describe('reconciling an unknown upload against a service whose clock differs fr
       expect(listFiles(dirs.sent)).toEqual(['po.x12']);
     });
   }
+
+  it('our clock stepped back an hour between the lost answer and the reconciliation (a clock corrected after boot): one upload only', async () => {
+    const svc = await startScriptedService();
+    takeFirstUploadSilently(svc);
+    const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
+    const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
+      'inbox' | 'outbox' | 'sent' | 'error' | 'state',
+      string
+    >;
+    for (const d of Object.values(dirs)) fs.mkdirSync(d);
+    fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(8));
+    const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
+    await p.checkPrerequisites();
+    await client.pendingInbox(1001); // a daemon has heard from the service before it uploads: the clocks agree
+    await p.runCycle();
+    expect(svc.parcels.filter((x) => x.direction === 'out')).toHaveLength(1);
+    // Our clock goes back an hour: the service's answers now read an hour ahead of it, so the
+    // attempt's start (journalled by our clock) plus the offset seen now lies an hour after the
+    // parcel was created — it would not be found, and the file would be sent again.
+    svc.variants.clockOffsetMs = 60 * MINUTE;
+    await client.pendingInbox(1001); // the inbound side's next poll: the client sees the new offset
+    for (let cycle = 0; cycle < 4 && listFiles(dirs.sent).length === 0; cycle++) await p.runCycle();
+    expect(svc.parcels.filter((x) => x.direction === 'out').map((x) => x.fileName)).toEqual(['po.x12']);
+    expect(listFiles(dirs.sent)).toEqual(['po.x12']);
+  });
 });
