@@ -5,7 +5,10 @@
  * leaves before the time is up.
  */
 export class RateGate {
-  private until = 0;
+  /** When the pause in force ends, on the clock given; none in force: -Infinity. */
+  private until = Number.NEGATIVE_INFINITY;
+  /** The length of the pause in force: no wait is longer (a wall clock stepped back would stretch it by the step). */
+  private length = 0;
   private count = 0;
 
   constructor(
@@ -23,11 +26,14 @@ export class RateGate {
   async pass(signal?: AbortSignal): Promise<void> {
     for (;;) {
       const until = this.until;
-      const wait = until - this.now();
+      const wait = Math.min(until - this.now(), this.length);
       if (wait <= 0) return;
       await this.sleep(wait, signal);
-      // Served, unless another 429 extended the pause meanwhile.
-      if (this.until === until) return;
+      // Served, unless another 429 extended the pause meanwhile; then it is over for every caller.
+      if (this.until === until) {
+        this.until = Number.NEGATIVE_INFINITY;
+        return;
+      }
     }
   }
 
@@ -41,5 +47,6 @@ export class RateGate {
       this.onPause?.(ms);
     }
     this.until = until;
+    this.length = ms;
   }
 }

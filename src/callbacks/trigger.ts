@@ -23,7 +23,9 @@ export class CallbackTrigger {
   /** A verified call for `mailboxId`. */
   poke(mailboxId: number): void {
     if (this.closed || this.pending.has(mailboxId)) return;
-    const wait = (this.last.get(mailboxId) ?? -Infinity) + this.minGapMs - this.now();
+    // Never more than the gap: a wall clock stepped back would otherwise hold the mailbox's
+    // calls (and ignore its later ones) for as long as the step.
+    const wait = Math.min(this.minGapMs, (this.last.get(mailboxId) ?? -Infinity) + this.minGapMs - this.now());
     if (wait <= 0) return this.fire(mailboxId);
     this.pending.set(
       mailboxId,

@@ -76,7 +76,8 @@ export class RunCycle {
       const started: Promise<void>[] = [];
       // One waiter at a time, in offset order: the offsets only grow.
       for (const [i, m] of rt.mailboxes.entries()) {
-        const wait = (offsets[i] ?? 0) - (rt.now() - start);
+        // At most its offset: a wall clock stepped back during the cycle must not hold the rest back by the step.
+        const wait = Math.min(offsets[i] ?? 0, (offsets[i] ?? 0) - (rt.now() - start));
         if (wait > 0) await rt.sleep(wait, this.d.stopSignal).catch(() => undefined);
         if (this.d.stopping() || failure) break;
         started.push(

@@ -164,7 +164,8 @@ export class CycleScheduler {
     if (delay === undefined) return;
     // The interval counts from the cycle's start (a cycle spreads its mailboxes' polls over the
     // first part of it: spread.ts), with at least the rest of that part between two cycles.
-    if (this.failureCount === 0) delay = Math.max(delay * (1 - SPREAD_SHARE), delay - (this.now() - startedAt));
+    // (Time gone by is never negative: a wall clock stepped back during the cycle would lengthen the interval by the step.)
+    if (this.failureCount === 0) delay = Math.max(delay * (1 - SPREAD_SHARE), delay - Math.max(0, this.now() - startedAt));
     this.pollTimer = this.timers.set(() => {
       this.pollTimer = undefined;
       this.trigger(this.failureCount > 0 ? 'retry' : 'poll');

@@ -193,7 +193,9 @@ export class OutboxScanner {
       else {
         // File times are wall-clock facts: their age is measured on the wall clock, not ctx.now.
         const unchangedForMs = Date.now() - Math.max(st.mtimeMs, st.ctimeMs);
-        ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs, unchangedForMs }, this.ctx.now());
+        // How long a (size, mtime) has been seen unchanged is measured on the monotonic clock: a wall
+        // clock stepped back would hold the file back by the step, one stepped forward free it early.
+        ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs, unchangedForMs }, this.ctx.monotonic());
       }
       if (ready > 0) wait = wait === 0 ? ready : Math.min(wait, ready);
       if (ready !== 0) continue;

@@ -22,6 +22,12 @@ export class FakeClock implements Timers {
     this.pending.delete(handle as number);
   }
 
+  /** The wall clock is set by `ms` (NTP steps it back or forward): readings jump, timers still fire after their delay. */
+  step(ms: number): void {
+    this.t += ms;
+    for (const p of this.pending.values()) p.at += ms;
+  }
+
   /** Delays of the timers now pending, relative to now. */
   pendingDelays(): number[] {
     return [...this.pending.values()].map((p) => p.at - this.t).sort((a, b) => a - b);

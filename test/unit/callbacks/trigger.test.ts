@@ -20,6 +20,11 @@ function fakeClock() {
         if (i >= 0) timers.splice(i, 1);
       },
     },
+    /** The wall clock is set by `ms`: readings jump, timers still fire after their delay. */
+    step(ms: number) {
+      now += ms;
+      for (const t of timers) t.at += ms;
+    },
     advance(ms: number) {
       const end = now + ms;
       for (;;) {
@@ -54,6 +59,18 @@ describe('CallbackTrigger', () => {
     expect(times.at(-1)).toBeGreaterThanOrEqual(2495);
     t.poke(1002);
     expect(fired.at(-1)).toEqual([1002, clock.now()]);
+  });
+
+  it('a wall clock stepped back an hour holds a mailbox for one gap, not for the hour', () => {
+    const clock = fakeClock();
+    const fired: number[] = [];
+    const t = new CallbackTrigger((id) => fired.push(id), 1000, clock.now, clock.timers);
+    clock.advance(10_000);
+    t.poke(1001);
+    clock.step(-3_600_000);
+    t.poke(1001);
+    clock.advance(1000);
+    expect(fired).toEqual([1001, 1001]);
   });
 
   it('requests nothing after close', () => {

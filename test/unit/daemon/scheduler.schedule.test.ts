@@ -86,6 +86,23 @@ describe('CycleScheduler (fake clock)', () => {
     s.stop();
   });
 
+  it('a wall clock stepped back during a cycle does not push the next poll back by the step', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const r = recorder(clock);
+    const s = new CycleScheduler({ pollMs: 30_000, cycle: r.cycle, now: clock.now, timers: clock });
+    r.holdNext.on = true;
+    s.start();
+    await clock.advance(1000);
+    clock.step(-10 * 60_000); // NTP corrects a clock that ran ten minutes fast
+    r.holdNext.on = false;
+    r.release();
+    await clock.advance(10);
+    expect(clock.pendingDelays().every((d) => d <= 30_000)).toBe(true);
+    await clock.advance(30_000);
+    expect(r.runs).toHaveLength(2);
+    s.stop();
+  });
+
   it('never overlaps: a trigger during a cycle runs once right after it', async () => {
     const clock = new FakeClock(0);
     const r = recorder(clock);
