@@ -14,7 +14,7 @@ const DAY_MS = 86_400_000;
 
 /** The daily retention pass of `run`: old archived and failed files, then finished journal rows and events. */
 export async function pruneAll(rt: DaemonRuntime): Promise<void> {
-  pruneFolders(rt);
+  await pruneFolders(rt);
   const olderThanMs = rt.config.retention.journalDays * DAY_MS;
   const prunes = {
     inbound: () => new InboundJournal(rt.journal).pruneConfirmed(olderThanMs),
@@ -36,7 +36,7 @@ export async function pruneAll(rt: DaemonRuntime): Promise<void> {
 }
 
 /** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */
-function pruneFolders(rt: DaemonRuntime): void {
+async function pruneFolders(rt: DaemonRuntime): Promise<void> {
   for (const m of rt.config.mailboxes) {
     const o = m.outbox;
     if (!o) continue;
@@ -46,7 +46,7 @@ function pruneFolders(rt: DaemonRuntime): void {
     ];
     for (const [dir, days] of targets) {
       if (!dir || !days) continue;
-      const removed = pruneFolder(dir, days * DAY_MS, rt.now(), (file, err) =>
+      const removed = await pruneFolder(dir, days * DAY_MS, rt.now(), (file, err) =>
         rt.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'),
       );
       if (removed) rt.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
@@ -54,32 +54,53 @@ function pruneFolders(rt: DaemonRuntime): void {
   }
 }
 
-/** Deletes old regular files under `dir`; returns how many. Never throws for one file. */
-export function pruneFolder(dir: string, maxAgeMs: number, now: number, onError: (file: string, err: Error) => void): number {
+/**
+ * Deletes old regular files under `dir`, and the sub-folders it empties (a `{date}/` sentTemplate
+ * makes one a day); returns how many files. Never throws for one file. Asynchronous and read entry
+ * by entry: retention switched on over years of archive (a million files) must not hold the event
+ * loop — lease renewals, health checks, transfers — for the whole walk.
+ */
+export async function pruneFolder(
+  dir: string,
+  maxAgeMs: number,
+  now: number,
+  onError: (file: string, err: Error) => void,
+): Promise<number> {
   let removed = 0;
-  const walk = (d: string, depth: number): void => {
-    let entries: fs.Dirent[];
+  const walk = async (d: string, depth: number): Promise<boolean> => {
+    let folder: fs.Dir;
     try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
+      folder = await fs.promises.opendir(d);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') onError(d, err as Error);
-      return;
+      return false;
     }
-    for (const e of entries) {
+    let emptied = false;
+    for await (const e of folder) {
       const p = path.join(d, e.name);
-      if (e.isDirectory() && depth < 8) walk(p, depth + 1);
+      if (e.isDirectory() && depth < 8 && (await walk(p, depth + 1))) {
+        // Only a folder this pass emptied goes (one that still holds something stays, and so
+        // does an empty folder someone made).
+        emptied =
+          (await fs.promises.rmdir(p).then(
+            () => true,
+            () => false,
+          )) || emptied;
+      }
       if (!e.isFile() || e.name.endsWith('.error.json')) continue;
       try {
-        const st = fs.lstatSync(p);
+        const st = await fs.promises.lstat(p);
         if (!st.isFile() || now - st.mtimeMs <= maxAgeMs) continue;
-        fs.rmSync(p);
-        fs.rmSync(`${p}.error.json`, { force: true });
+        await fs.promises.rm(p);
+        await fs.promises.rm(`${p}.error.json`, { force: true });
         removed++;
+        emptied = true;
       } catch (err) {
         onError(p, err as Error);
       }
     }
+    return emptied;
   };
-  walk(dir, 0);
+  await walk(dir, 0);
   return removed;
 }

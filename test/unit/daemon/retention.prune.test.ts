@@ -10,7 +10,7 @@ const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
 describe('pruneFolder', () => {
-  it('deletes files older than the limit, in sub-folders too, never through a symlink', () => {
+  it('deletes files older than the limit, in sub-folders too, never through a symlink', async () => {
     const d = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-retention-'));
     dirs.push(d);
     const day = 86_400_000;
@@ -29,12 +29,34 @@ describe('pruneFolder', () => {
     fs.symlinkSync(path.join(d, 'precious', 'keep.txt'), path.join(d, 'err', 'link.x12'));
     fs.symlinkSync(path.join(d, 'precious'), path.join(d, 'err', 'linkdir'));
     const errors: string[] = [];
-    expect(pruneFolder(path.join(d, 'err'), 30 * day, now, (f) => errors.push(f))).toBe(2);
-    expect(fs.readdirSync(path.join(d, 'err')).sort()).toEqual(['2026-01', 'b.x12', 'link.x12', 'linkdir']);
-    expect(fs.readdirSync(path.join(d, 'err', '2026-01'))).toEqual([]);
+    old(path.join(d, 'err', '2026-02', 'recent.x12'), 1);
+    fs.mkdirSync(path.join(d, 'err', 'made-by-the-erp'));
+    expect(await pruneFolder(path.join(d, 'err'), 30 * day, now, (f) => errors.push(f))).toBe(2);
+    // The day folder it emptied goes (one a day under a {date}/ template); the others stay.
+    expect(fs.readdirSync(path.join(d, 'err')).sort()).toEqual(['2026-02', 'b.x12', 'link.x12', 'linkdir', 'made-by-the-erp']);
     expect(fs.existsSync(path.join(d, 'precious', 'keep.txt'))).toBe(true);
     expect(errors).toEqual([]);
-    expect(pruneFolder(path.join(d, 'missing'), day, now, (f) => errors.push(f))).toBe(0);
+    expect(await pruneFolder(path.join(d, 'missing'), day, now, (f) => errors.push(f))).toBe(0);
     expect(errors).toEqual([]);
+  });
+
+  it('lets the event loop run while it walks (years of archive must not stall lease renewals and transfers)', async () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-retention-'));
+    dirs.push(d);
+    const t = new Date(Date.now() - 400 * 86_400_000);
+    for (let i = 0; i < 2000; i++) {
+      const p = path.join(d, `f${i}.x12`);
+      fs.writeFileSync(p, 'x');
+      fs.utimesSync(p, t, t);
+    }
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      expect(await pruneFolder(d, 30 * 86_400_000, Date.now(), () => undefined)).toBe(2000);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(turns).toBeGreaterThan(0);
+    expect(fs.readdirSync(d)).toEqual([]);
   });
 });
