@@ -40,18 +40,24 @@ function takeFirstUploadSilently(svc: ScriptedService): void {
   };
 }
 
+/** The scripted service's client and journal, with the pipeline's folders (one try per upload). */
+function outboxWorld(svc: ScriptedService) {
+  const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
+  const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
+    'inbox' | 'outbox' | 'sent' | 'error' | 'state',
+    string
+  >;
+  for (const d of Object.values(dirs)) fs.mkdirSync(d);
+  return { client, journal, dirs };
+}
+
 describe('reconciling an unknown upload against a service whose clock differs from ours', () => {
   for (const offsetMin of [-15, 15]) {
     it(`service clock ${offsetMin > 0 ? 'ahead' : 'behind'} by ${Math.abs(offsetMin)} minutes: one upload only, adopted`, async () => {
       const svc = await startScriptedService();
       svc.variants.clockOffsetMs = offsetMin * MINUTE;
       takeFirstUploadSilently(svc);
-      const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
-      const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
-        'inbox' | 'outbox' | 'sent' | 'error' | 'state',
-        string
-      >;
-      for (const d of Object.values(dirs)) fs.mkdirSync(d);
+      const { client, journal, dirs } = outboxWorld(svc);
       fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(7));
       const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
       await p.checkPrerequisites();
@@ -65,12 +71,7 @@ describe('reconciling an unknown upload against a service whose clock differs fr
   it('our clock stepped back an hour between the lost answer and the reconciliation (a clock corrected after boot): one upload only', async () => {
     const svc = await startScriptedService();
     takeFirstUploadSilently(svc);
-    const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
-    const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
-      'inbox' | 'outbox' | 'sent' | 'error' | 'state',
-      string
-    >;
-    for (const d of Object.values(dirs)) fs.mkdirSync(d);
+    const { client, journal, dirs } = outboxWorld(svc);
     fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(8));
     const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
     await p.checkPrerequisites();

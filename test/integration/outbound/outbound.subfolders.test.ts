@@ -5,10 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../../../src/config/defaults.js';
-import { OutboundPipeline } from '../../../src/outbound/index.js';
 import { recorder } from '../../helpers/log-recorder.js';
-import { listFiles, makeWorld, type TestWorld } from '../../helpers/world.js';
+import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 import { x12 } from '../../helpers/edi.js';
 
 let w: TestWorld;
@@ -21,25 +19,7 @@ describe('sub-folders in the outbox', () => {
 
   it('are reported once while they stay, again when one comes back, and never block the files beside them', async () => {
     const logger = recorder();
-    const p = new OutboundPipeline({
-      client: w.client,
-      journal: w.journal,
-      mailbox: {
-        mailboxId: 1001,
-        name: 'mb1001',
-        outbox: {
-          ...DEFAULTS.outbox,
-          ignore: [...DEFAULTS.outbox.ignore],
-          dir: w.dirs.outbox,
-          sentDir: w.dirs.sent,
-          errorDir: w.dirs.error,
-          stableMs: 50,
-          rescanMs: 60_000,
-        },
-      },
-      stateDir: w.dirs.state,
-      logger,
-    });
+    const p = outboundPipeline(w, {}, { logger });
     const reported = (): unknown[] => logger.lines.filter((l) => l.msg === 'outbox entry is a folder; left alone').map((l) => l.obj.file);
     const day = path.join(w.dirs.outbox, '2026-11-27');
     fs.mkdirSync(day);
