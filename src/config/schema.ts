@@ -21,7 +21,7 @@ export const Duration = z.union([z.number().nonnegative(), z.string()]).transfor
 });
 
 /** The longest delay a Node timer takes: a longer one fires at once (a poll or rescan loop without pause). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A duration that waits on a timer: at most MAX_TIMER_MS (~24.8 days). */
 const TimerDuration = Duration.pipe(

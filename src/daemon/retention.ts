@@ -81,11 +81,12 @@ export async function pruneFolder(
       if (e.isDirectory() && depth < 8 && (await walk(p, depth + 1))) {
         // Only a folder this pass emptied goes (one that still holds something stays, and so
         // does an empty folder someone made).
-        emptied =
-          (await fs.promises.rmdir(p).then(
-            () => true,
-            () => false,
-          )) || emptied;
+        try {
+          await fs.promises.rmdir(p);
+          emptied = true;
+        } catch {
+          // not empty
+        }
       }
       if (!e.isFile() || e.name.endsWith('.error.json')) continue;
       try {

@@ -188,18 +188,18 @@ export class Disposal {
     try {
       await ensureDirDurable(cfg.errorDir);
       const original = pathFromText(row.source_path);
-      let source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
-      const removed = source
-        ? await removedIfStuck(source, source === processing ? path.dirname(processing) : cfg.dir, cfg.errorDir)
-        : undefined;
-      if (removed) source = null;
+      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
+      const sourceDir = source === processing ? path.dirname(processing) : cfg.dir;
+      const stuck = source ? await cannotCross(source, sourceDir, cfg.errorDir) : undefined;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       // A free name also without a file: a report of an earlier file of that name must not block this one's.
       const finalPath = await freeName(cfg.errorDir, name, String(row.id));
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,
-        reason: removed ? `${d.reason}; ${removed}` : d.reason,
+        reason: stuck
+          ? `${d.reason}; ${stuck} cannot be moved to the error folder's filesystem and holds no data: it was removed`
+          : d.reason,
         errorCode: d.errorCode ?? null,
         httpStatus: d.httpStatus ?? null,
         attempts: current.attempts,
@@ -226,7 +226,10 @@ export class Disposal {
       } finally {
         await fh.close();
       }
-      if (source) {
+      if (source && stuck) {
+        await fs.promises.rm(source, { force: true });
+        await fsyncDir(sourceDir);
+      } else if (source) {
         try {
           await moveDurable(source, finalPath);
         } catch (err) {
@@ -237,7 +240,7 @@ export class Disposal {
         }
       }
       await fsyncDir(cfg.errorDir);
-      await journal.markInError(row.id, source ? finalPath : null);
+      await journal.markInError(row.id, source && !stuck ? finalPath : null);
       this.ctx.logger.error(
         {
           file: row.file_name,
@@ -256,17 +259,15 @@ export class Disposal {
 }
 
 /**
- * A FIFO, socket or device cannot be moved to an errorDir on another filesystem (only a rename
- * moves it) and holds no data: it is removed, and what is said of it returned; undefined for
- * anything that can be moved. Kept, it would be tried again after every scan, for ever.
+ * What `entry` is when it cannot be moved from `from` to an errorDir on another filesystem: a
+ * FIFO, socket or device (only a rename moves one); undefined for anything that can be moved.
+ * Such an entry holds no data, so it is removed instead: kept, it would be tried again after every
+ * scan, for ever.
  */
-async function removedIfStuck(entry: string | Buffer, from: string, errorDir: string): Promise<string | undefined> {
+async function cannotCross(entry: string | Buffer, from: string, errorDir: string): Promise<string | undefined> {
   const st = await fs.promises.lstat(entry);
   if (st.isFile() || st.isSymbolicLink() || (await sameFilesystem(from, errorDir))) return undefined;
-  const kind = st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device node';
-  await fs.promises.rm(entry, { force: true });
-  await fsyncDir(from);
-  return `${kind} cannot be moved to the error folder's filesystem and holds no data: it was removed`;
+  return st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device node';
 }
 
 /**
