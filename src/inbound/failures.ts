@@ -62,6 +62,18 @@ export class InboundFailures {
       );
       return;
     }
+    if (row?.state === 'placed' && err instanceof GridApiError && err.httpStatus === 404 && !err.noSuchEndpoint) {
+      // In the inbox, and the service no longer knows the parcel (expired, deleted while the inbox
+      // was unusable): no confirm can ever take. Deferred, it was retried every cycle for ever.
+      this.placement.release(row.final_path);
+      await ctx.journal.markFailed(ctx.mailboxId, parcelId, reason);
+      ctx.tally(result, 'failed', 1, why);
+      ctx.logger.error(
+        { ...errorFields(err), parcelId, file: row.final_path, err: reason },
+        'parcel FAILED: it is in the inbox, but the service no longer knows it, so it cannot be confirmed',
+      );
+      return;
+    }
     if (err instanceof DeferError || !row || row.state === 'staged' || row.state === 'placed') {
       // Placement or confirmation waits for the next cycle: the content is safe where it is.
       if (row) void ctx.journal.noteError(ctx.mailboxId, parcelId, reason);

@@ -252,7 +252,11 @@ export class Disposal {
         'file moved to the error folder',
       );
     } catch (err) {
-      void journal.noteError(row.id, `cannot move to the error folder: ${(err as Error).message}`);
+      const reason = `cannot move to the error folder: ${(err as Error).message}`;
+      void journal.noteError(row.id, reason);
+      // Counted at every try: an error folder that stays unwritable must show as deferred work (and
+      // as stuck when nothing else moves), not as a quiet warning per scan.
+      this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason });
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
     }
   }

@@ -5,6 +5,8 @@
 // new name (pipe.x12.error.json, pipe.<id>.x12.error.json, …): ~2,880 a day at the default rescan.
 // And a file that vanished before its claim could never be reported when an earlier file of the
 // same name had left its report there (the report's name was taken: the same failure at every try).
+// An error folder that cannot be written at all showed as one rejection, then nothing: no deferred
+// count, no stuck mailbox, only a warning per scan.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,12 +32,12 @@ const otherFilesystem = prerequisite(
 
 beforeEach(async () => {
   w = await makeWorld();
-  errorDir = fs.mkdtempSync(path.join(OTHER_FS, 'gridsync-error-'));
+  errorDir = otherFilesystem ? fs.mkdtempSync(path.join(OTHER_FS, 'gridsync-error-')) : '';
 });
 afterEach(async () => {
   expectHooksFired();
   await w.close();
-  fs.rmSync(errorDir, { recursive: true, force: true });
+  if (errorDir) fs.rmSync(errorDir, { recursive: true, force: true });
 });
 
 const pipeline = (): OutboundPipeline => outboundPipeline(w, { stableMs: 20, errorDir });
@@ -73,5 +75,18 @@ describe.skipIf(!otherFilesystem)('an error folder on another filesystem', () =>
     expect(reports).toContain('gone.x12.error.json');
     const ours = reports.find((f) => f !== 'gone.x12.error.json') as string;
     expect(JSON.parse(fs.readFileSync(path.join(errorDir, ours), 'utf8')).reason).toMatch(/vanished/);
+  });
+});
+
+describe('an error folder that cannot be written', () => {
+  it('shows as deferred work at every try, not as one rejection and then silence', async () => {
+    // A file where the folder must be: the move fails whoever runs the test (root ignores modes).
+    const blocked = path.join(w.root, 'error-blocked');
+    fs.writeFileSync(blocked, 'not a folder');
+    fs.writeFileSync(path.join(w.dirs.outbox, 'nowhere.x12'), x12(3).replace('DEMOPARTNER    ', 'NOBODY         '));
+    const p = outboundPipeline(w, { stableMs: 20, errorDir: blocked });
+    expect(await p.runCycle()).toMatchObject({ failed: 1 });
+    for (let scan = 0; scan < 2; scan++) expect(await p.runCycle()).toMatchObject({ deferred: 1 });
+    expect(await rows()).toEqual([['nowhere.x12', 'erroring']]);
   });
 });
