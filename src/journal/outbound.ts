@@ -203,6 +203,26 @@ export class OutboundJournal {
     return force ? this.transition(id, 'requeued', { error_code: SEND_ANYWAY }, { force }) : this.transition(id, 'requeued', {}, null);
   }
 
+  /**
+   * An unknown upload whose reconciliation failed for good (the outbox list refused or unreadable):
+   * counted as an attempt, so that it ends in errorDir after `maxAttempts` instead of being asked
+   * about for ever. Returns the attempts now counted.
+   */
+  countReconcileFailure(id: number, reason: string): Promise<number> {
+    return this.journal.commit(async (tx) => {
+      const row = await this.require(tx, id);
+      await tx.write(
+        row.mailbox_id,
+        'UPDATE outbound_files SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?',
+        row.attempts + 1,
+        scrubHeld(reason),
+        this.journal.now(),
+        id,
+      );
+      return row.attempts + 1;
+    });
+  }
+
   /** A note on a row that stays in its state. Best effort, never rejects (see InboundJournal.noteError). */
   noteError(id: number, reason: string): Promise<void> {
     return this.journal

@@ -8,6 +8,7 @@ import {
   CallConcurrency,
   GridApiError,
   GridTransportError,
+  isPermanent,
   mayHaveReachedService,
   UploadOutcomeUnknownError,
   type MailboxTransport,
@@ -96,7 +97,23 @@ export class Sender {
         } catch (err) {
           // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
           // next pass — never fall through to a send (that is how a duplicate would happen).
-          void journal.noteError(row.id, `reconciliation failed: ${(err as Error).message}`);
+          const note = `reconciliation failed: ${(err as Error).message}`;
+          if (isPermanent(err)) {
+            // The list refuses us, or answers what cannot be read: asking again will not help. After
+            // `maxAttempts` the file goes to errorDir, saying that only the service can tell.
+            const attempts = await journal.countReconcileFailure(row.id, note);
+            if (attempts >= cfg.maxAttempts) {
+              this.startedUnder.delete(row.id);
+              const api = err instanceof GridApiError ? err : undefined;
+              await this.disposal.toError(row, {
+                reason: `the upload's outcome is unknown and the outbox list cannot tell (${attempts} attempts: ${(err as Error).message}); check on the service whether it arrived before requeueing it`,
+                errorCode: api?.errorCode ?? codeOf(err),
+                httpStatus: api?.httpStatus,
+              });
+              this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason: note });
+              return false;
+            }
+          } else void journal.noteError(row.id, note);
           this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason: 'the unknown upload cannot be reconciled yet' });
           logger.warn(
             { file: row.file_name, ...errorFields(err) },

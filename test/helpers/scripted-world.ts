@@ -29,3 +29,18 @@ export function scriptedWorld(
   );
   return { dir, client, journal };
 }
+
+/** A scripted world with the pipelines' folders made under its root. */
+export function scriptedFolders(
+  svc: ScriptedService,
+  cleanups: (() => Promise<void> | void)[],
+  clientOptions: { maxAttempts?: number } = {},
+): ScriptedWorld & { dirs: Record<'inbox' | 'outbox' | 'sent' | 'error' | 'state', string> } {
+  const world = scriptedWorld(svc, cleanups, clientOptions);
+  const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(world.dir, d)])) as Record<
+    'inbox' | 'outbox' | 'sent' | 'error' | 'state',
+    string
+  >;
+  for (const d of Object.values(dirs)) fs.mkdirSync(d);
+  return { ...world, dirs };
+}

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { x12 } from '../../helpers/edi.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
-import { scriptedWorld } from '../../helpers/scripted-world.js';
+import { scriptedFolders } from '../../helpers/scripted-world.js';
 import { listFiles, outboundPipeline } from '../../helpers/world.js';
 
 const MINUTE = 60_000;
@@ -40,24 +40,13 @@ function takeFirstUploadSilently(svc: ScriptedService): void {
   };
 }
 
-/** The scripted service's client and journal, with the pipeline's folders (one try per upload). */
-function outboxWorld(svc: ScriptedService) {
-  const { dir: root, client, journal } = scriptedWorld(svc, cleanups, { maxAttempts: 1 });
-  const dirs = Object.fromEntries(['inbox', 'outbox', 'sent', 'error', 'state'].map((d) => [d, path.join(root, d)])) as Record<
-    'inbox' | 'outbox' | 'sent' | 'error' | 'state',
-    string
-  >;
-  for (const d of Object.values(dirs)) fs.mkdirSync(d);
-  return { client, journal, dirs };
-}
-
 describe('reconciling an unknown upload against a service whose clock differs from ours', () => {
   for (const offsetMin of [-15, 15]) {
     it(`service clock ${offsetMin > 0 ? 'ahead' : 'behind'} by ${Math.abs(offsetMin)} minutes: one upload only, adopted`, async () => {
       const svc = await startScriptedService();
       svc.variants.clockOffsetMs = offsetMin * MINUTE;
       takeFirstUploadSilently(svc);
-      const { client, journal, dirs } = outboxWorld(svc);
+      const { client, journal, dirs } = scriptedFolders(svc, cleanups, { maxAttempts: 1 });
       fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(7));
       const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
       await p.checkPrerequisites();
@@ -71,7 +60,7 @@ describe('reconciling an unknown upload against a service whose clock differs fr
   it('our clock stepped back an hour between the lost answer and the reconciliation (a clock corrected after boot): one upload only', async () => {
     const svc = await startScriptedService();
     takeFirstUploadSilently(svc);
-    const { client, journal, dirs } = outboxWorld(svc);
+    const { client, journal, dirs } = scriptedFolders(svc, cleanups, { maxAttempts: 1 });
     fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(8));
     const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002 });
     await p.checkPrerequisites();
