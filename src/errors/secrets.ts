@@ -57,7 +57,7 @@ let heldForms: readonly string[] = [];
 /** Adds values to the secrets in effect for the life of the process (the credentials of a loaded config). */
 export function holdSecrets(values: readonly (string | undefined)[]): void {
   for (const v of values) if (v) held.add(v);
-  heldForms = formsOfAll(new Set([...held, ...issued]));
+  refreshForms();
 }
 
 /** Adds tokens or session ids the service issued; only the most recent ISSUED_KEPT stay in effect. */
@@ -71,7 +71,11 @@ export function holdIssued(values: readonly (string | undefined)[]): void {
     if (issued.size <= ISSUED_KEPT) break;
     issued.delete(oldest);
   }
-  holdSecrets([]);
+  refreshForms();
+}
+
+function refreshForms(): void {
+  heldForms = formsOfAll(new Set([...held, ...issued]));
 }
 
 /** `text` with every secret in effect masked (see {@link scrubSecrets}). */

@@ -33,8 +33,7 @@ import {
   INSERT_EVENT_SQL,
   metaParams,
   EVENTS_BEFORE,
-  pruneInBatches,
-  type PrunedTable,
+  pruneRows,
   SET_META_SQL,
   type CommitOptions,
   type EventInput,
@@ -208,12 +207,8 @@ export class Journal implements JournalStore {
     this.statement(SET_META_SQL).run(...metaParams(key, value));
   }
 
-  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number> {
-    return pruneInBatches((sql, ...p) => this.maintain(sql, ...p), table, where, params);
-  }
-
   pruneEvents(olderThanMs: number): Promise<number> {
-    return this.prune('events', EVENTS_BEFORE, this.now() - olderThanMs);
+    return pruneRows(this, 'events', EVENTS_BEFORE, this.now() - olderThanMs);
   }
 
   async schemaVersion(): Promise<number> {

@@ -16,7 +16,7 @@
  */
 import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { setClause } from './set-clause.js';
-import type { JournalStore, JournalTx } from './store.js';
+import { pruneRows, type JournalStore, type JournalTx } from './store.js';
 
 export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
 export type InboundState = (typeof INBOUND_STATES)[number];
@@ -328,7 +328,7 @@ export class InboundJournal {
 
   /** Retention: forget confirmed rows older than `olderThanMs`. */
   pruneConfirmed(olderThanMs: number): Promise<number> {
-    return this.journal.prune('inbound_parcels', "state = 'confirmed' AND updated_at < ?", this.journal.now() - olderThanMs);
+    return pruneRows(this.journal, 'inbound_parcels', "state = 'confirmed' AND updated_at < ?", this.journal.now() - olderThanMs);
   }
 
   private async require(tx: JournalTx, mailboxId: number, parcelId: number): Promise<InboundRow> {

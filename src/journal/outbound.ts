@@ -13,7 +13,7 @@ import path from 'node:path';
 import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { setClause } from './set-clause.js';
 import { processingName } from '../files/index.js';
-import type { JournalStore, JournalTx } from './store.js';
+import { pruneRows, type JournalStore, type JournalTx } from './store.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
 export type OutboundState = (typeof OUTBOUND_STATES)[number];
@@ -256,7 +256,12 @@ export class OutboundJournal {
 
   /** Retention: forget finished rows older than `olderThanMs`. */
   pruneFinished(olderThanMs: number): Promise<number> {
-    return this.journal.prune('outbound_files', "state IN ('archived', 'requeued') AND updated_at < ?", this.journal.now() - olderThanMs);
+    return pruneRows(
+      this.journal,
+      'outbound_files',
+      "state IN ('archived', 'requeued') AND updated_at < ?",
+      this.journal.now() - olderThanMs,
+    );
   }
 
   private async require(tx: JournalTx, id: number): Promise<TransitionRow> {

@@ -18,8 +18,7 @@ import {
   GET_META_SQL,
   metaParams,
   EVENTS_BEFORE,
-  pruneInBatches,
-  type PrunedTable,
+  pruneRows,
   SET_META_SQL,
   type CommitOptions,
   type JournalStore,
@@ -91,12 +90,8 @@ export class PgJournal implements JournalStore {
     await this.maintain(SET_META_SQL, ...metaParams(key, value));
   }
 
-  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number> {
-    return pruneInBatches((sql, ...p) => this.maintain(sql, ...p), table, where, params);
-  }
-
   pruneEvents(olderThanMs: number): Promise<number> {
-    return this.prune('events', EVENTS_BEFORE, this.now() - olderThanMs);
+    return pruneRows(this, 'events', EVENTS_BEFORE, this.now() - olderThanMs);
   }
 
   async schemaVersion(): Promise<number> {

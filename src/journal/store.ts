@@ -105,11 +105,6 @@ export interface JournalStore {
   maintain(sql: string, ...params: unknown[]): Promise<number>;
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
-  /**
-   * Retention: deletes the rows of `table` that match `where` (its `?` bound to `params`), at most
-   * PRUNE_BATCH per statement (see `pruneInBatches`). Returns how many.
-   */
-  prune(table: PrunedTable, where: string, ...params: unknown[]): Promise<number>;
   /** Delete events older than `olderThanMs` (retention); rows are pruned by their own modules. */
   pruneEvents(olderThanMs: number): Promise<number>;
   /** The applied schema version. */
@@ -144,29 +139,30 @@ export const GET_META_SQL = 'SELECT value FROM meta WHERE key = ?';
 export const SET_META_SQL = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
 /** The tables retention deletes from, and the key of their rows in both backends. */
 const PRUNED_KEYS = { inbound_parcels: 'mailbox_id, parcel_id', outbound_files: 'id', events: 'id' } as const;
-export type PrunedTable = keyof typeof PRUNED_KEYS;
+type PrunedTable = keyof typeof PRUNED_KEYS;
 
 /** Rows one retention statement deletes at most. */
 export const PRUNE_BATCH = 5_000;
 
 /**
- * Deletes the rows of `table` matching `where` with `maintain`, at most PRUNE_BATCH per statement,
- * until a batch comes back short, letting the event loop run between batches. One DELETE of a
- * backlog — a year of events after `journalDays` was lowered — held SQLite's event loop for
- * seconds and grew its WAL by the whole backlog, and on PostgreSQL ran into the statement timeout
- * every day, deleting nothing.
+ * Retention: deletes the rows of `table` that match `where` (its `?` bound to `params`) through
+ * the store's `maintain`, at most PRUNE_BATCH per statement, until a batch comes back short,
+ * letting the event loop run between batches; returns how many. One DELETE of a backlog — a year
+ * of events after `journalDays` was lowered — held SQLite's event loop for seconds and grew its
+ * WAL by the whole backlog, and on PostgreSQL ran into the statement timeout every day, deleting
+ * nothing. Built on `maintain` alone, so both backends prune the same way.
  */
-export async function pruneInBatches(
-  maintain: (sql: string, ...params: unknown[]) => Promise<number>,
+export async function pruneRows(
+  store: Pick<JournalStore, 'maintain'>,
   table: PrunedTable,
   where: string,
-  params: readonly unknown[],
+  ...params: unknown[]
 ): Promise<number> {
   const key = PRUNED_KEYS[table];
   const sql = `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${PRUNE_BATCH})`;
   let total = 0;
   for (;;) {
-    const n = await maintain(sql, ...params);
+    const n = await store.maintain(sql, ...params);
     total += n;
     if (n < PRUNE_BATCH) return total;
     await new Promise((resolve) => setImmediate(resolve));

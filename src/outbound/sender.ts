@@ -95,31 +95,7 @@ export class Sender {
         try {
           found = await this.reconcile(row);
         } catch (err) {
-          // Without an answer from the outbox list nothing is known: stay `uploading` and ask again
-          // next pass — never fall through to a send (that is how a duplicate would happen).
-          const note = `reconciliation failed: ${(err as Error).message}`;
-          if (isPermanent(err)) {
-            // The list refuses us, or answers what cannot be read: asking again will not help. After
-            // `maxAttempts` the file goes to errorDir, saying that only the service can tell.
-            const attempts = await journal.countReconcileFailure(row.id, note);
-            if (attempts >= cfg.maxAttempts) {
-              this.startedUnder.delete(row.id);
-              const api = err instanceof GridApiError ? err : undefined;
-              await this.disposal.toError(row, {
-                reason: `the upload's outcome is unknown and the outbox list cannot tell (${attempts} attempts: ${(err as Error).message}); check on the service whether it arrived before requeueing it`,
-                errorCode: api?.errorCode ?? codeOf(err),
-                httpStatus: api?.httpStatus,
-              });
-              this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason: note });
-              return false;
-            }
-          } else void journal.noteError(row.id, note);
-          this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason: 'the unknown upload cannot be reconciled yet' });
-          logger.warn(
-            { file: row.file_name, ...errorFields(err) },
-            'cannot reconcile the unknown upload yet; will ask the outbox list again',
-          );
-          return false;
+          return await this.reconcileFailed(row, err);
         }
         if (found !== undefined) {
           await journal.markUploaded(row.id, found, 'reconciled');
@@ -177,6 +153,35 @@ export class Sender {
     } catch (err) {
       return this.uploadFailed(row.id, err);
     }
+  }
+
+  /**
+   * Without an answer from the outbox list nothing is known: the row stays `uploading` and the
+   * list is asked again next pass — never a fall-through to a send (that is how a duplicate would
+   * happen). When the list refuses us or answers what cannot be read, asking again will not help:
+   * each such try counts as an attempt, and after `maxAttempts` the file goes to errorDir, saying
+   * that only the service can tell whether it arrived.
+   */
+  private async reconcileFailed(row: OutboundRow, err: unknown): Promise<false> {
+    const { cfg, journal, logger } = this.ctx;
+    const note = `reconciliation failed: ${(err as Error).message}`;
+    let attempts = 0;
+    if (isPermanent(err)) attempts = await journal.countReconcileFailure(row.id, note);
+    else void journal.noteError(row.id, note);
+    if (attempts >= cfg.maxAttempts) {
+      this.startedUnder.delete(row.id);
+      const api = err instanceof GridApiError ? err : undefined;
+      await this.disposal.toError(row, {
+        reason: `the upload's outcome is unknown and the outbox list cannot tell (${attempts} attempts: ${(err as Error).message}); check on the service whether it arrived before requeueing it`,
+        errorCode: api?.errorCode ?? codeOf(err),
+        httpStatus: api?.httpStatus,
+      });
+      this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason: note });
+      return false;
+    }
+    this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason: 'the unknown upload cannot be reconciled yet' });
+    logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot reconcile the unknown upload yet; will ask the outbox list again');
+    return false;
   }
 
   /**
