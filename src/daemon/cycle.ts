@@ -4,9 +4,11 @@
  * the cycle record, the stuck watch, the last-success time, reachability.
  */
 import { GridApiError } from '../api/index.js';
+import { errorFields } from '../errors/index.js';
 import { JournalLeaseLostError } from '../journal/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
+import { failsEveryMailbox, type FailingMailboxes } from './failing-mailboxes.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
@@ -26,6 +28,7 @@ export interface CycleDeps {
   readonly metrics: DaemonMetrics;
   readonly health: HealthState;
   readonly watch: DeliveryWatch;
+  readonly failing: FailingMailboxes;
   readonly progress: ProgressTracker;
   readonly stopping: () => boolean;
   /** Aborted when the daemon starts to stop: a spread cycle's waiting polls are dropped. */
@@ -59,11 +62,12 @@ export class RunCycle {
   /**
    * Runs one cycle; false when it failed (the scheduler backs off). A scheduled cycle spreads its
    * mailboxes' polls over part of the interval (`pollOffsets`); a triggered one runs them at once.
-   * Mailboxes run side by side, a few at a time; after a failure the ones not yet started are
-   * left for the next cycle.
+   * Mailboxes run side by side, a few at a time. A mailbox whose own part fails is left out for a
+   * while (`FailingMailboxes`) and the others go on; after a failure that every mailbox would meet
+   * (the service unreachable, the journal gone) the ones not yet started are left for the next cycle.
    */
   async run(reason: string): Promise<boolean> {
-    const { rt, metrics, health, watch } = this.d;
+    const { rt, metrics, health, watch, failing } = this.d;
     const totals = emptyTotals();
     const failuresBefore = this.d.failures();
     this.d.progress.newRound();
@@ -82,12 +86,17 @@ export class RunCycle {
         if (this.d.stopping() || failure) break;
         started.push(
           gate.add(async () => {
-            if (this.d.stopping() || failure) return;
+            if (this.d.stopping() || failure || !failing.due(m.name, rt.now())) return;
             try {
               await this.mailbox(m, reason, totals);
               finished.add(m.name);
+              const after = failing.succeeded(m.name);
+              if (after > 0) rt.logger.info({ mailbox: m.name, after }, 'the mailbox answers again');
             } catch (err) {
-              failure ??= { err };
+              // Stopping, or a lease lost mid-cycle, is no failure: the new holder goes on with this mailbox.
+              if (this.d.stopping() || err instanceof JournalLeaseLostError || rt.leases?.holds(m.mailboxId) === false) return;
+              if (failsEveryMailbox(err)) failure ??= { err };
+              else this.failed(m, err);
             }
           }),
         );
@@ -98,10 +107,11 @@ export class RunCycle {
       recordInJournal(rt, 'lastCycle', totals);
       if (failuresBefore > 0) rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
       const stuck = watch.stuck();
-      // A cycle that delivered nothing because of a local condition is not a success: the
-      // "no successful cycle" alert must fire for it as for an outage.
-      if (stuck.length === 0) health.lastSuccessAt = rt.now();
-      health.lastError = stuck[0] ? describeStuck(stuck[0]) : undefined;
+      const failed = failing.any ? failing.list(rt.now())[0] : undefined;
+      // A cycle that delivered nothing because of a local condition, or left a mailbox out, is not
+      // a success: the "no successful cycle" alert must fire for it as for an outage.
+      if (stuck.length === 0 && !failed) health.lastSuccessAt = rt.now();
+      health.lastError = failed ? `${failed.mailbox}: ${failed.error}` : stuck[0] ? describeStuck(stuck[0]) : undefined;
       metrics.up.set(1);
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
         rt.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
@@ -109,8 +119,6 @@ export class RunCycle {
       return true;
     } catch (err) {
       if (this.d.stopping()) return true;
-      // A lease lost mid-cycle is no outage: the new holder goes on; this instance tries the next mailbox next cycle.
-      if (err instanceof JournalLeaseLostError) return true;
       health.lastError = (err as Error).message;
       metrics.up.set(0);
       for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
@@ -122,6 +130,17 @@ export class RunCycle {
       );
       return false;
     }
+  }
+
+  /** A mailbox's own part failed: it sits out a pause, the others go on. */
+  private failed(m: MailboxRuntime, err: unknown): void {
+    const { rt, metrics, failing } = this.d;
+    const f = failing.failed(m.name, (err as Error).message, rt.now());
+    metrics.lastCycleOk.set({ mailbox: m.name }, 0);
+    rt.logger.error(
+      { mailbox: m.name, ...errorFields(err), failures: f.failures, retryInMs: f.retryInMs },
+      'mailbox cycle failed; the other mailboxes go on, this one is retried with backoff',
+    );
   }
 
   /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. */

@@ -41,7 +41,8 @@ import { daemonLeases } from './leases.js';
 import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from './runtime.js';
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
-import { DeliveryWatch, type StuckDirection } from './stuck.js';
+import { DeliveryWatch } from './stuck.js';
+import { FailingMailboxes } from './failing-mailboxes.js';
 
 export interface DaemonOptions {
   readonly loaded: LoadedConfig;
@@ -74,6 +75,7 @@ export class Daemon {
   /** Aborted as soon as close() begins (`abort` only at the shutdown deadline). */
   private readonly stopped = new AbortController();
   private readonly watch = new DeliveryWatch(STUCK_AFTER_CYCLES);
+  private readonly failing: FailingMailboxes;
   private readonly progress: ProgressTracker;
   private http: HealthServer | undefined;
   private callbacks: CallbackRuntime | undefined;
@@ -83,11 +85,11 @@ export class Daemon {
   /** The mailbox leases, with a shared journal only. */
   private keeper: LeaseKeeper | undefined;
   private leaseView: MailboxLeases | undefined;
-  /** Mailboxes whose lease was taken since their last cycle: they recover first. */
 
   private constructor(private readonly options: DaemonOptions) {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? realSleep;
+    this.failing = new FailingMailboxes(options.loaded.config.schedule.poll);
     this.logger = options.logger;
     this.notifier = new SystemdNotifier(this.logger);
     this.events = new EventBus<PipelineEvents>((err, name) =>
@@ -348,6 +350,7 @@ export class Daemon {
       metrics: this.metrics,
       health: this.health,
       watch: this.watch,
+      failing: this.failing,
       progress: this.progress,
       stopping: () => this.stopping,
       stopSignal: this.stopped.signal,
@@ -385,16 +388,6 @@ export class Daemon {
     this.scheduler?.trigger(reason);
   }
 
-  /** The cycle in progress, if any (tests and shutdown wait on it). */
-  get cycleInFlight(): Promise<void> | undefined {
-    return this.scheduler?.inFlight;
-  }
-
-  /** Directions whose deliveries stopped (readiness, status). */
-  get stuckDeliveries(): StuckDirection[] {
-    return this.watch.stuck();
-  }
-
   readiness(): Readiness {
     const callbacks = this.callbacks?.health();
     const r = this.health.readiness({
@@ -405,6 +398,7 @@ export class Daemon {
       scheduled: this.scheduler !== undefined,
       cycleFailures: this.scheduler?.failures ?? 0,
       stuck: this.watch.stuck(),
+      failing: this.failing.list(this.now()),
     });
     return callbacks ? { ...r, callbacks } : r;
   }

@@ -3,6 +3,7 @@
  * readiness is decided from those outcomes alone.
  */
 import type { CallbackHealth } from '../callbacks/index.js';
+import type { MailboxFailure } from './failing-mailboxes.js';
 import type { StuckDirection } from './stuck.js';
 
 export interface Readiness {
@@ -10,6 +11,8 @@ export interface Readiness {
   readonly lastSuccessAt: string | null;
   readonly lastError: string | null;
   readonly stuck: StuckDirection[];
+  /** Mailboxes left out of the cycles after their own part failed (the others go on). */
+  readonly failing: MailboxFailure[];
   /** With callbacks: what the receiver heard, and a warning when polls keep finding unannounced parcels. */
   readonly callbacks?: CallbackHealth & { readonly warning: string | null };
 }
@@ -32,16 +35,18 @@ export class HealthState {
     scheduled: boolean;
     cycleFailures: number;
     stuck: StuckDirection[];
+    failing: MailboxFailure[];
   }): Readiness {
     const window = Math.max(3 * s.pollMs, 60_000);
     const fresh = this.lastSuccessAt !== undefined && s.now - this.lastSuccessAt <= window;
     const failing = s.cycleFailures > 0 || this.connectFailures > 0 || !s.scheduled;
-    const ready = !s.stopping && !failing && s.stuck.length === 0 && (fresh || s.windows);
+    const ready = !s.stopping && !failing && s.stuck.length === 0 && s.failing.length === 0 && (fresh || s.windows);
     return {
       ready,
       lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null,
       lastError: this.lastError ?? null,
       stuck: s.stuck,
+      failing: s.failing,
     };
   }
 }
