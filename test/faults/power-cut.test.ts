@@ -105,7 +105,8 @@ async function cut(
         'schedule: { poll: 200ms }',
         'mailboxes:',
         '  - mailboxId: 1001',
-        `    inbox: { dir: ${d.inbox}, concurrency: 4 }`,
+        // Every other cut with done markers: the ERP takes a file once its marker is there.
+        `    inbox: { dir: ${d.inbox}, concurrency: 4, doneMarker: ${n % 2 === 0} }`,
         `    outbox: { dir: ${d.outbox}, sentDir: ${d.sent}, errorDir: ${d.error}, stableMs: 20ms, concurrency: 4 }`,
         '',
       ].join('\n'),
@@ -127,11 +128,11 @@ async function cut(
 
     // Cut somewhere in the burst: after this many deliveries in either direction.
     const target = 5 + (seed % (PARCELS + FILES - 40));
-    const delivered = (): number => listFiles(d.inbox).length + listFiles(d.sent).length;
+    const delivered = (): number => listFiles(d.inbox).filter((f) => !f.endsWith('.done')).length + listFiles(d.sent).length;
     const daemon = startCli(['run', '-c', config]);
     const started = Date.now();
     await eventually(() => delivered() >= target || daemon.output().includes('"level":50'), 60_000, `${target} deliveries`);
-    const inboxAtCut = listFiles(d.inbox).length;
+    const inboxAtCut = listFiles(d.inbox).filter((f) => !f.endsWith('.done')).length;
     const sentAtCut = listFiles(d.sent).length;
     writeFile(path.join(mnt, 'canary.synced'), 'on the disk', true);
     writeFile(path.join(mnt, 'canary.unsynced'), 'only in the page cache', false);
@@ -155,7 +156,7 @@ async function cut(
     for (; runs < 3; runs++) {
       const r = await onceChild(config);
       expect(r.code, `cut ${n}, recovery run ${runs + 1}: ${r.stderr}`).toBe(0);
-      if (listFiles(d.outbox).length === 0 && listFiles(d.inbox).length >= PARCELS) break;
+      if (listFiles(d.outbox).length === 0 && listFiles(d.inbox).filter((f) => !f.endsWith('.done')).length >= PARCELS) break;
     }
     // The inbox also receives the partner's acknowledgments of our uploads (the last ones may still
     // wait at the service): every parcel confirmed is in the inbox once, and nothing else is.
@@ -167,7 +168,14 @@ async function cut(
       ours.filter((p) => p.status !== 'InBoxTransferred'),
       `cut ${n}: every parcel confirmed`,
     ).toEqual([]);
-    const inInbox = listFiles(d.inbox).map((f) => sha(fs.readFileSync(path.join(d.inbox, f))));
+    const files = listFiles(d.inbox);
+    const data = files.filter((f) => !f.endsWith('.done'));
+    if (n % 2 === 0)
+      expect(files.filter((f) => f.endsWith('.done')).sort(), `cut ${n}: a marker for every file`).toEqual(
+        data.map((f) => `${f}.done`).sort(),
+      );
+    else expect(data).toEqual(files);
+    const inInbox = data.map((f) => sha(fs.readFileSync(path.join(d.inbox, f))));
     const confirmed = received.filter((p) => p.status === 'InBoxTransferred').map((p) => String(p.sha256));
     expect(inInbox.sort(), `cut ${n}: every confirmed parcel in the inbox exactly once, with its content`).toEqual(confirmed.sort());
     const uploads = parcels.filter((p) => p.direction === 'out');
