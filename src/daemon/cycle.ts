@@ -60,7 +60,8 @@ export class RunCycle {
   }
 
   /**
-   * Runs one cycle; false when it failed (the scheduler backs off). A scheduled cycle spreads its
+   * Runs one cycle; false when it failed, or left a mailbox out in a cron window (the scheduler
+   * backs off and tries again). A scheduled cycle spreads its
    * mailboxes' polls over part of the interval (`pollOffsets`); a triggered one runs them at once.
    * Mailboxes run side by side, a few at a time. A mailbox whose own part fails is left out for a
    * while (`FailingMailboxes`) and the others go on; after a failure that every mailbox would meet
@@ -105,9 +106,13 @@ export class RunCycle {
       if (this.d.stopping()) return true;
       if (failure) throw failure.err;
       recordInJournal(rt, 'lastCycle', totals);
-      if (failuresBefore > 0) rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
-      const stuck = watch.stuck();
       const failed = failing.any ? failing.list(rt.now())[0] : undefined;
+      // With cron windows no cycle follows until the next window: a mailbox left out is retried
+      // within this one, on the scheduler's backoff as after a failed cycle, not a night later.
+      const retryInWindow = failed !== undefined && Boolean(rt.config.schedule.cron?.length);
+      if (failuresBefore > 0 && !retryInWindow)
+        rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
+      const stuck = watch.stuck();
       // A cycle that delivered nothing because of a local condition, or left a mailbox out, is not
       // a success: the "no successful cycle" alert must fire for it as for an outage.
       if (stuck.length === 0 && !failed) health.lastSuccessAt = rt.now();
@@ -116,7 +121,7 @@ export class RunCycle {
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {
         rt.logger.info({ reason, inbound: totals.inbound, outbound: totals.outbound }, 'cycle done');
       }
-      return true;
+      return !retryInWindow;
     } catch (err) {
       if (this.d.stopping()) return true;
       health.lastError = (err as Error).message;

@@ -21,7 +21,8 @@ describe('daemon: a mailbox whose cycle fails', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  it('is left out with a backoff of its own; the other mailbox goes on; /readyz names it; it recovers', async () => {
+  /** Two mailboxes under the network admin's key, the refused-to-be one (partner) first. */
+  async function world(schedule: Record<string, unknown>) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-failing-mailbox-'));
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const emu = await startEmulator({ port: 0 });
@@ -31,8 +32,7 @@ describe('daemon: a mailbox whose cycle fails', () => {
         api: { baseUrl: emu.url, apiKey: 'demo-key-admin' },
         stateDir: 'state',
         http: { enabled: true, port: 0 },
-        // 1 s: the spread cycle starts the second mailbox's poll a quarter second after the first's.
-        schedule: { poll: '1s' },
+        schedule,
         mailboxes: [
           { mailboxId: 1002, name: 'partner', inbox: { dir: 'partner/in' } },
           { mailboxId: 1001, name: 'ours', inbox: { dir: 'ours/in' } },
@@ -55,6 +55,12 @@ describe('daemon: a mailbox whose cycle fails', () => {
     const logger = recorder();
     const daemon = await Daemon.open({ loaded, logger, waitForService: true, serveHttp: true });
     cleanups.push(() => daemon.close());
+    return { emu, files, role, logger, daemon };
+  }
+
+  it('is left out with a backoff of its own; the other mailbox goes on; /readyz names it; it recovers', async () => {
+    // 1 s: the spread cycle starts the second mailbox's poll a quarter second after the first's.
+    const { emu, files, role, logger, daemon } = await world({ poll: '1s' });
     await daemon.start();
     const url = daemon.httpUrl as string;
     const readyz = async () =>
@@ -102,5 +108,19 @@ describe('daemon: a mailbox whose cycle fails', () => {
     await eventually(async () => (await readyz()).ready, 10_000, 'ready again');
     expect((await readyz()).failing).toEqual([]);
     expect(logger.lines.some((l) => l.msg === 'the mailbox answers again' && l.obj.mailbox === 'partner')).toBe(true);
+  });
+
+  it('with cron windows: a mailbox left out is tried again within the window, not at the next one', async () => {
+    // A window that opens once a year: every cycle here is the one the test starts, or the scheduler's retry.
+    const { emu, files, role, logger, daemon } = await world({ poll: '1s', cron: ['0 0 0 1 1 *'], timezone: 'UTC' });
+    await daemon.start();
+    await role('MailboxAdmin');
+    await emu.inject({ mailboxId: 1002, fileName: 'to-partner.x12', content: Buffer.from('ISA*partner~') });
+    await emu.inject({ mailboxId: 1001, fileName: 'to-ours.x12', content: Buffer.from('ISA*ours~') });
+    daemon.triggerCycle('window');
+    await eventually(() => files('ours/in').includes('to-ours.x12'), 10_000, 'ours delivered in the window');
+    await eventually(() => logger.lines.some((l) => l.level === 'error' && l.obj.mailbox === 'partner'), 10_000, 'partner refused');
+    await role('NetworkAdmin');
+    await eventually(() => files('partner/in').includes('to-partner.x12'), 20_000, 'partner delivered by a retry within the window');
   });
 });
