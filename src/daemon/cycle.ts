@@ -87,9 +87,16 @@ export class RunCycle {
         if (this.d.stopping() || failure) break;
         started.push(
           gate.add(async () => {
-            if (this.d.stopping() || failure || !failing.due(m.name, rt.now())) return;
+            if (this.d.stopping() || failure) return;
+            // Under a shared journal, only the mailboxes whose lease this instance holds; one that
+            // another instance serves now is not failing here.
+            if (rt.leases && !rt.leases.holds(m.mailboxId)) {
+              finished.add(m.name);
+              return failing.forget(m.name);
+            }
+            if (!failing.due(m.name, rt.now())) return;
             try {
-              await this.mailbox(m, reason, totals);
+              if (!(await this.mailbox(m, reason, totals))) return;
               finished.add(m.name);
               const after = failing.succeeded(m.name);
               if (after > 0) rt.logger.info({ mailbox: m.name, after }, 'the mailbox answers again');
@@ -148,13 +155,11 @@ export class RunCycle {
     );
   }
 
-  /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. */
-  private async mailbox(m: MailboxRuntime, reason: string, totals: CycleTotals): Promise<void> {
+  /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. False when its lease went meanwhile. */
+  private async mailbox(m: MailboxRuntime, reason: string, totals: CycleTotals): Promise<boolean> {
     const { rt, metrics, watch } = this.d;
-    // Under a shared journal, only the mailboxes whose lease this instance holds.
-    if (rt.leases && !rt.leases.holds(m.mailboxId)) return;
     const signal = rt.leases ? rt.leases.signal(m.mailboxId, rt.signal) : rt.signal;
-    if (rt.leases?.takeFresh(m.mailboxId) && !(await recoverTaken(m, signal))) return;
+    if (rt.leases?.takeFresh(m.mailboxId) && !(await recoverTaken(m, signal))) return false;
     if (m.inbound) {
       const end = metrics.cycleDuration.startTimer({ mailbox: m.name });
       const r = await m.inbound.runCycle({ signal });
@@ -180,6 +185,7 @@ export class RunCycle {
     const ok = !watch.isStuck(m.name);
     metrics.lastCycleOk.set({ mailbox: m.name }, ok ? 1 : 0);
     if (ok) metrics.lastSuccess.set({ mailbox: m.name }, rt.now() / 1000);
+    return true;
   }
 }
 

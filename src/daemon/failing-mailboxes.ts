@@ -60,6 +60,11 @@ export class FailingMailboxes {
     return failures;
   }
 
+  /** Drops what is known of the mailbox here (another instance serves it now). */
+  forget(mailbox: string): void {
+    this.state.delete(mailbox);
+  }
+
   /** Whether any mailbox is failing (per cycle, so no list is built). */
   get any(): boolean {
     return this.state.size > 0;

@@ -53,6 +53,11 @@ describe('FailingMailboxes', () => {
     expect(f.succeeded('a')).toBe(0);
     expect(f.any).toBe(false);
     expect(f.list(0)).toEqual([]);
+    // A mailbox another instance took over is dropped without a word (it did not answer here).
+    f.failed('b', 'refused', 0);
+    f.forget('b');
+    expect(f.any).toBe(false);
+    expect(f.due('b', 1)).toBe(true);
   });
 
   it('a wall clock stepped back never stretches the pause', () => {
