@@ -9,6 +9,7 @@ import path from 'node:path';
 import { GridsyncError } from '../errors/index.js';
 import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
+import type { NamesInUse } from './names-in-use.js';
 import { resolveInside, uniqueVariant } from './naming.js';
 import type { DirHandle } from './safe-open.js';
 
@@ -176,13 +177,42 @@ export async function freeName(dir: string, rel: string, tag: string, calls: Fil
   return at(await firstFree(path.basename(rel), tag, at, calls));
 }
 
-/** A name in the folder held open as `dir` not taken by a file or by an error report: `name`, else its unique variant. */
-export function freeNameIn(dir: DirHandle, name: string, tag: string, calls: FileCalls = FileCalls.POOL): Promise<string> {
-  return firstFree(name, tag, (n) => dir.at(n), calls);
+/**
+ * A name in the folder held open as `dir` not taken by a file or by an error report: `name`, else
+ * its unique variant. With `inUse`, the name returned is held there under `folder` (the folder's
+ * path) and neither taken by another move of this process: the caller releases it once moved.
+ */
+export function freeNameIn(
+  dir: DirHandle,
+  name: string,
+  tag: string,
+  calls: FileCalls = FileCalls.POOL,
+  inUse?: { names: NamesInUse; folder: string },
+): Promise<string> {
+  return firstFree(name, tag, (n) => dir.at(n), calls, inUse);
 }
 
-async function firstFree(name: string, tag: string, at: (name: string) => string, calls: FileCalls): Promise<string> {
-  const free = async (n: string): Promise<boolean> => !(await calls.exists(at(n))) && !(await calls.exists(at(`${n}.error.json`)));
+async function firstFree(
+  name: string,
+  tag: string,
+  at: (name: string) => string,
+  calls: FileCalls,
+  inUse?: { names: NamesInUse; folder: string },
+): Promise<string> {
+  const onDisk = async (n: string): Promise<boolean> => !(await calls.exists(at(n))) && !(await calls.exists(at(`${n}.error.json`)));
+  // Held before the first await: a move running beside this one must not find the same name free.
+  const free = async (n: string): Promise<boolean> => {
+    if (!inUse) return onDisk(n);
+    const key = path.join(inUse.folder, n);
+    if (!inUse.names.hold(key)) return false;
+    let found = false;
+    try {
+      found = await onDisk(n);
+      return found;
+    } finally {
+      if (!found) inUse.names.release(key);
+    }
+  };
   if (await free(name)) return name;
   for (let n = 1; ; n++) {
     const candidate = uniqueVariant(name, n === 1 ? tag : `${tag}-${n}`);

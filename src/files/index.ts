@@ -27,6 +27,7 @@ export {
 } from './naming.js';
 export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoFollow, UnsafeFileError } from './safe-open.js';
 export { SharedSync } from './coalesce.js';
+export { NamesInUse } from './names-in-use.js';
 export { isLocalType, onLocalFilesystems } from './filesystem-kind.js';
 export { FileCalls, fsyncFd, SMALL_FILE_BYTES } from './calls.js';
 export { CrossFilesystemError, UnsafePathError } from './path-errors.js';

@@ -14,6 +14,7 @@ import {
   freeNameIn,
   fsyncDir,
   moveDurable,
+  NamesInUse,
   openDirInside,
   openRegularNoFollow,
   pathFromText,
@@ -28,6 +29,9 @@ import type { OutboxContext } from './types.js';
 import { codeOf, errorFields, scrubHeld } from '../errors/index.js';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EBUSY']);
+
+/** Names being taken in sentDirs: one for the process, since mailboxes may share a sentDir. */
+const ARCHIVE_NAMES = new NamesInUse();
 
 /** The `<name>.error.json` written beside a file in errorDir: why it was not sent, and how to retry. */
 export interface ErrorReport {
@@ -143,12 +147,16 @@ export class Disposal {
           await ensureDirDurable(cfg.sentDir, calls);
           const sentDir = cfg.sentDir;
           const moveInto = async (dir: DirHandle): Promise<void> => {
+            const folder = path.join(sentDir, sub);
+            let name: string | undefined;
             try {
-              const name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls);
-              finalPath = path.join(sentDir, sub, name);
+              name = await freeNameIn(dir, path.basename(rel), String(row.parcel_id), calls, { names: ARCHIVE_NAMES, folder });
+              finalPath = path.join(folder, name);
               await moveDurable(processing, dir.at(name), calls, dir);
             } catch (err) {
               throw dir.shownError(err);
+            } finally {
+              if (name !== undefined) ARCHIVE_NAMES.release(path.join(folder, name));
             }
           };
           if (sub === '') await this.inSentRoot(sentDir, moveInto);
