@@ -222,6 +222,12 @@ export const ERROR_TABLE = {
     'the outbox file was replaced by another one between the readiness check and the claim',
     'check the file in errorDir; requeue it if it is the one to send',
   ),
+  OUTBOUND_COPY_REMOVED: row(
+    null,
+    false,
+    "(errorCode in an `.error.json`) the file's claimed copy in the processing folder was removed before it was sent, and the service's outbox list does not show it: nothing was sent, and errorDir holds the report alone",
+    'have the ERP export the file again if it is still to be sent',
+  ),
   OUTBOUND_NAME_NOT_UTF8: row(
     null,
     false,

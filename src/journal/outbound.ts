@@ -117,6 +117,22 @@ export class OutboundJournal {
     );
   }
 
+  /**
+   * An older row of the same outbox and file name whose upload's outcome is not known yet. The
+   * outbox list tells parcels apart by name and size only: while one is unknown, another upload
+   * of that name (a re-export of the same size) could be taken for it.
+   */
+  async olderUploading(row: Pick<OutboundRow, 'id' | 'mailbox_id' | 'outbox_dir' | 'file_name'>): Promise<boolean> {
+    const found = await this.journal.get(
+      "SELECT 1 AS one FROM outbound_files WHERE state = 'uploading' AND mailbox_id = ? AND outbox_dir = ? AND file_name = ? AND id < ? LIMIT 1",
+      row.mailbox_id,
+      row.outbox_dir,
+      row.file_name,
+      row.id,
+    );
+    return found !== undefined;
+  }
+
   /** Parcel ids already adopted by a row: reconciliation must not adopt one twice. */
   async isAdopted(parcelId: number): Promise<boolean> {
     return (await this.journal.get('SELECT 1 AS one FROM outbound_files WHERE parcel_id = ?', parcelId)) !== undefined;

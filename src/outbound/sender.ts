@@ -63,6 +63,8 @@ export class Sender {
    * A row leaves it as soon as it leaves `uploading` on this process's watch.
    */
   private readonly startedUnder = new Map<number, number>();
+  /** Per file name, the end of the last row's turn: rows of one name are sent one after another. */
+  private readonly nameTurns = new Map<string, Promise<void>>();
 
   constructor(
     private readonly ctx: OutboxContext,
@@ -76,17 +78,56 @@ export class Sender {
     this.uploads.follow(this.wire);
   }
 
+  /**
+   * The claimed copy in processing is gone (an operator cleared the folder): it was not sent —
+   * for an `uploading` row, once the outbox list said so — and nothing is left to send. Without
+   * this the row stayed claimed for good, each pass failing on the missing file.
+   */
+  async copyRemoved(row: OutboundRow): Promise<Refusal | undefined> {
+    if (await this.ctx.calls.exists(row.processing_path as string)) return undefined;
+    return {
+      reason: 'its claimed copy in the processing folder was removed before it was sent: nothing was sent',
+      errorCode: 'OUTBOUND_COPY_REMOVED',
+    };
+  }
+
   /** The checks before sending (`refusalOf`), on the claimed snapshot. */
   check(row: OutboundRow): Promise<Refusal | undefined> {
     return refusalOf(row, this.ctx.cfg, this.ctx.journal, this.ctx.now());
   }
 
   /**
-   * claimed/uploading → uploaded. A row found in `uploading` may have reached the service before a
-   * crash or an ambiguous failure: reconcile with the outbox list before sending again.
-   * Returns true when the row is now uploaded.
+   * claimed/uploading → uploaded, one row of a file name at a time. The outbox list tells parcels
+   * apart by name and size only: two same-named exports of one size (a daily file re-exported
+   * during an outage) sent or reconciled side by side could each take the other's parcel for its
+   * own — one content never sent, both archived as sent. So rows of one name take turns here, and
+   * a row whose older namesake's outcome is still unknown waits for a later pass. Returns true
+   * when the row is now uploaded.
    */
   async upload(row: OutboundRow): Promise<boolean> {
+    const name = row.file_name;
+    const before = this.nameTurns.get(name);
+    let ended!: () => void;
+    const turn = new Promise<void>((resolve) => (ended = resolve));
+    this.nameTurns.set(name, turn);
+    try {
+      await before;
+      if (await this.ctx.journal.olderUploading(row)) {
+        this.ctx.tally('deferred', 1, { file: name, reason: 'an older file of this name waits for its upload outcome' });
+        return false;
+      }
+      return await this.send(row);
+    } finally {
+      ended();
+      if (this.nameTurns.get(name) === turn) this.nameTurns.delete(name);
+    }
+  }
+
+  /**
+   * A row found in `uploading` may have reached the service before a crash or an ambiguous
+   * failure: reconcile with the outbox list before sending again.
+   */
+  private async send(row: OutboundRow): Promise<boolean> {
     const { cfg, journal, logger } = this.ctx;
     try {
       if (row.state === 'uploading') {
@@ -106,6 +147,13 @@ export class Sender {
           );
           this.ctx.tally('uploaded');
           return true;
+        }
+        const removed = await this.copyRemoved(row);
+        if (removed) {
+          this.startedUnder.delete(row.id);
+          this.ctx.tally('rejected', 1, { reason: removed.reason, code: removed.errorCode, file: row.file_name });
+          await this.disposal.toError(row, removed);
+          return false;
         }
         if (row.attempts >= cfg.maxAttempts) {
           this.startedUnder.delete(row.id);

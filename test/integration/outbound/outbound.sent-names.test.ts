@@ -19,7 +19,7 @@ describe('sentDir: exports of the same name archived together', () => {
   afterEach(async () => w.close());
 
   it('keep a copy each, under names of their own', async () => {
-    const p = outboundPipeline(w, { concurrency: 8 });
+    const p = outboundPipeline(w, { concurrency: 8, maxAttempts: 10 });
     // The connection is reset before the service sees an upload: nothing sent, no attempt counted.
     w.emu.setFaults({ rules: [{ endpoint: 'parcels.upload', resetBeforeRate: 1 }] });
     const contents: string[] = [];
