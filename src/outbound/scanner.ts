@@ -18,7 +18,7 @@ import {
   pathToText,
   UnsafeFileError,
 } from '../files/index.js';
-import { GridsyncError, errorFields } from '../errors/index.js';
+import { codeOf, GridsyncError, errorFields } from '../errors/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
@@ -280,7 +280,7 @@ export class OutboxScanner {
       if (NO_SPACE.has(code)) {
         // The file has left the outbox and is in no folder the ERP watches: say so where it shows.
         const reason = `no space for the snapshot of a claimed file on the filesystem of ${this.ctx.processingDir}; it waits in processing/ (not in the outbox, not in errorDir) and is tried again — free space there`;
-        this.ctx.tally('deferred', 1, { reason, code, file: row.file_name });
+        this.ctx.tally('deferred', 1, { reason, code: codeOf(err), file: row.file_name });
         const first = !this.reportedNoSpace.has(row.id);
         this.reportedNoSpace.add(row.id);
         waitsForSpace = true;
@@ -291,8 +291,15 @@ export class OutboxScanner {
         void journal.noteError(row.id, reason);
         return;
       }
+      // Counted as deferred, so that a claim failing the same way at every scan shows as stopped
+      // deliveries (/readyz) instead of a warning nobody reads.
+      const reason =
+        code === 'EXDEV'
+          ? `the outbox and ${this.ctx.processingDir} are no longer on one filesystem (the outbox replaced by a link or a mount?): the file stays in the outbox; put outbox.processingDir on the outbox's filesystem`
+          : (err as Error).message;
+      this.ctx.tally('deferred', 1, { reason, code: codeOf(err), file: row.file_name });
       logger.warn({ file: row.file_name, ...errorFields(err) }, 'claim interrupted; will finish it later');
-      void journal.noteError(row.id, (err as Error).message);
+      void journal.noteError(row.id, reason);
     } finally {
       if (!waitsForSpace) this.reportedNoSpace.delete(row.id);
     }
