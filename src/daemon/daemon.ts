@@ -43,6 +43,7 @@ import { CronWindows, CycleScheduler, realTimers, type Timers } from './schedule
 import { journalAdvice, StartupError } from './startup-error.js';
 import { DeliveryWatch } from './stuck.js';
 import { FailingMailboxes } from './failing-mailboxes.js';
+import { orphanedWork } from './orphans.js';
 
 export interface DaemonOptions {
   readonly loaded: LoadedConfig;
@@ -326,6 +327,12 @@ export class Daemon {
       if (m.outbound) this.progress.begin(m.name, 'out', await unfinished(rt, m, 'out'));
     }
     await this.keeper?.start();
+    const orphans = await orphanedWork(rt);
+    if (orphans.length)
+      this.logger.error(
+        { orphans: orphans.slice(0, 20), count: orphans.length },
+        'unfinished work in the journal that no configured mailbox drives',
+      );
     for (const m of this.mailboxes) {
       // Under leases a mailbox recovers when its lease is taken (its first cycle), not here.
       if (!this.keeper) {

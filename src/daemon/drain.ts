@@ -7,6 +7,7 @@ import { GridTransportError } from '../api/index.js';
 import { INBOUND_UNFINISHED, InboundJournal, OUTBOUND_UNFINISHED, OutboundJournal } from '../journal/index.js';
 import { describeConnectFailure } from './connect.js';
 import type { ProgressTracker } from './progress.js';
+import { orphanedWork } from './orphans.js';
 import { recordInJournal } from './reporting.js';
 import { addCounts, emptyTotals, type CycleTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay } from './scheduler.js';
@@ -196,6 +197,7 @@ async function leftItems(rt: DaemonRuntime, since: number): Promise<LeftItem[]> 
       }
     }
   }
+  out.push(...(await orphanedWork(rt)));
   return out;
 }
 

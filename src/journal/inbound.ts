@@ -136,6 +136,14 @@ export class InboundJournal {
     );
   }
 
+  /** Every mailbox's rows in these states (the daemon looks for work no configured mailbox drives). */
+  everyInStates(states: readonly InboundState[]): Promise<InboundRow[]> {
+    return this.journal.all<InboundRow>(
+      `SELECT * FROM inbound_parcels WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY mailbox_id, first_seen_at, parcel_id`,
+      ...states,
+    );
+  }
+
   /** Final paths chosen by parcels not yet confirmed: a new parcel must not take one of them. */
   async reservedPaths(): Promise<Set<string>> {
     const rows = await this.journal.all<{ final_path: string }>(

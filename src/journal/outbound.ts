@@ -98,6 +98,14 @@ export class OutboundJournal {
     );
   }
 
+  /** Every outbox's rows in these states (the daemon looks for work no configured outbox drives). */
+  everyInStates(states: readonly OutboundState[]): Promise<OutboundRow[]> {
+    return this.journal.all<OutboundRow>(
+      `SELECT * FROM outbound_files WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY mailbox_id, id`,
+      ...states,
+    );
+  }
+
   /**
    * Another row with the same content sent (or being sent) since `sinceMs`: the duplicate check.
    * Rows before the latest `requeue --force` of this content do not count: the operator asked for
