@@ -1,13 +1,14 @@
-// A race won every time: a hook that runs right before gridsync renames a given path, whichever
-// way the rename is made — fs.promises.rename (thread pool) or fs.renameSync (inline on a local
-// disk, see src/files/calls.ts). Each hook must have run by the end of its test
-// (`expectHooksFired`): a race that never happened proves nothing.
+// A race won every time: a hook that runs right before gridsync gives a file a new name — a rename,
+// or the link that places an inbound parcel (src/inbound/placement.ts) — whichever way the call is
+// made: fs.promises (thread pool) or the fs.*Sync call (inline on a local disk, see
+// src/files/calls.ts). Each hook must have run by the end of its test (`expectHooksFired`): a race
+// that never happened proves nothing.
 import fs from 'node:fs';
 import { expect, vi } from 'vitest';
 
 const armed: { what: string; fired: boolean }[] = [];
 
-/** Runs `hook(from)` once, just before the first rename whose source satisfies `match`. */
+/** Runs `hook(from)` once, just before the first rename or link whose source satisfies `match`. */
 export function beforeRename(what: string, match: (from: string) => boolean, hook: (from: string) => void): void {
   const entry = { what, fired: false };
   armed.push(entry);
@@ -18,6 +19,8 @@ export function beforeRename(what: string, match: (from: string) => boolean, hoo
   };
   const rename = fs.promises.rename.bind(fs.promises);
   const renameSync = fs.renameSync.bind(fs);
+  const link = fs.promises.link.bind(fs.promises);
+  const linkSync = fs.linkSync.bind(fs);
   vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
     before(from);
     return rename(from, to);
@@ -25,6 +28,14 @@ export function beforeRename(what: string, match: (from: string) => boolean, hoo
   vi.spyOn(fs, 'renameSync').mockImplementation((from, to) => {
     before(from);
     renameSync(from, to);
+  });
+  vi.spyOn(fs.promises, 'link').mockImplementation(async (from, to) => {
+    before(from);
+    return link(from, to);
+  });
+  vi.spyOn(fs, 'linkSync').mockImplementation((from, to) => {
+    before(from);
+    linkSync(from, to);
   });
 }
 
