@@ -198,6 +198,14 @@ export class InboundJournal {
     );
   }
 
+  /**
+   * staged → staged under another final name: the one journalled was found taken in the inbox when
+   * the parcel was to be placed (collision `unique`). Only a staged row: any other has no name to change.
+   */
+  markFinalPathTaken(mailboxId: number, parcelId: number, taken: string, finalPath: string): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'staged', { final_path: finalPath }, { taken, finalPath }, ['staged']);
+  }
+
   markPlaced(mailboxId: number, parcelId: number): Promise<void> {
     return this.transition(mailboxId, parcelId, 'placed', {}, null);
   }
@@ -347,9 +355,9 @@ export class InboundJournal {
 
   /**
    * The row is read and the update sent together, without waiting for the read: the update only
-   * matches a row in a state the transition may come from, so the read's answer (the state before,
-   * for the event and the error) need not be known first. On PostgreSQL that saves a round trip
-   * per transition.
+   * matches a row in a state the transition may come from (`from`: the table's, or fewer), so the
+   * read's answer (the state before, for the event and the error) need not be known first. On
+   * PostgreSQL that saves a round trip per transition.
    */
   private transition(
     mailboxId: number,
@@ -357,13 +365,14 @@ export class InboundJournal {
     to: InboundState,
     set: Record<string, unknown>,
     detail: Record<string, unknown> | null,
+    from: readonly InboundState[] = INBOUND_TRANSITIONS[to],
   ): Promise<void> {
     // Parcels in flight together may share transactions (see InboundJournalOptions).
     const linger = this.options.mayLinger?.() ?? false;
     return this.journal.commit(
       async (tx) => {
         const read = tx.get<Pick<InboundRow, 'state'>>(SELECT_STATE, mailboxId, parcelId);
-        const written = this.update(tx, mailboxId, parcelId, to, set, INBOUND_TRANSITIONS[to]);
+        const written = this.update(tx, mailboxId, parcelId, to, set, from);
         const [row, { changes }] = await Promise.all([read, written]);
         if (changes === 0 || !row) throw new IllegalTransitionError(mailboxId, parcelId, row?.state, to);
         await tx.recordEvent({ direction: 'in', mailboxId, item: parcelId, from: row.state, to, detail });
