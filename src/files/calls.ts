@@ -1,8 +1,8 @@
 /**
- * The cheap file calls the pipelines make for every item — lstat, rename, unlink, open/read/write
- * of a small file — made on the event loop's thread when every folder involved is on a local
- * filesystem, on libuv's thread pool otherwise (see filesystem-kind.ts for why). fsync never runs
- * inline: it waits for the disk.
+ * The cheap file calls the pipelines make for every item — lstat, rename, link, unlink,
+ * open/read/write of a small file — made on the event loop's thread when every folder involved is
+ * on a local filesystem, on libuv's thread pool otherwise (see filesystem-kind.ts for why). fsync
+ * never runs inline: it waits for the disk.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -48,6 +48,15 @@ export class FileCalls {
   async rename(from: string | Buffer, to: string | Buffer): Promise<void> {
     if (this.inline) fs.renameSync(from, to);
     else await fsp.rename(from, to);
+  }
+
+  /**
+   * A second name for a file. Unlike rename it never replaces what is at `to` (EEXIST, whatever is
+   * there, a link included), and a link at `from` is not followed.
+   */
+  async link(from: string | Buffer, to: string | Buffer): Promise<void> {
+    if (this.inline) fs.linkSync(from, to);
+    else await fsp.link(from, to);
   }
 
   /** Removes a file; nothing there is fine. */

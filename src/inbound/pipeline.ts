@@ -93,6 +93,7 @@ export class InboundPipeline {
       options.partnerNames ?? new PartnerNames({ lookup: options.client.partnerName?.bind(options.client), logger: this.logger });
     this.placement = new InboxPlacement({
       inbox: this.inbox,
+      logger: this.logger,
       mailboxId: this.mailboxId,
       journal: this.journal,
       partners: this.partners,

@@ -1,8 +1,9 @@
 /**
  * Where a parcel goes in the inbox and how it gets there: the final name (template, collision
- * policy, names reserved by parcels in flight), then staged → placed — the rename of the verified
- * staging file, the directory's fsync, the done marker — without following a link planted by
- * whoever else writes in the inbox.
+ * policy, names reserved by parcels in flight), then staged → placed — the verified staging file
+ * linked under its final name (never replacing a file, unless the policy is `overwrite`), the
+ * directory's fsync, the done marker — without following a link planted by whoever else writes in
+ * the inbox.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,13 +27,21 @@ import {
   type InboundRow,
   type MailboxLease,
 } from '../journal/index.js';
+import type { Logger } from '../log.js';
 import { DeferError, GridNameCollisionError, StagingLostError } from './errors.js';
 import type { PartnerNames } from './partner-names.js';
 import { holdsContent } from './placed-file.js';
 import type { InboxConfig } from './types.js';
 
+/**
+ * What link(2) answers on a filesystem without hard links (FAT, some SMB and FUSE mounts): there a
+ * parcel is placed by a check for its name, then a rename.
+ */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
+
 export interface PlacementContext {
   readonly inbox: InboxConfig;
+  readonly logger: Logger;
   readonly mailboxId: number;
   readonly journal: InboundJournal;
   readonly partners: PartnerNames;
@@ -85,84 +94,174 @@ export class InboxPlacement {
       parcelId: row.parcel_id,
       gridIdFrom: row.grid_id_from,
       gridIdTo: row.grid_id_to,
-      // Decided here, once: the path is journalled with markStaged and never renamed afterwards.
+      // Decided here, once: the path is journalled with markStaged. A name found taken when the
+      // parcel is placed changes the file's name only, never its folders (chooseAgain).
       partner: this.usesPartner ? await this.ctx.partners.nameOf(row.grid_id_from) : null,
       mailboxId: this.ctx.mailboxId,
       date: new Date(this.ctx.now()).toISOString().slice(0, 10),
     };
     const rel = renderTemplate(this.ctx.inbox.nameTemplate, vars, fallback);
-    const reserved = this.reserved;
-    // Reserve a name synchronously, before any await: parcels downloading in parallel must never
-    // pick the same name (two parcels named nul.txt once did in the soak, and the second rename
-    // replaced the first file). A name found taken on disk is released again.
-    const claim = async (p: string): Promise<boolean> => {
-      if (reserved.has(p) || this.inFlightPaths.has(p)) return false;
-      this.inFlightPaths.add(p);
-      let taken: boolean;
-      try {
-        taken =
-          (await this.ctx.calls().exists(p)) ||
-          (this.ctx.inbox.doneMarker === true && (await this.ctx.calls().exists(p + this.ctx.inbox.doneSuffix)));
-      } catch (err) {
-        this.inFlightPaths.delete(p);
-        throw err;
-      }
-      if (taken) this.inFlightPaths.delete(p);
-      return !taken;
-    };
     const plain = resolveInside(this.ctx.inbox.dir, rel);
     // A redelivery always gets a name of its own: the ERP may still hold the first copy.
     if (row.delivery === 1) {
-      if (await claim(plain)) return plain;
+      if (await this.claim(plain)) return plain;
       if (this.ctx.inbox.collision === 'overwrite') {
         this.inFlightPaths.add(plain);
         return plain;
       }
       if (this.ctx.inbox.collision === 'fail') throw new GridNameCollisionError(plain);
     }
+    return this.freeVariant(row, rel);
+  }
+
+  /** The first unique variant of `rel` (tagged with the parcel id, and the delivery after the first) that is free, claimed. */
+  private async freeVariant(row: InboundRow, rel: string): Promise<string> {
     const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
     for (let n = 1; ; n++) {
       const candidate = resolveInside(
         this.ctx.inbox.dir,
         path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)),
       );
-      if (await claim(candidate)) return candidate;
+      if (await this.claim(candidate)) return candidate;
     }
   }
 
   /**
-   * staged → placed: rename the fsynced .part to its final name, fsync the directory, journal
-   * `placed`. The inbox is written to by others: its sub-folders are walked one component at a time
-   * without following a link (a folder swapped for a symlink would carry the parcel elsewhere), and
-   * the rename resolves against the folder's descriptor, not its path. The done marker comes after
-   * (`mark`).
+   * Takes the name `p` unless a parcel holds it or the inbox has it (or its done marker). Reserved
+   * synchronously, before any await: parcels downloading in parallel must never pick the same name
+   * (two parcels named nul.txt once did in the soak, and the second rename replaced the first
+   * file). A name found taken on disk is released again.
+   */
+  private async claim(p: string): Promise<boolean> {
+    if (this.reserved.has(p) || this.inFlightPaths.has(p)) return false;
+    this.inFlightPaths.add(p);
+    let taken: boolean;
+    try {
+      taken =
+        (await this.ctx.calls().exists(p)) ||
+        (this.ctx.inbox.doneMarker === true && (await this.ctx.calls().exists(p + this.ctx.inbox.doneSuffix)));
+    } catch (err) {
+      this.inFlightPaths.delete(p);
+      throw err;
+    }
+    if (taken) this.inFlightPaths.delete(p);
+    return !taken;
+  }
+
+  /**
+   * A free name for a parcel whose journalled name was found taken in the inbox when it was to be
+   * placed (`unique`): a variant of it in the same folder. Journalled before anything goes under
+   * it: a restart looks for the parcel's file under the journalled name.
+   */
+  private async chooseAgain(row: InboundRow, taken: string): Promise<string> {
+    this.release(taken);
+    const final = await this.freeVariant(row, path.relative(this.ctx.inbox.dir, taken));
+    try {
+      await this.ctx.journal.markFinalPathTaken(this.ctx.mailboxId, row.parcel_id, taken, final);
+    } catch (err) {
+      this.release(final);
+      throw err;
+    }
+    this.ctx.logger.info(
+      { parcelId: row.parcel_id, taken, file: final },
+      'another file took the inbox name chosen for a parcel before it was placed; the parcel goes under a free name',
+    );
+    return final;
+  }
+
+  /**
+   * staged → placed: the fsynced .part under its final name, the directories fsynced, `placed`
+   * journalled. The inbox is written to by others: its sub-folders are walked one component at a
+   * time without following a link (a folder swapped for a symlink would carry the parcel
+   * elsewhere), and the name is given against the folder's descriptor, not its path. A name that
+   * holds another file by then fails the parcel with `fail`; with `unique` the parcel tries again
+   * under a free name. The done marker comes after (`mark`).
    */
   async place(row: InboundRow, part: string): Promise<void> {
-    const final = row.final_path as string;
-    await this.inFolderOf(final, 'cannot place', async (dir, name) => {
-      if (await this.ctx.calls().exists(part)) {
-        if (this.ctx.inbox.collision === 'fail' && (await this.ctx.calls().exists(dir.at(name)))) throw new GridNameCollisionError(final);
-        if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
-        if (this.ctx.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.ctx.inbox.fileMode);
-        const to = dir.at(name);
-        // A stale owner (lease lost) renames nothing. One frozen right here and woken later is
-        // harmless: the new owner renames this same staging file (the journalled path), so only
-        // one rename of it can succeed; the late one finds it gone.
-        this.ctx.lease.assertMayAct();
-        pausePoint('in.before-rename');
-        await this.ctx.calls().rename(part, to);
-        crashPoint('in.renamed');
-        await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
-      } else if (await holdsContent(dir.at(name), { bytes: row.bytes, sha256: row.sha256 })) {
-        // No .part, and the final file holds the staged content: renamed before a crash that may
-        // have come before the directory's fsync.
-        await dir.sync();
-      } else {
-        throw new StagingLostError(part, final);
-      }
-    });
+    const put = (final: string): Promise<boolean> =>
+      this.inFolderOf(final, 'cannot place', (dir, name) => this.putInPlace(row, part, final, dir, name));
+    let final = row.final_path as string;
+    while (!(await put(final))) {
+      if (this.ctx.inbox.collision === 'fail') throw new GridNameCollisionError(final);
+      final = await this.chooseAgain(row, final);
+    }
     await this.ctx.journal.markPlaced(this.ctx.mailboxId, row.parcel_id);
     crashPoint('in.placed');
+  }
+
+  /** The staged file under `name` in `dir` (the folder of `final`), durably; false when the name holds another file. */
+  private async putInPlace(row: InboundRow, part: string, final: string, dir: DirHandle, name: string): Promise<boolean> {
+    const to = dir.at(name);
+    if (!(await this.ctx.calls().exists(part))) {
+      // No .part, and the final file holds the staged content: placed before a crash that may have
+      // come before the directory's fsync.
+      if (!(await holdsContent(to, row))) throw new StagingLostError(part, final);
+      await dir.sync();
+      return true;
+    }
+    if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
+    if (this.ctx.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.ctx.inbox.fileMode);
+    // A stale owner (lease lost) places nothing. One frozen right here and woken later is
+    // harmless: the new owner places this same staging file (the journalled path) under the
+    // journalled name, and neither replaces a file: the late one finds the staging file gone, or
+    // the name holding the same content.
+    this.ctx.lease.assertMayAct();
+    pausePoint('in.before-rename');
+    if (!(await this.named(row, part, to))) return false;
+    crashPoint('in.renamed');
+    await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
+    return true;
+  }
+
+  /**
+   * Gives the staging file the name `to`; false when `to` holds a file that is not this parcel's.
+   * `overwrite` renames over whatever is there. Otherwise the file is linked under `to`, then its
+   * staging name removed: link(2), unlike rename, never replaces, so a file someone wrote under
+   * the name since it was chosen (the placement deferred for cycles, the name journalled before a
+   * crash) is kept.
+   */
+  private async named(row: InboundRow, part: string, to: string): Promise<boolean> {
+    const calls = this.ctx.calls();
+    if (this.ctx.inbox.collision === 'overwrite') {
+      await calls.rename(part, to);
+      return true;
+    }
+    if (!(await this.linked(part, to)) && !(await this.isParcelFile(row, part, to))) return false;
+    crashPoint('in.linked');
+    await calls.unlinkIfExists(part);
+    return true;
+  }
+
+  /**
+   * Whether the file found under `to` is this parcel's: the staging file itself, linked there
+   * before a crash that came before the unlink (the ERP may have changed it in place since; its
+   * content then no longer proves anything, and linking the changed file under a new name would
+   * deliver the ERP's bytes as the parcel), or a file with exactly the staged content.
+   */
+  private async isParcelFile(row: InboundRow, part: string, to: string): Promise<boolean> {
+    const [staged, found] = await Promise.all([this.ctx.calls().lstat(part), this.ctx.calls().lstat(to)]);
+    if (staged && found && staged.dev === found.dev && staged.ino === found.ino) return true;
+    return holdsContent(to, row);
+  }
+
+  /**
+   * link(part, to); false when `to` exists. Where the filesystem has no hard links there is no
+   * call that creates a name only while it is free: `to` is checked, then `part` renamed to it,
+   * and a file written under the name between the two is replaced.
+   */
+  private async linked(part: string, to: string): Promise<boolean> {
+    const calls = this.ctx.calls();
+    try {
+      await calls.link(part, to);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      if (code === 'EEXIST') return false;
+      if (!NO_HARD_LINKS.has(code)) throw err;
+    }
+    if (await calls.exists(to)) return false;
+    await calls.rename(part, to);
+    return true;
   }
 
   /**
@@ -189,15 +288,15 @@ export class InboxPlacement {
    * may have been swapped for a link since); a file call's failure defers the parcel, named by the
    * folder's real path, never its descriptor path.
    */
-  private async inFolderOf(final: string, what: string, step: (dir: DirHandle, name: string) => Promise<void>): Promise<void> {
+  private async inFolderOf<T>(final: string, what: string, step: (dir: DirHandle, name: string) => Promise<T>): Promise<T> {
     const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
     let own: DirHandle | undefined;
     let dir: DirHandle | undefined;
     try {
       dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
-      await step(dir, path.basename(final));
+      return await step(dir, path.basename(final));
     } catch (err) {
-      if (err instanceof GridNameCollisionError || err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
+      if (err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
       throw new DeferError(`${what} ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
     } finally {
       await own?.close();

@@ -38,8 +38,8 @@ function takeMarked(inbox: string, taken: string[]): void {
 }
 
 describe('an ERP that takes marked files between a crash and the restart', () => {
-  // The inbound crash points this concerns: from the rename into the inbox to the confirm.
-  for (const point of ['in.renamed', 'in.placed', 'in.marked', 'in.confirm-answered']) {
+  // The inbound crash points this concerns: from the link into the inbox to the confirm.
+  for (const point of ['in.linked', 'in.renamed', 'in.placed', 'in.marked', 'in.confirm-answered']) {
     it(`gets each parcel exactly once after a SIGKILL at ${point}`, async () => {
       const dir = path.join(root, point);
       const inbox = path.join(dir, 'inbox');
