@@ -169,6 +169,35 @@ export class InboxPlacement {
     return final;
   }
 
+  /** Whether a journalled path lies outside the configured inbox: `inbox.dir` was changed since. */
+  private outsideInbox(final: string): boolean {
+    const rel = path.relative(this.ctx.inbox.dir, final);
+    return rel.startsWith('..') || path.isAbsolute(rel);
+  }
+
+  /**
+   * A parcel staged while the inbox was elsewhere (`inbox.dir` changed with the daemon stopped):
+   * it goes into the inbox the config names now, under its file name (or a free variant),
+   * journalled first. Placed at the old path, it would climb out of the inbox — refused, and the
+   * parcel deferred at every cycle, for good.
+   */
+  private async intoMovedInbox(row: InboundRow, old: string): Promise<string> {
+    this.release(old);
+    const plain = resolveInside(this.ctx.inbox.dir, path.basename(old));
+    const final = (await this.claim(plain)) ? plain : await this.freeVariant(row, path.basename(old));
+    try {
+      await this.ctx.journal.markFinalPathTaken(this.ctx.mailboxId, row.parcel_id, old, final);
+    } catch (err) {
+      this.release(final);
+      throw err;
+    }
+    this.ctx.logger.info(
+      { parcelId: row.parcel_id, was: old, file: final },
+      'the inbox moved since the parcel was staged; it goes into the configured inbox',
+    );
+    return final;
+  }
+
   /**
    * staged → placed: the fsynced .part under its final name, the directories fsynced, `placed`
    * journalled. The inbox is written to by others: its sub-folders are walked one component at a
@@ -181,6 +210,7 @@ export class InboxPlacement {
     const put = (final: string): Promise<boolean> =>
       this.inFolderOf(final, 'cannot place', (dir, name) => this.putInPlace(row, part, final, dir, name));
     let final = row.final_path as string;
+    if (this.outsideInbox(final)) final = await this.intoMovedInbox(row, final);
     while (!(await put(final))) {
       if (this.ctx.inbox.collision === 'fail') throw new GridNameCollisionError(final);
       final = await this.chooseAgain(row, final);
@@ -273,6 +303,15 @@ export class InboxPlacement {
   async mark(row: InboundRow): Promise<void> {
     const final = row.final_path as string;
     if (!this.ctx.inbox.doneMarker || this.marked.has(final)) return;
+    if (this.outsideInbox(final)) {
+      // Placed before `inbox.dir` changed: the old folder is no longer ours to write in.
+      this.ctx.logger.warn(
+        { parcelId: row.parcel_id, file: final },
+        'placed in the former inbox before inbox.dir changed: no done marker written there',
+      );
+      this.marked.add(final);
+      return;
+    }
     await this.inFolderOf(final, 'cannot write the done marker of', async (dir, name) => {
       if (await this.ctx.calls().exists(dir.at(name))) {
         this.ctx.lease.assertMayAct();

@@ -200,7 +200,8 @@ export class InboundJournal {
 
   /**
    * staged → staged under another final name: the one journalled was found taken in the inbox when
-   * the parcel was to be placed (collision `unique`). Only a staged row: any other has no name to change.
+   * the parcel was to be placed (collision `unique`), or lies outside the inbox since `inbox.dir`
+   * changed. Only a staged row: any other has no name to change.
    */
   markFinalPathTaken(mailboxId: number, parcelId: number, taken: string, finalPath: string): Promise<void> {
     return this.transition(mailboxId, parcelId, 'staged', { final_path: finalPath }, { taken, finalPath }, ['staged']);
