@@ -24,13 +24,13 @@ export async function main(argv: string[]): Promise<number> {
     const cfg = loadConfigOrThrow(args.values.config).config;
     const outboxes = cfg.mailboxes.flatMap((m) => (m.outbox ? [m.outbox] : []));
     if (outboxes.length === 0) throw new UsageError('no mailbox has an outbox');
-    const targets: { file: string; outbox: string }[] = [];
+    const targets: { file: string; outbox: string; marker?: string }[] = [];
     for (const o of outboxes) {
       const inError = fs.existsSync(o.errorDir) ? fs.readdirSync(o.errorDir).filter((n) => !n.endsWith('.error.json')) : [];
       for (const name of inError) {
         const file = path.join(o.errorDir, name);
         const wanted = args.values.all || args.positionals.some((p) => path.resolve(p) === file || p === name);
-        if (wanted) targets.push({ file, outbox: o.dir });
+        if (wanted) targets.push({ file, outbox: o.dir, ...(o.readiness === 'marker' ? { marker: o.markerSuffix } : {}) });
       }
     }
     if (args.values.all && targets.length === 0 && !output.quiet)
@@ -47,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const t of targets) {
         let dest: string;
         try {
-          dest = await requeueFromError(t.file, t.outbox);
+          dest = await requeueFromError(t.file, t.outbox, Date.now, t.marker);
         } catch (err) {
           // A report someone replaced with a link, FIFO or device (requeue often runs as root).
           if (!(err instanceof UnsafeFileError)) throw err;

@@ -284,9 +284,16 @@ async function cannotCross(entry: string | Buffer, from: string, errorDir: strin
 
 /**
  * Moves `file` from an errorDir back into `outboxDir` under its original name (or a fresh
- * `requeued-…` name when that is taken), durably, and removes its report. Returns the new path.
+ * `requeued-…` name when that is taken), durably, and removes its report. With `markerSuffix` (an
+ * outbox read with `readiness: marker`) the file's marker follows it: without one the file would
+ * wait in the outbox for good. Returns the new path.
  */
-export async function requeueFromError(file: string, outboxDir: string, now: () => number = Date.now): Promise<string> {
+export async function requeueFromError(
+  file: string,
+  outboxDir: string,
+  now: () => number = Date.now,
+  markerSuffix?: string,
+): Promise<string> {
   const original = (await readErrorReport(file))?.file;
   const base = original && !original.includes('/') && original !== '.' && original !== '..' ? original : path.basename(file);
   let dest = path.join(outboxDir, base);
@@ -295,5 +302,12 @@ export async function requeueFromError(file: string, outboxDir: string, now: () 
   await fsyncDir(path.dirname(file));
   await fs.promises.rm(`${file}${ERROR_REPORT_SUFFIX}`, { force: true });
   await fsyncDir(path.dirname(file));
+  if (markerSuffix !== undefined) {
+    // O_EXCL: a link planted under the marker's name is not followed; a marker already there will do.
+    await fs.promises.writeFile(`${dest}${markerSuffix}`, '', { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    await fsyncDir(outboxDir);
+  }
   return dest;
 }
