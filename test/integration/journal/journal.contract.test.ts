@@ -16,6 +16,9 @@ import {
   OutboundJournal,
   PgJournal,
   PRUNE_BATCH,
+  holdsRows,
+  recordedService,
+  recordService,
   type JournalStore,
 } from '../../../src/journal/index.js';
 import { postgresForFile } from '../../helpers/postgres.js';
@@ -330,6 +333,23 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await journal.getMeta('lastCycle')).toBe('2');
     expect(await journal.getMeta('missing')).toBeUndefined();
     expect(await journal.schemaVersion()).toBe(3);
+  });
+
+  it('the service it belongs to: none when new, recorded and kept across a reopen; rows of either direction count', async () => {
+    const { journal, reopen } = await backend.fresh();
+    expect(await recordedService(journal)).toBeUndefined();
+    expect(await holdsRows(journal)).toBe(false);
+    await recordService(journal, 'https://grid.example');
+    await recordService(journal, 'embedded');
+    await new OutboundJournal(journal).markClaiming(MB, '/out', 'a.x12', '/out/a.x12', '/proc');
+    await journal.close();
+    const again = await reopen();
+    expect(await recordedService(again)).toBe('embedded');
+    expect(await holdsRows(again)).toBe(true);
+
+    const other = (await backend.fresh()).journal;
+    await new InboundJournal(other).recordListed(MB, { parcelId: 100_001 });
+    expect(await holdsRows(other)).toBe(true);
   });
 
   it('retention deletes a backlog larger than one statement may take, in batches, and nothing younger', async () => {
