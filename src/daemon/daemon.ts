@@ -42,6 +42,7 @@ import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from 
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
 import { DeliveryWatch } from './stuck.js';
+import { claimJournal } from './journal-service.js';
 import { FailingMailboxes } from './failing-mailboxes.js';
 import { orphanedWork } from './orphans.js';
 
@@ -158,6 +159,7 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
+    await claimJournal(this.journal, { baseUrl: cfg.api.baseUrl, configFile: path.resolve(this.options.loaded.file) }, this.logger);
     if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
       const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));
       hooks.subscribe(this.events);

@@ -5,3 +5,10 @@ export type { CycleTotals } from './runtime.js';
 export { createLogger, wantsPretty, REDACT_PATHS } from './logger.js';
 export type { ProgressRow } from './progress-row.js';
 export { PREFLIGHT_CHECKS, type PreflightCheck } from './preflight.js';
+export {
+  claimJournal,
+  journalServiceVerdict,
+  serviceChangedAdvice,
+  serviceIdentity,
+  type JournalServiceVerdict,
+} from './journal-service.js';

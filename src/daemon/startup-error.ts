@@ -4,6 +4,7 @@ import { GridsyncError } from '../errors/index.js';
 
 export type StartupCode =
   | 'STARTUP_JOURNAL'
+  | 'STARTUP_SERVICE_CHANGED'
   | 'STARTUP_CONFIG'
   | 'STARTUP_FOLDERS'
   | 'STARTUP_CREDENTIALS_REJECTED'

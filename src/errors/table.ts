@@ -40,6 +40,12 @@ export const ERROR_TABLE = {
     'the journal cannot be opened (unwritable folder, damaged file); the message names the file and what to do',
     'check `stateDir`; a damaged journal: "When the journal is damaged" in the operations guide',
   ),
+  STARTUP_SERVICE_CHANGED: row(
+    EXIT.operator,
+    false,
+    "the journal holds rows of another service than `api.baseUrl` names (its origin, or `embedded`): that service's parcel ids would be taken for the configured one's; the message names the journal and both services",
+    "keep a journal per service (`stateDir` or `journal.url`), after finishing the old service's work with `gridsync once` against it; the same service at a new address: `gridsync journal set-service -c FILE`",
+  ),
   STARTUP_FOLDERS: row(EXIT.operator, false, 'a folder is missing, unwritable, or on the wrong filesystem', 'fix the folder named'),
   STARTUP_CREDENTIALS_REJECTED: row(EXIT.operator, false, 'the service answered 401/403 to the credentials', 'check the API key or login'),
   STARTUP_MAILBOX_UNREACHABLE: row(

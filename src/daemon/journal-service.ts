@@ -1,0 +1,74 @@
+/**
+ * A journal serves one service (`src/journal/service.ts` says why). At start the configured
+ * service is compared with the one the journal recorded: a journal holding rows of another
+ * service is refused, since its parcel ids would be taken for the new service's. `gridsync doctor`
+ * shows the same verdict and advice, and `gridsync journal set-service` records a new address.
+ */
+import { holdsRows, recordedService, recordService, type JournalStore } from '../journal/index.js';
+import type { Logger } from '../log.js';
+import { StartupError } from './startup-error.js';
+
+/**
+ * The service `api.baseUrl` names, as the journal records it: `embedded`, or the URL's origin
+ * (scheme, host and port, lowercased). Not the path — SOAP may be given the full …/GridOS.asmx
+ * address on the host REST is served from — and not the protocol: REST and SOAP of one service
+ * show the same parcels under the same ids.
+ */
+export function serviceIdentity(baseUrl: string): string {
+  return baseUrl === 'embedded' ? 'embedded' : new URL(baseUrl).origin;
+}
+
+/**
+ * What the journal says about the configured service: `same`; `unrecorded` (a journal from before
+ * the record existed, or a new one); `empty` (another service recorded, but no rows: a journal
+ * that carries nothing belongs to nobody); `other` (rows of another service).
+ */
+export type JournalServiceVerdict =
+  { readonly verdict: 'same' | 'unrecorded' } | { readonly verdict: 'empty' | 'other'; readonly recorded: string };
+
+/** What the verdict reads of a journal; claiming it also writes its meta and names it. */
+type ServiceJournal = Pick<JournalStore, 'getMeta' | 'get'>;
+
+export async function journalServiceVerdict(journal: ServiceJournal, configured: string): Promise<JournalServiceVerdict> {
+  const recorded = await recordedService(journal);
+  if (recorded === undefined) return { verdict: 'unrecorded' };
+  if (recorded === configured) return { verdict: 'same' };
+  return { verdict: (await holdsRows(journal)) ? 'other' : 'empty', recorded };
+}
+
+/** Why a journal with rows of `recorded` is not used for `configured`, and the two ways on. */
+export function serviceChangedAdvice(location: string, recorded: string, configured: string, configFile: string): string {
+  return (
+    `journal ${location} holds the work of service ${recorded}, but api.baseUrl names service ${configured}; ` +
+    'parcel ids of one service name other parcels on another, so this journal is not used for it. Either keep a separate ' +
+    `journal per service: finish the old service's work with \`gridsync once\` against ${recorded}, then give this config its ` +
+    `own stateDir (or journal.url); or, if ${configured} is the same service at a new address, record it with ` +
+    `\`gridsync journal set-service -c ${configFile}\``
+  );
+}
+
+/**
+ * At start, right after the journal opens and before the service is asked anything: records the
+ * configured service where the journal has none or holds no rows, refuses (StartupError) a journal
+ * with rows of another.
+ */
+export async function claimJournal(
+  journal: ServiceJournal & Pick<JournalStore, 'setMeta' | 'location'>,
+  config: { readonly baseUrl: string; readonly configFile: string },
+  logger: Pick<Logger, 'info'>,
+): Promise<void> {
+  const configured = serviceIdentity(config.baseUrl);
+  const found = await journalServiceVerdict(journal, configured);
+  if (found.verdict === 'same') return;
+  if (found.verdict === 'other')
+    throw new StartupError(
+      'STARTUP_SERVICE_CHANGED',
+      serviceChangedAdvice(journal.location, found.recorded, configured, config.configFile),
+    );
+  await recordService(journal, configured);
+  if (found.verdict === 'empty')
+    logger.info(
+      { journal: journal.location, from: found.recorded, to: configured },
+      'the journal held no rows: it now serves the configured service',
+    );
+}
