@@ -5,8 +5,38 @@
  * journal's timestamps and an operator comparing logs do; and an asynchronous failover can lose
  * a committed "upload started" row, after which a file may be sent twice.
  */
+import { journalServiceVerdict, serviceChangedAdvice } from '../daemon/index.js';
 import { openJournal, PG_SCHEMA_VERSION, type JournalStore } from '../journal/index.js';
 import type { CheckResult } from './doctor.js';
+
+/** The service the config names (`serviceIdentity`) and the config's file, for the advice. */
+export interface ConfiguredService {
+  readonly service: string;
+  readonly configFile: string;
+}
+
+/** The name of the check of the service the journal belongs to, on both backends. */
+export const SERVICE_CHECK_NAME = "journal's service";
+
+/**
+ * What run and once decide at start about the service the journal belongs to (journal-service.ts),
+ * recording nothing. `journal` undefined: none exists yet.
+ */
+export async function serviceVerdict(journal: JournalStore | undefined, configured: ConfiguredService): Promise<CheckResult> {
+  const { service } = configured;
+  if (!journal) return { level: 'note', detail: `no journal yet: the first run records ${service}` };
+  const found = await journalServiceVerdict(journal, service);
+  switch (found.verdict) {
+    case 'same':
+      return { level: 'ok', detail: service };
+    case 'unrecorded':
+      return { level: 'note', detail: `none recorded yet: the next run records ${service}` };
+    case 'empty':
+      return { level: 'note', detail: `${found.recorded}, but the journal holds no rows: the next run records ${service}` };
+    case 'other':
+      return { level: 'fail', detail: serviceChangedAdvice(journal.location, found.recorded, service, configured.configFile) };
+  }
+}
 
 /** Skew beyond this is worth a note: row timestamps and logs of different hosts stop lining up. */
 export const CLOCK_SKEW_NOTE_MS = 1_000;
@@ -68,7 +98,11 @@ interface JournalCheck {
 }
 
 /** The checks, sharing one read-only connection opened by the first. */
-export function postgresJournalChecks(url: string, location: string): { checks: JournalCheck[]; close(): Promise<void> } {
+export function postgresJournalChecks(
+  url: string,
+  location: string,
+  configured: ConfiguredService,
+): { checks: JournalCheck[]; close(): Promise<void> } {
   let opened: Promise<JournalStore> | undefined;
   const journal = (): Promise<JournalStore> => (opened ??= openJournal({ url, stateDir: '' }, { readonly: true }));
   const checks: JournalCheck[] = [
@@ -80,6 +114,14 @@ export function postgresJournalChecks(url: string, location: string): { checks: 
       },
     },
     { name: 'journal schema', run: async () => schemaVerdict(await (await journal()).schemaVersion()) },
+    {
+      name: SERVICE_CHECK_NAME,
+      run: async () => {
+        const j = await journal();
+        // An empty database has no meta table yet.
+        return serviceVerdict((await j.schemaVersion()) === 0 ? undefined : j, configured);
+      },
+    },
     {
       name: 'clock skew between this host and the database',
       run: async () => {

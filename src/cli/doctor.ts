@@ -15,9 +15,9 @@ import { accountName, ConfigError, loadConfig, type Config } from '../config/ind
 import { DOCTOR_CALL_TIMEOUT_MS, DOCTOR_SERVICE_BUDGET_MS, DOCTOR_WAIT_NOTICE_MS } from '../config/defaults.js';
 import { redactUrl, workDirOf } from '../config/index.js';
 import { checkWritable, sameFilesystem } from '../files/index.js';
-import { isPostgresUrl, Journal, JournalLockedError } from '../journal/index.js';
-import { PREFLIGHT_CHECKS } from '../daemon/index.js';
-import { postgresJournalChecks } from './doctor-journal.js';
+import { isPostgresUrl, Journal, JournalLockedError, sqliteJournalPath } from '../journal/index.js';
+import { PREFLIGHT_CHECKS, serviceIdentity } from '../daemon/index.js';
+import { postgresJournalChecks, SERVICE_CHECK_NAME, serviceVerdict, type ConfiguredService } from './doctor-journal.js';
 import { output, parseCommand, runCommand } from './args.js';
 import { CONFIG_OPTION } from './common.js';
 import { print, printError } from './print.js';
@@ -266,7 +266,7 @@ function serviceChecks(cfg: Config): { checks: Check[]; close(): Promise<void> }
   return { checks, close: async () => (await client)?.close() };
 }
 
-export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<void> } {
+export function doctorChecks(cfg: Config, configFile: string): { checks: Check[]; close(): Promise<void> } {
   // The refusals run and once decide before opening anything, by the same code.
   const checks: Check[] = PREFLIGHT_CHECKS.map((p) => ({
     name: p.name,
@@ -303,11 +303,12 @@ export function doctorChecks(cfg: Config): { checks: Check[]; close(): Promise<v
     }
   }
   const closers: (() => Promise<void>)[] = [];
+  const service = { service: serviceIdentity(cfg.api.baseUrl), configFile: path.resolve(configFile) };
   if (isPostgresUrl(cfg.journal.url)) {
-    const pgChecks = postgresJournalChecks(cfg.journal.url, redactUrl(cfg.journal.url));
+    const pgChecks = postgresJournalChecks(cfg.journal.url, redactUrl(cfg.journal.url), service);
     checks.push(...pgChecks.checks);
     closers.push(pgChecks.close);
-  } else checks.push(sqliteJournalCheck(cfg.stateDir));
+  } else checks.push(sqliteJournalCheck(cfg.stateDir), sqliteServiceCheck(cfg.stateDir, service));
   if (cfg.http.enabled) checks.push(httpPortCheck(cfg));
   if (cfg.callbacks) checks.push(callbackCredentialsCheck(cfg, cfg.callbacks), callbacksCheck(cfg, cfg.callbacks.publicUrl));
   if (cfg.api.baseUrl === 'embedded') {
@@ -339,6 +340,22 @@ function sqliteJournalCheck(stateDir: string): Check {
   };
 }
 
+function sqliteServiceCheck(stateDir: string, configured: ConfiguredService): Check {
+  return {
+    name: SERVICE_CHECK_NAME,
+    run: async () => {
+      const file = sqliteJournalPath(stateDir);
+      if (!fs.existsSync(file)) return serviceVerdict(undefined, configured);
+      const journal = Journal.open(file, { readonly: true });
+      try {
+        return await serviceVerdict(journal, configured);
+      } finally {
+        await journal.close();
+      }
+    },
+  };
+}
+
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, CONFIG_OPTION);
@@ -361,7 +378,7 @@ export async function main(argv: string[]): Promise<number> {
       );
     const tty = process.stderr.isTTY === true;
     let failed = 0;
-    const { checks, close } = doctorChecks(loaded.config);
+    const { checks, close } = doctorChecks(loaded.config, loaded.file);
     for (const c of checks) {
       // Say what we wait for once a network check is slow to answer: on a terminal as a line that
       // the result replaces, otherwise as its own line on stderr. A prompt answer says nothing.

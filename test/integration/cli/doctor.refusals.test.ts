@@ -13,6 +13,7 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
 import { ERROR_TABLE, EXIT } from '../../../src/errors/index.js';
+import { InboundJournal, Journal, recordService } from '../../../src/journal/index.js';
 import { cliPath } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
 
@@ -132,6 +133,18 @@ const SCENARIOS: readonly Scenario[] = [
       const db = new Database(path.join(w.dir, 'state', 'journal.sqlite'));
       db.pragma('user_version = 9999');
       db.close();
+      return w;
+    },
+  },
+  {
+    code: 'STARTUP_SERVICE_CHANGED',
+    what: 'a journal holding a row of another service',
+    setup: async () => {
+      const w = world(base());
+      const journal = Journal.open(path.join(w.dir, 'state', 'journal.sqlite'));
+      await recordService(journal, 'https://test.grid.example');
+      await new InboundJournal(journal).recordListed(1001, { parcelId: 100_001 });
+      await journal.close();
       return w;
     },
   },
