@@ -17,7 +17,7 @@ import {
   sqliteJournalPath,
   type JournalStore,
 } from '../journal/index.js';
-import { redactUrl } from '../config/index.js';
+import { redactUrl, type Config } from '../config/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
@@ -39,35 +39,38 @@ export async function main(argv: string[]): Promise<number> {
     const toFile = args.values['to-file'];
     const to = toFile ? fs.readFileSync(toFile, 'utf8').trim() : args.values.to;
     if (!to) throw new UsageError(`--to or --to-file is required\n\n${USAGE}`);
-    const cfg = loadConfigOrThrow(args.values.config).config;
-    const source = { url: cfg.journal.url, stateDir: cfg.stateDir };
-    const toSqlite = !isPostgresUrl(to);
-    if (toSqlite && !isPostgresUrl(source.url))
-      throw new UsageError('the configured journal is SQLite already: --to must be a postgres:// URL');
-    if (!toSqlite && to === source.url) throw new UsageError('--to names the configured journal itself');
-    const owner = `gridsync-journal-migrate-${process.pid}`;
-    const stores: JournalStore[] = [];
-    try {
-      const from = await openJournal(source, { owner });
-      stores.push(from);
-      const target = toSqlite ? Journal.open(path.resolve(to), { owner }) : await PgJournal.open(to, redactUrl(to), { owner });
-      stores.push(target);
-      await assertNotInUse(from);
-      await assertNotInUse(target);
-      const copied = await copyJournal(from, target);
-      if (!output.quiet) {
-        for (const c of copied) print(`${c.table.padEnd(16)} ${String(c.rows).padStart(9)} rows\n`);
-        print(
-          `copied ${describeJournal(source)} → ${target.location}\n${
-            toSqlite
-              ? `now remove journal.url and place ${path.resolve(to)} as ${sqliteJournalPath(cfg.stateDir)} on the host that runs gridsync\n`
-              : 'now set journal.url (or journal.urlFile) to the target on every instance\n'
-          }`,
-        );
-      }
-      return 0;
-    } finally {
-      for (const s of stores.reverse()) await s.close();
-    }
+    return migrate(loadConfigOrThrow(args.values.config).config, to);
   });
+}
+
+async function migrate(cfg: Config, to: string): Promise<number> {
+  const source = { url: cfg.journal.url, stateDir: cfg.stateDir };
+  const toSqlite = !isPostgresUrl(to);
+  if (toSqlite && !isPostgresUrl(source.url))
+    throw new UsageError('the configured journal is SQLite already: --to must be a postgres:// URL');
+  if (!toSqlite && to === source.url) throw new UsageError('--to names the configured journal itself');
+  const owner = `gridsync-journal-migrate-${process.pid}`;
+  const stores: JournalStore[] = [];
+  try {
+    const from = await openJournal(source, { owner });
+    stores.push(from);
+    const target = toSqlite ? Journal.open(path.resolve(to), { owner }) : await PgJournal.open(to, redactUrl(to), { owner });
+    stores.push(target);
+    await assertNotInUse(from);
+    await assertNotInUse(target);
+    const copied = await copyJournal(from, target);
+    if (!output.quiet) {
+      for (const c of copied) print(`${c.table.padEnd(16)} ${String(c.rows).padStart(9)} rows\n`);
+      print(
+        `copied ${describeJournal(source)} → ${target.location}\n${
+          toSqlite
+            ? `now remove journal.url and place ${path.resolve(to)} as ${sqliteJournalPath(cfg.stateDir)} on the host that runs gridsync\n`
+            : 'now set journal.url (or journal.urlFile) to the target on every instance\n'
+        }`,
+      );
+    }
+    return 0;
+  } finally {
+    for (const s of stores.reverse()) await s.close();
+  }
 }
