@@ -1,8 +1,9 @@
 /**
  * `gridsync journal migrate --to TARGET`: copies the configured journal (the SQLite file in
  * stateDir, or `journal.url`) into TARGET — a `postgres://` URL, or a SQLite file path to move back
- * — idempotently. Refuses while a gridsync uses either journal: SQLite's single-daemon lock, a live
- * lease in PostgreSQL.
+ * — idempotently. `gridsync journal set-service`: records the configured service as the one the
+ * journal belongs to (the same service at a new address). Both refuse while a gridsync uses a
+ * journal they write: SQLite's single-daemon lock, a live lease in PostgreSQL.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,28 +15,42 @@ import {
   Journal,
   openJournal,
   PgJournal,
+  recordedService,
+  recordService,
   sqliteJournalPath,
   type JournalStore,
 } from '../journal/index.js';
 import { redactUrl, type Config } from '../config/index.js';
+import { serviceIdentity } from '../daemon/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
 
 const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
+       gridsync journal set-service [-c FILE]
 
-Copies the configured journal (journal.url, else journal.sqlite in stateDir) into the target: a
-PostgreSQL database (its schema is created) or a SQLite file (moving back). Run it with every
-gridsync stopped; it refuses while one holds either journal. Running it again is harmless: rows are
-matched by their keys. Then point journal.url at the target (or remove it, for SQLite).
+migrate: copies the configured journal (journal.url, else journal.sqlite in stateDir) into the
+target: a PostgreSQL database (its schema is created) or a SQLite file (moving back). Run it with
+every gridsync stopped; it refuses while one holds either journal. Running it again is harmless:
+rows are matched by their keys. Then point journal.url at the target (or remove it, for SQLite).
 A password written in --to is visible to other users (ps): put the URL in a file only you can
-read and pass --to-file instead.`;
+read and pass --to-file instead.
+
+set-service: records the service api.baseUrl names (its origin, or embedded) as the one the
+journal belongs to. Only for the same service at a new address: the journal's rows are then taken
+for that service's parcels and files. With every gridsync stopped.`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, to: { type: 'string' }, 'to-file': { type: 'string' } }, true);
     if (!args) return 0;
-    if (args.positionals[0] !== 'migrate' || args.positionals.length !== 1) throw new UsageError(USAGE);
+    const [sub, ...rest] = args.positionals;
+    if (rest.length > 0 || (sub !== 'migrate' && sub !== 'set-service')) throw new UsageError(USAGE);
+    if (sub === 'set-service') {
+      if (args.values.to !== undefined || args.values['to-file'] !== undefined)
+        throw new UsageError(`set-service takes no target\n\n${USAGE}`);
+      return setService(loadConfigOrThrow(args.values.config).config);
+    }
     const toFile = args.values['to-file'];
     const to = toFile ? fs.readFileSync(toFile, 'utf8').trim() : args.values.to;
     if (!to) throw new UsageError(`--to or --to-file is required\n\n${USAGE}`);
@@ -72,5 +87,27 @@ async function migrate(cfg: Config, to: string): Promise<number> {
     return 0;
   } finally {
     for (const s of stores.reverse()) await s.close();
+  }
+}
+
+/** The operator says the configured service is the one the journal's rows came from; prints what changed. */
+async function setService(cfg: Config): Promise<number> {
+  const configured = serviceIdentity(cfg.api.baseUrl);
+  const journal = await openJournal(
+    { url: cfg.journal.url, stateDir: cfg.stateDir },
+    { owner: `gridsync-journal-set-service-${process.pid}` },
+  );
+  try {
+    await assertNotInUse(journal);
+    const recorded = await recordedService(journal);
+    if (recorded === configured) {
+      if (!output.quiet) print(`journal ${journal.location} belongs to service ${configured} already: nothing changed\n`);
+      return 0;
+    }
+    await recordService(journal, configured);
+    if (!output.quiet) print(`journal ${journal.location}: service ${recorded ?? '(none recorded)'} → ${configured}\n`);
+    return 0;
+  } finally {
+    await journal.close();
   }
 }

@@ -22,7 +22,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
   requeue: { summary: 'put files from errorDir back into the outbox', load: () => import('./requeue.js') },
   redeliver: { summary: 'have the service deliver an inbound parcel again (reset to inbox)', load: () => import('./redeliver.js') },
   callbacks: { summary: "callbacks list|register|remove|test: the service's callback registrations", load: () => import('./callbacks.js') },
-  journal: { summary: 'journal migrate --to URL: copy the journal between SQLite and PostgreSQL', load: () => import('./journal.js') },
+  journal: {
+    summary: 'journal migrate|set-service: copy the journal between SQLite and PostgreSQL; record a new service address',
+    load: () => import('./journal.js'),
+  },
   call: { summary: 'one raw REST call through the client; prints data as JSON', load: () => import('./call.js') },
   emulator: { summary: 'the local service (REST v2 emulator)', load: () => import('./emulator.js') },
 };
