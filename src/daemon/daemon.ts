@@ -44,7 +44,7 @@ import { journalAdvice, StartupError } from './startup-error.js';
 import { DeliveryWatch } from './stuck.js';
 import { claimJournal } from './journal-service.js';
 import { FailingMailboxes } from './failing-mailboxes.js';
-import { orphanedWork } from './orphans.js';
+import { reportOrphanedWork } from './orphans.js';
 
 export interface DaemonOptions {
   readonly loaded: LoadedConfig;
@@ -329,12 +329,7 @@ export class Daemon {
       if (m.outbound) this.progress.begin(m.name, 'out', await unfinished(rt, m, 'out'));
     }
     await this.keeper?.start();
-    const orphans = await orphanedWork(rt);
-    if (orphans.length)
-      this.logger.error(
-        { orphans: orphans.slice(0, 20), count: orphans.length },
-        'unfinished work in the journal that no configured mailbox drives',
-      );
+    await reportOrphanedWork(rt);
     for (const m of this.mailboxes) {
       // Under leases a mailbox recovers when its lease is taken (its first cycle), not here.
       if (!this.keeper) {

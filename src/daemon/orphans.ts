@@ -10,6 +10,16 @@ import { INBOUND_UNFINISHED, InboundJournal, OUTBOUND_UNFINISHED, OutboundJourna
 import type { LeftItem } from './drain.js';
 import type { DaemonRuntime } from './runtime.js';
 
+/** At `run`'s start: one error line naming such work (the first 20 items), when there is any. */
+export async function reportOrphanedWork(rt: Pick<DaemonRuntime, 'journal' | 'mailboxes' | 'logger'>): Promise<void> {
+  const orphans = await orphanedWork(rt);
+  if (orphans.length === 0) return;
+  rt.logger.error(
+    { orphans: orphans.slice(0, 20), count: orphans.length },
+    'unfinished work in the journal that no configured mailbox drives',
+  );
+}
+
 export async function orphanedWork(rt: Pick<DaemonRuntime, 'journal' | 'mailboxes'>): Promise<LeftItem[]> {
   const inbound = new Set(rt.mailboxes.filter((m) => m.inbound).map((m) => m.mailboxId));
   const outboxes = new Set(rt.mailboxes.flatMap((m) => (m.outbound && m.outboxDir ? [`${m.mailboxId}\0${m.outboxDir}`] : [])));
