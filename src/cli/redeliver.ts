@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { catalog, GridResponseError } from '../api/index.js';
-import { InboundJournal, Journal, REDELIVERY_REQUESTED } from '../journal/index.js';
+import { InboundJournal, Journal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { connectService } from '../service/index.js';
@@ -43,8 +43,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const id of ids) {
         try {
           await reset(id);
-          journal.recordEvent({ direction: 'in', item: id, to: REDELIVERY_REQUESTED, detail: { by: 'gridsync redeliver' } });
-          // Even if the daemon has not yet seen its confirm take, the parcel listed ready again is this reset.
+          // Noted once the reset took: listed ready again, the parcel is this reset, also if its confirm was not yet seen to take.
           await new InboundJournal(journal).markResetRequested(id);
           if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
         } catch (err) {

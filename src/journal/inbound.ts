@@ -94,7 +94,8 @@ const GET_MANY_CHUNK = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 /** A transition needs the state it leaves only: reading the whole row built its 18 other fields for nothing. */
 const SELECT_STATE = 'SELECT state FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
-const CONFIRM_SEEN = 'UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ?';
+/** Only a confirmed row's confirm can be seen to take; the state re-checked keeps an operator's write (markResetRequested) off a row moved meanwhile. */
+const CONFIRM_SEEN = "UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ? AND state = 'confirmed'";
 
 /** The audit-trail event `gridsync redeliver` records for a parcel it had the service reset. */
 export const REDELIVERY_REQUESTED = 'redelivery-requested';
@@ -240,17 +241,24 @@ export class InboundJournal {
   }
 
   /**
-   * An operator had the service reset this parcel (`gridsync redeliver`): listed ready again, it is
-   * a redelivery, whether or not its confirm was seen to take. In every mailbox that has it.
+   * An operator had the service reset this parcel (`gridsync redeliver`): the trail notes it
+   * (`redeliveryRequested`), and listed ready again it is a redelivery, whether or not its confirm
+   * was seen to take — in every mailbox that has it. An operator's step, from beside the daemons
+   * (`CommitOptions.operator`): it clears only the mark the holder clears itself once it sees a
+   * confirm take, on confirmed rows only.
    */
   markResetRequested(parcelId: number): Promise<void> {
-    return this.journal.commit(async (tx) => {
-      const rows = await tx.all<{ mailbox_id: number }>(
-        'SELECT mailbox_id FROM inbound_parcels WHERE parcel_id = ? AND confirm_unverified = 1',
-        parcelId,
-      );
-      for (const r of rows) await tx.write(r.mailbox_id, CONFIRM_SEEN, r.mailbox_id, parcelId);
-    });
+    return this.journal.commit(
+      async (tx) => {
+        await tx.recordEvent({ direction: 'in', item: parcelId, to: REDELIVERY_REQUESTED, detail: { by: 'gridsync redeliver' } });
+        const rows = await tx.all<{ mailbox_id: number }>(
+          'SELECT mailbox_id FROM inbound_parcels WHERE parcel_id = ? AND confirm_unverified = 1',
+          parcelId,
+        );
+        for (const r of rows) await tx.write(r.mailbox_id, CONFIRM_SEEN, r.mailbox_id, parcelId);
+      },
+      { operator: true },
+    );
   }
 
   /** An operator had the service reset this confirmed parcel (`gridsync redeliver`) since the row last changed. */

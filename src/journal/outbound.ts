@@ -13,7 +13,7 @@ import path from 'node:path';
 import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { setClause } from './set-clause.js';
 import { processingName } from '../files/index.js';
-import { pruneRows, type JournalStore, type JournalTx } from './store.js';
+import { pruneRows, type CommitOptions, type JournalStore, type JournalTx } from './store.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
 export type OutboundState = (typeof OUTBOUND_STATES)[number];
@@ -81,6 +81,8 @@ const SELECT_TRANSITION_ROW = 'SELECT id, mailbox_id, state, attempts FROM outbo
 
 /** The mark `requeue --force` leaves on the requeued row (its error_code): send the next copy anyway. */
 const SEND_ANYWAY = 'OUTBOUND_SEND_ANYWAY';
+/** `gridsync requeue` holds no lease: in_error is a final state no lease holder acts on (`CommitOptions.operator`). */
+const OPERATOR = { operator: true } as const;
 
 export class OutboundJournal {
   constructor(private readonly journal: JournalStore) {}
@@ -222,9 +224,14 @@ export class OutboundJournal {
     return this.transition(id, 'in_error', { final_path: finalPath }, { finalPath });
   }
 
-  /** `force`: the next claim of the same content skips the duplicate check (`requeue --force`). */
+  /**
+   * `gridsync requeue`, from beside the daemons: an operator's step (`CommitOptions.operator`).
+   * `force`: the next claim of the same content skips the duplicate check (`requeue --force`).
+   */
   markRequeued(id: number, force = false): Promise<void> {
-    return force ? this.transition(id, 'requeued', { error_code: SEND_ANYWAY }, { force }) : this.transition(id, 'requeued', {}, null);
+    return force
+      ? this.transition(id, 'requeued', { error_code: SEND_ANYWAY }, { force }, OPERATOR)
+      : this.transition(id, 'requeued', {}, null, OPERATOR);
   }
 
   /**
@@ -294,8 +301,14 @@ export class OutboundJournal {
     return row;
   }
 
-  private transition(id: number, to: OutboundState, set: Record<string, unknown>, detail: Record<string, unknown> | null): Promise<void> {
-    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, id), to, set, detail));
+  private transition(
+    id: number,
+    to: OutboundState,
+    set: Record<string, unknown>,
+    detail: Record<string, unknown> | null,
+    options?: CommitOptions,
+  ): Promise<void> {
+    return this.journal.commit(async (tx) => this.apply(tx, await this.require(tx, id), to, set, detail), options);
   }
 
   private async apply(
@@ -307,14 +320,18 @@ export class OutboundJournal {
   ): Promise<void> {
     if (!canTransitionOutbound(row.state, to)) throw new IllegalOutboundTransitionError(row.id, row.state, to);
     const { sql: assign, values } = setClause(set);
-    await tx.write(
+    // The update re-checks the state it read: an operator's step holds no lease that keeps others off the row.
+    const { changes } = await tx.write(
       row.mailbox_id,
-      `UPDATE outbound_files SET state = ?, updated_at = ?${assign} WHERE id = ?`,
+      `UPDATE outbound_files SET state = ?, updated_at = ?${assign} WHERE id = ? AND state = ?`,
       to,
       this.journal.now(),
       ...values,
       row.id,
+      row.state,
     );
+    if (changes === 0)
+      throw new IllegalOutboundTransitionError(row.id, (await tx.get<TransitionRow>(SELECT_TRANSITION_ROW, row.id))?.state, to);
     await tx.recordEvent({ direction: 'out', mailboxId: row.mailbox_id, item: row.id, from: row.state, to, detail });
   }
 }

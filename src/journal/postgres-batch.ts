@@ -6,8 +6,8 @@
  * item at a time, each in its own savepoint (`runInSavepoints`). The items' functions only read
  * and write through their transaction, so running them again is safe.
  *
- * Every write is fenced in its own transaction (`PgLeases.check`), and a commit resolves only once
- * its transaction committed.
+ * Every write is fenced in its own transaction (`PgLeases.check`) — but an operator's, which holds
+ * no lease (`CommitOptions.operator`) — and a commit resolves only once its transaction committed.
  */
 import type pg from 'pg';
 import { isGridsyncError } from '../errors/index.js';
@@ -30,6 +30,8 @@ interface Pending {
   readonly reject: (e: unknown) => void;
   /** `CommitOptions.independent`. */
   readonly independent: boolean;
+  /** `CommitOptions.operator`: its writes skip the lease check. */
+  readonly operator: boolean;
 }
 
 type Outcome = { ok: boolean; value: unknown };
@@ -39,6 +41,9 @@ interface ItemState {
   wrote: boolean;
   readonly events: unknown[][];
 }
+
+/** An operator's commit holds no lease to check (`CommitOptions.operator`). */
+const UNFENCED = (): Promise<void> => Promise.resolve();
 
 /** Rows as one array per column (the bulk insert's parameters). */
 function columns(rows: readonly (readonly unknown[])[], width: number): unknown[][] {
@@ -73,7 +78,13 @@ export class PgBatcher {
 
   commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, independent: options?.independent === true });
+      this.pending.push({
+        fn,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        independent: options?.independent === true,
+        operator: options?.operator === true,
+      });
       this.schedule();
     });
   }
@@ -180,7 +191,7 @@ export class PgBatcher {
     const runItem = async (p: Pending, i: number): Promise<void> => {
       const item: ItemState = { wrote: false, events: [] };
       try {
-        results[i] = { ok: true, value: await p.fn(this.txOn(c, fence, item, coalesce)) };
+        results[i] = { ok: true, value: await p.fn(this.txOn(c, p.operator ? UNFENCED : fence, item, coalesce)) };
         events[i] = item.events;
       } catch (err) {
         results[i] = { ok: false, value: err };
@@ -225,7 +236,7 @@ export class PgBatcher {
         itemFenced.add(mailboxId);
       };
       try {
-        const value = await p.fn(this.txOn(c, fence));
+        const value = await p.fn(this.txOn(c, p.operator ? UNFENCED : fence));
         if (!last) await c.query('RELEASE SAVEPOINT item; SAVEPOINT item');
         for (const m of itemFenced) fenced.add(m);
         results.push({ ok: true, value });

@@ -44,6 +44,15 @@ export interface CommitOptions {
    * the batch run again one commit at a time); only their order is not guaranteed.
    */
   readonly independent?: boolean;
+  /**
+   * An operator's command (`gridsync requeue`, `gridsync redeliver`): a process that holds no lease,
+   * beside the daemons that do. Its writes and events skip the lease check, so only the journal
+   * modules' operator steps ask for this: each changes rows only in a final state (an `in_error`
+   * file, a `confirmed` parcel: nothing a lease holder still drives on), by a statement that
+   * re-checks that state (a row moved meanwhile is left alone), and records its events like any
+   * transition.
+   */
+  readonly operator?: boolean;
 }
 
 /** What a commit's function may do inside its transaction. */
@@ -51,9 +60,10 @@ export interface JournalTx {
   get<T>(sql: string, ...params: unknown[]): Promise<T | undefined>;
   all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
   /**
-   * A write to rows of `mailboxId`: the lease is checked first (once per transaction and mailbox),
-   * a stale token throws `JournalLeaseLostError` and nothing is written. Returns the rows a
-   * `RETURNING` clause gives, and how many rows changed.
+   * A write to rows of `mailboxId`: the lease is checked first (once per transaction and mailbox;
+   * not in an operator's commit, `CommitOptions.operator`), a stale token throws
+   * `JournalLeaseLostError` and nothing is written. Returns the rows a `RETURNING` clause gives,
+   * and how many rows changed.
    */
   write<T = Record<string, unknown>>(mailboxId: number, sql: string, ...params: unknown[]): Promise<{ rows: T[]; changes: number }>;
   /** Append to the audit trail (fenced like `write` when the event names a mailbox). */

@@ -19,6 +19,8 @@ import {
   holdsRows,
   recordedService,
   recordService,
+  REDELIVERY_REQUESTED,
+  type InboundRow,
   type JournalStore,
 } from '../../../src/journal/index.js';
 import { postgresForFile } from '../../helpers/postgres.js';
@@ -29,13 +31,21 @@ const server = postgresForFile('the journal contract on the PostgreSQL backend i
 
 interface Backend {
   readonly name: 'sqlite' | 'postgres';
-  /** A fresh, empty journal (the mailboxes' leases held), and how to reopen the same one. */
-  fresh(): Promise<{ journal: JournalStore; reopen: () => Promise<JournalStore> }>;
+  /**
+   * A fresh, empty journal (the mailboxes' leases held), how to reopen the same one, and how to open
+   * it beside that one as an operator's command does: holding no lease (SQLite: no lock).
+   */
+  fresh(): Promise<{ journal: JournalStore; reopen: () => Promise<JournalStore>; operator: () => Promise<JournalStore> }>;
 }
 
 let databases = 0;
 const opened: JournalStore[] = [];
 const dirs: string[] = [];
+
+function unheld(j: JournalStore): JournalStore {
+  opened.push(j);
+  return j;
+}
 
 async function holdLeases(j: JournalStore): Promise<JournalStore> {
   opened.push(j);
@@ -50,7 +60,11 @@ const backends: Backend[] = [
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-contract-'));
       dirs.push(dir);
       const file = path.join(dir, 'journal.sqlite');
-      return { journal: await holdLeases(Journal.open(file)), reopen: async () => holdLeases(Journal.open(file)) };
+      return {
+        journal: await holdLeases(Journal.open(file)),
+        reopen: async () => holdLeases(Journal.open(file)),
+        operator: async () => unheld(Journal.open(file, { lock: false })),
+      };
     },
   },
   ...(server.available
@@ -60,7 +74,11 @@ const backends: Backend[] = [
           async fresh() {
             const url = await server.createDatabase(`contract_${++databases}`);
             const open = async () => holdLeases(await PgJournal.open(url, 'test', { owner: 'contract' }));
-            return { journal: await open(), reopen: open };
+            return {
+              journal: await open(),
+              reopen: open,
+              operator: async () => unheld(await PgJournal.open(url, 'test', { owner: 'operator' })),
+            };
           },
         },
       ]
@@ -233,6 +251,47 @@ describe.each(backends)('journal contract: $name', (backend) => {
     await expect(j.markArchived(second.id, null)).rejects.toMatchObject({ code: 'JOURNAL_ILLEGAL_TRANSITION' });
     expect((await j.inStates(MB, '/out', ['requeued', 'archived'])).map((r) => r.state)).toEqual(['archived', 'requeued']);
     expect((await j.summary()).counts).toEqual({ archived: 1, requeued: 1 });
+  });
+
+  it('operator steps (requeue, redeliver) from a journal holding no lease, beside the holder: final rows only, on the trail', async () => {
+    const { journal, operator } = await backend.fresh();
+    const out = new OutboundJournal(journal);
+    const inbound = new InboundJournal(journal);
+    const failed = await out.markClaiming(MB, '/out', 'a.x12', '/out/a.x12', '/proc');
+    await out.markClaimed(failed.id, 5, 'ef'.repeat(32));
+    await out.markErroring(failed.id, { reason: 'duplicate' });
+    await out.markInError(failed.id, '/err/a.x12');
+    const busy = await out.markClaiming(MB, '/out', 'b.x12', '/out/b.x12', '/proc');
+    await inbound.recordListed(MB, { parcelId: 9 });
+    await inbound.markStaged(MB, 9, staged(9));
+    await inbound.markPlaced(MB, 9);
+    await inbound.markConfirmed(MB, 9, 'confirmed');
+
+    const op = await operator();
+    await new OutboundJournal(op).markRequeued(failed.id, true);
+    await expect(new OutboundJournal(op).markRequeued(busy.id)).rejects.toMatchObject({ code: 'JOURNAL_ILLEGAL_TRANSITION' });
+    await new InboundJournal(op).markResetRequested(9);
+
+    expect(await out.get(failed.id)).toMatchObject({ state: 'requeued', error_code: 'OUTBOUND_SEND_ANYWAY' });
+    expect((await out.get(busy.id))?.state).toBe('claiming');
+    expect(await inbound.unverifiedConfirms(MB)).toEqual([]);
+    expect(await inbound.redeliveryRequested((await inbound.get(MB, 9)) as InboundRow)).toBe(true);
+    expect(
+      await journal.all(
+        "SELECT direction, mailbox_id, item, from_state, to_state, detail FROM events WHERE to_state IN ('requeued', ?) ORDER BY id",
+        REDELIVERY_REQUESTED,
+      ),
+    ).toEqual([
+      { direction: 'out', mailbox_id: MB, item: String(failed.id), from_state: 'in_error', to_state: 'requeued', detail: '{"force":true}' },
+      {
+        direction: 'in',
+        mailbox_id: null,
+        item: '9',
+        from_state: null,
+        to_state: REDELIVERY_REQUESTED,
+        detail: '{"by":"gridsync redeliver"}',
+      },
+    ]);
   });
 
   it('group commit: a burst of concurrent commits all resolve, durable across a reopen', async () => {

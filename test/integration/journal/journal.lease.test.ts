@@ -5,15 +5,18 @@
  * takeover for longer than the server's idle-in-transaction timeout; a killed connection is
  * replaced (or the write fails typed); the password never reaches an error.
  */
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   InboundJournal,
+  OutboundJournal,
   JournalLeaseLostError,
   JournalUnavailableError,
   PG_TIMEOUTS,
   PgJournal,
   type JournalStore,
 } from '../../../src/journal/index.js';
+import { eventually } from '../../helpers/daemon-child.js';
 import { postgresForFile } from '../../helpers/postgres.js';
 
 const MB = 1001;
@@ -87,6 +90,45 @@ describe.skipIf(!server.available)('journal leases (PostgreSQL)', () => {
     expect(renewed?.token).toBe(la?.token);
     expect(await a.leases.acquire(MB, 5_000)).toMatchObject({ token: la?.token });
     expect(await new InboundJournal(a).recordListed(MB, { parcelId: 2 })).toBe(true);
+  });
+
+  it("an operator's step (requeue) writes beside the holder without a lease — only itself, and only a row still in the state it read", async () => {
+    const { url, a, b } = await twoInstances();
+    await a.leases.acquire(MB, 60_000);
+    const held = new OutboundJournal(a);
+    const inError = async (name: string): Promise<number> => {
+      const row = await held.markClaiming(MB, '/out', name, `/out/${name}`, '/proc');
+      await held.markErroring(row.id, { reason: 'refused' });
+      await held.markInError(row.id, `/err/${name}`);
+      return row.id;
+    };
+    const [first, second] = [await inError('a.x12'), await inError('b.x12')];
+    const claiming = (await held.markClaiming(MB, '/out', 'c.x12', '/out/c.x12', '/proc')).id;
+    const operator = new OutboundJournal(b); // holds no lease
+
+    // One batch: the operator's step lands; an ordinary write beside it is still fenced.
+    const [requeued, claimed] = await Promise.allSettled([
+      operator.markRequeued(first),
+      operator.markClaimed(claiming, 1, 'ab'.repeat(32)),
+    ]);
+    expect(requeued.status).toBe('fulfilled');
+    expect(claimed).toMatchObject({ status: 'rejected', reason: { code: 'JOURNAL_LEASE_LOST' } });
+    expect((await held.get(claiming))?.state).toBe('claiming');
+
+    // The row moves after the step read it, before its update runs: the update matches nothing.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("UPDATE outbound_files SET state = 'requeued' WHERE id = $1", [second]);
+      const late = operator.markRequeued(second).catch((e: unknown) => e);
+      await eventually(async () => (await server.admin("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'")).length > 0);
+      await other.query('COMMIT');
+      expect(await late).toMatchObject({ code: 'JOURNAL_ILLEGAL_TRANSITION', from: 'requeued', to: 'requeued' });
+    } finally {
+      await other.end();
+    }
+    expect(await a.all("SELECT item FROM events WHERE to_state = 'requeued' ORDER BY id")).toEqual([{ item: String(first) }]);
   });
 
   it('a release hands the lease over at once, with a new token; a restarted instance of the same name never inherits its token', async () => {
