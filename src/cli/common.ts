@@ -1,6 +1,7 @@
-/** What the daemon commands share: config loading with exit code 2 on errors, and the logger. */
-import { loadConfig, type LoadedConfig } from '../config/index.js';
+/** What the daemon commands share: config loading with exit code 2 on errors, the logger, an operator's journal. */
+import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, wantsPretty } from '../daemon/index.js';
+import { openJournal, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { output, type LogLevel } from './args.js';
 
@@ -11,6 +12,15 @@ export const CONFIG_OPTION = { config: { type: 'string', short: 'c' } } as const
 /** The config, or a ConfigError that reaches stderr with its code (exit 2 from the error table). */
 export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
   return loadConfig(file);
+}
+
+/**
+ * The configured journal for an operator's command (`requeue`, `redeliver`), meant to work while
+ * the daemon runs: SQLite without the single-daemon lock; on PostgreSQL it holds no lease, so it
+ * writes through the journal's operator steps only (`CommitOptions.operator`).
+ */
+export function operatorJournal(config: Config): Promise<JournalStore> {
+  return openJournal({ url: config.journal.url, stateDir: config.stateDir }, { lock: false });
 }
 
 /**

@@ -4,12 +4,11 @@
  * after its confirmation and places it once more under a name of its own (inbox.redelivery:
  * deliver) — the ERP's first copy is never overwritten.
  */
-import path from 'node:path';
 import { catalog, GridResponseError } from '../api/index.js';
-import { InboundJournal, Journal } from '../journal/index.js';
+import { InboundJournal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
-import { connectService } from '../service/index.js';
+import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
+import { connectService, type ServiceConnection } from '../service/index.js';
 import { print, printError, serviceRefusal } from './print.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
@@ -29,32 +28,41 @@ export async function main(argv: string[]): Promise<number> {
       return Number(p);
     });
     const cfg = loadConfigOrThrow(args.values.config).config;
-    // Reset to the inbox over the configured interface (SOAP: ParcelDownloadReset).
-    const service = await connectService(cfg);
-    const reset = async (parcelId: number): Promise<void> => {
-      if (service.rest) return void (await service.rest.call(catalog.parcels.resetToInbox, { parcelId }));
-      if ((await service.soap?.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true)
-        throw new GridResponseError('ParcelDownloadReset', 200, 'ParcelDownloadResetResult', 'the service answered false');
-    };
-    // No single-daemon lock: like requeue, this works beside a running daemon.
-    const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
-    let failed = 0;
+    // Opened before anything is reset: a reset the journal did not note is taken for a confirm that never took.
+    const journal = await operatorJournal(cfg);
     try {
-      for (const id of ids) {
-        try {
-          await reset(id);
-          // Noted once the reset took: listed ready again, the parcel is this reset, also if its confirm was not yet seen to take.
-          await new InboundJournal(journal).markResetRequested(id);
-          if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
-        } catch (err) {
-          failed++;
-          printError(`parcel ${id}: not reset — ${serviceRefusal(err)}\n`);
-        }
+      const service = await connectService(cfg);
+      try {
+        return (await redeliverAll(ids, service, new InboundJournal(journal))) ? 1 : 0;
+      } finally {
+        await service.close();
       }
     } finally {
       await journal.close();
-      await service.close();
     }
-    return failed ? 1 : 0;
   });
+}
+
+/** Resets each parcel and notes it; returns how many the service refused. */
+async function redeliverAll(ids: readonly number[], service: ServiceConnection, journal: InboundJournal): Promise<number> {
+  let failed = 0;
+  for (const id of ids) {
+    try {
+      await reset(service, id);
+      // Noted once the reset took: listed ready again, the parcel is this reset, also if its confirm was not yet seen to take.
+      await journal.markResetRequested(id);
+      if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
+    } catch (err) {
+      failed++;
+      printError(`parcel ${id}: not reset — ${serviceRefusal(err)}\n`);
+    }
+  }
+  return failed;
+}
+
+/** Reset to the inbox over the configured interface (SOAP: ParcelDownloadReset). */
+async function reset(service: ServiceConnection, parcelId: number): Promise<void> {
+  if (service.rest) return void (await service.rest.call(catalog.parcels.resetToInbox, { parcelId }));
+  if ((await service.soap?.call('ParcelDownloadReset', { ParcelID: String(parcelId) })) !== true)
+    throw new GridResponseError('ParcelDownloadReset', 200, 'ParcelDownloadResetResult', 'the service answered false');
 }

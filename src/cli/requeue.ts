@@ -2,10 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UnsafeFileError } from '../files/index.js';
-import { Journal, OutboundJournal } from '../journal/index.js';
+import { OutboundJournal } from '../journal/index.js';
 import { requeueFromError } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] [--force] (FILE… | --all)
@@ -39,8 +39,7 @@ export async function main(argv: string[]): Promise<number> {
     if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
     // Nothing to move: leave the stateDir alone (opening the journal would create it).
     if (targets.length === 0) return missing.length ? 1 : 0;
-    // No single-daemon lock: requeue is meant to work while the daemon runs; SQLite serialises the writes.
-    const journal = Journal.open(path.join(cfg.stateDir, 'journal.sqlite'), { lock: false });
+    const journal = await operatorJournal(cfg);
     const rows = new OutboundJournal(journal);
     let skipped = 0;
     try {
