@@ -155,17 +155,22 @@ export class InboxPlacement {
    */
   private async chooseAgain(row: InboundRow, taken: string): Promise<string> {
     this.release(taken);
-    const final = await this.freeVariant(row, path.relative(this.ctx.inbox.dir, taken));
-    try {
-      await this.ctx.journal.markFinalPathTaken(this.ctx.mailboxId, row.parcel_id, taken, final);
-    } catch (err) {
-      this.release(final);
-      throw err;
-    }
+    const final = await this.renamed(row, taken, await this.freeVariant(row, path.relative(this.ctx.inbox.dir, taken)));
     this.ctx.logger.info(
       { parcelId: row.parcel_id, taken, file: final },
       'another file took the inbox name chosen for a parcel before it was placed; the parcel goes under a free name',
     );
+    return final;
+  }
+
+  /** Journals a staged parcel's new final path (claimed by the caller; let go again when the journal refuses it). */
+  private async renamed(row: InboundRow, old: string, final: string): Promise<string> {
+    try {
+      await this.ctx.journal.markFinalPathTaken(this.ctx.mailboxId, row.parcel_id, old, final);
+    } catch (err) {
+      this.release(final);
+      throw err;
+    }
     return final;
   }
 
@@ -184,13 +189,7 @@ export class InboxPlacement {
   private async intoMovedInbox(row: InboundRow, old: string): Promise<string> {
     this.release(old);
     const plain = resolveInside(this.ctx.inbox.dir, path.basename(old));
-    const final = (await this.claim(plain)) ? plain : await this.freeVariant(row, path.basename(old));
-    try {
-      await this.ctx.journal.markFinalPathTaken(this.ctx.mailboxId, row.parcel_id, old, final);
-    } catch (err) {
-      this.release(final);
-      throw err;
-    }
+    const final = await this.renamed(row, old, (await this.claim(plain)) ? plain : await this.freeVariant(row, path.basename(old)));
     this.ctx.logger.info(
       { parcelId: row.parcel_id, was: old, file: final },
       'the inbox moved since the parcel was staged; it goes into the configured inbox',
