@@ -297,10 +297,9 @@ export class OutboundPipeline {
       row = await this.journal.get(id);
     }
     if (row?.state === 'claimed') {
-      const rejection = (await this.sender.copyRemoved(row)) ?? (await this.sender.check(row));
+      const rejection = await this.sender.check(row);
       if (rejection) {
-        this.ctx.tally('rejected', 1, { reason: rejection.reason, code: rejection.errorCode, file: row.file_name });
-        await this.disposal.toError(row, rejection);
+        await this.sender.refuse(row, rejection);
         return {};
       }
     }

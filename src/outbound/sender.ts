@@ -81,9 +81,10 @@ export class Sender {
   /**
    * The claimed copy in processing is gone (an operator cleared the folder): it was not sent —
    * for an `uploading` row, once the outbox list said so — and nothing is left to send. Without
-   * this the row stayed claimed for good, each pass failing on the missing file.
+   * this the row stayed claimed for good, each pass failing on the missing file. Asked only once
+   * reading the copy failed, or an unknown upload was not found: never on the way of a send.
    */
-  async copyRemoved(row: OutboundRow): Promise<Refusal | undefined> {
+  private async copyRemoved(row: OutboundRow): Promise<Refusal | undefined> {
     if (await this.ctx.calls.exists(row.processing_path as string)) return undefined;
     return {
       reason: 'its claimed copy in the processing folder was removed before it was sent: nothing was sent',
@@ -91,9 +92,22 @@ export class Sender {
     };
   }
 
-  /** The checks before sending (`refusalOf`), on the claimed snapshot. */
-  check(row: OutboundRow): Promise<Refusal | undefined> {
-    return refusalOf(row, this.ctx.cfg, this.ctx.journal, this.ctx.now());
+  /** The checks before sending (`refusalOf`), on the claimed snapshot; a snapshot gone is a refusal too. */
+  async check(row: OutboundRow): Promise<Refusal | undefined> {
+    try {
+      return await refusalOf(row, this.ctx.cfg, this.ctx.journal, this.ctx.now());
+    } catch (err) {
+      const removed = (err as NodeJS.ErrnoException).code === 'ENOENT' ? await this.copyRemoved(row) : undefined;
+      if (removed) return removed;
+      throw err;
+    }
+  }
+
+  /** A file that will not be sent: counted as rejected, to errorDir with the reason. */
+  async refuse(row: OutboundRow, refusal: Refusal): Promise<void> {
+    this.startedUnder.delete(row.id);
+    this.ctx.tally('rejected', 1, { reason: refusal.reason, code: refusal.errorCode, file: row.file_name });
+    await this.disposal.toError(row, refusal);
   }
 
   /**
@@ -150,9 +164,7 @@ export class Sender {
         }
         const removed = await this.copyRemoved(row);
         if (removed) {
-          this.startedUnder.delete(row.id);
-          this.ctx.tally('rejected', 1, { reason: removed.reason, code: removed.errorCode, file: row.file_name });
-          await this.disposal.toError(row, removed);
+          await this.refuse(row, removed);
           return false;
         }
         if (row.attempts >= cfg.maxAttempts) {
