@@ -39,8 +39,8 @@ export class HealthState {
   }): Readiness {
     const window = Math.max(3 * s.pollMs, 60_000);
     const fresh = this.lastSuccessAt !== undefined && s.now - this.lastSuccessAt <= window;
-    const failing = s.cycleFailures > 0 || this.connectFailures > 0 || !s.scheduled;
-    const ready = !s.stopping && !failing && s.stuck.length === 0 && s.failing.length === 0 && (fresh || s.windows);
+    const unwell = s.cycleFailures > 0 || this.connectFailures > 0 || !s.scheduled;
+    const ready = !s.stopping && !unwell && s.stuck.length === 0 && s.failing.length === 0 && (fresh || s.windows);
     return {
       ready,
       lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null,

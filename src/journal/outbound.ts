@@ -229,9 +229,7 @@ export class OutboundJournal {
    * `force`: the next claim of the same content skips the duplicate check (`requeue --force`).
    */
   markRequeued(id: number, force = false): Promise<void> {
-    return force
-      ? this.transition(id, 'requeued', { error_code: SEND_ANYWAY }, { force }, OPERATOR)
-      : this.transition(id, 'requeued', {}, null, OPERATOR);
+    return this.transition(id, 'requeued', force ? { error_code: SEND_ANYWAY } : {}, force ? { force } : null, OPERATOR);
   }
 
   /**
