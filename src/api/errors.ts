@@ -166,12 +166,16 @@ export class ConfirmNotTakenError extends GridError {
   }
 }
 
-/** A file changed size while it was uploaded: what was sent is not the file that was claimed. */
+/**
+ * A file to upload is not the size it was claimed with: what would be sent is not the file that
+ * was claimed. `notSent`: found before any byte of it went out (else it changed during the upload).
+ */
 export class UploadSourceChangedError extends GridsyncError {
   readonly code = 'GRID_UPLOAD_SOURCE_CHANGED';
   constructor(
     readonly filePath: string,
-    detail: string,
+    readonly detail: string,
+    readonly notSent = false,
   ) {
     super(`${filePath} ${detail}`);
   }

@@ -40,6 +40,8 @@ export interface UploadOptions {
   readonly mailboxId?: number;
   /** Send `bytes` for server-side verification. Default true. */
   readonly sendBytes?: boolean;
+  /** The size the file was claimed with: a file of another size is refused before any byte is sent. */
+  readonly expectedBytes?: number;
 }
 
 export interface ReceiveOptions {
@@ -152,7 +154,7 @@ export async function uploadBody(
   onBodySent?: () => void,
   calls: FileCalls = FileCalls.POOL,
 ): Promise<{ length: number; body: () => AsyncGenerator<string> }> {
-  const source = await calls.source(filePath);
+  const source = await uploadSource(filePath, upload, calls);
   const size = source.size;
   const head: Record<string, unknown> = { fileName: upload.fileName };
   if (upload.sendBytes !== false) head.bytes = size;
@@ -169,6 +171,26 @@ export async function uploadBody(
     onBodySent?.();
   };
   return { length, body };
+}
+
+/**
+ * The file an upload sends, refused (UploadSourceChangedError, `notSent`) when its size is not the
+ * one it was claimed with: a claimed copy cut short or grown since would otherwise reach the
+ * partner as their document. Both protocols take their source here.
+ */
+export async function uploadSource(
+  filePath: string,
+  upload: Pick<UploadOptions, 'expectedBytes'>,
+  calls: FileCalls,
+): Promise<{ size: number; chunks: () => AsyncIterable<Buffer> }> {
+  const source = await calls.source(filePath);
+  if (upload.expectedBytes !== undefined && source.size !== upload.expectedBytes)
+    throw new UploadSourceChangedError(
+      filePath,
+      `is ${source.size} bytes, not the ${upload.expectedBytes} bytes it was claimed with`,
+      true,
+    );
+  return source;
 }
 
 /** A file's content base64-encoded as it is read; a file whose size changed since `source` fails. */

@@ -156,7 +156,7 @@ export const ERROR_TABLE = {
     EXIT.incomplete,
     true,
     'a claimed outbox file changed size while it was uploaded',
-    'nothing: the upload is abandoned and tried again; find out what writes into claimed files if it repeats',
+    'nothing: the upload is abandoned; a later try sends the file only at the size it was claimed with, else errorDir (`OUTBOUND_COPY_CHANGED`); find out what writes into claimed files',
   ),
   GRID_LIMIT_EXCEEDED: row(
     EXIT.incomplete,
@@ -233,6 +233,12 @@ export const ERROR_TABLE = {
     false,
     "(errorCode in an `.error.json`) the file's claimed copy in the processing folder was removed before it was sent, and the service's outbox list does not show it: nothing was sent, and errorDir holds the report alone",
     'have the ERP export the file again if it is still to be sent',
+  ),
+  OUTBOUND_COPY_CHANGED: row(
+    null,
+    false,
+    "(errorCode in an `.error.json`) the file's claimed copy in the processing folder was not the size it was claimed with when its upload was to start (cut short or grown since): nothing was sent, and errorDir holds that copy",
+    'have the ERP export the file again; find out what changed the processing folder',
   ),
   OUTBOUND_NAME_NOT_UTF8: row(
     null,

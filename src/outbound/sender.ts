@@ -7,6 +7,7 @@ import PQueue from 'p-queue';
 import {
   CallConcurrency,
   GridApiError,
+  UploadSourceChangedError,
   GridTransportError,
   isPermanent,
   mayHaveReachedService,
@@ -197,6 +198,7 @@ export class Sender {
             {
               fileName: row.file_name,
               mailboxId: this.ctx.mailboxId,
+              ...(row.bytes !== null ? { expectedBytes: row.bytes } : {}),
               ...(cfg.gridIdFrom !== undefined ? { gridIdFrom: cfg.gridIdFrom } : {}),
               ...(cfg.gridIdTo !== undefined ? { gridIdTo: cfg.gridIdTo } : {}),
             },
@@ -273,6 +275,15 @@ export class Sender {
     }
     const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
+    if (err instanceof UploadSourceChangedError && err.notSent) {
+      // Sending it again cannot help: the claimed snapshot is not what the ERP exported any more.
+      if (row.state === 'uploading') await journal.markNotSent(id, reason);
+      await this.refuse((await journal.get(id)) as OutboundRow, {
+        reason: `its claimed copy in the processing folder ${err.detail}: nothing was sent; have the ERP export the file again`,
+        errorCode: 'OUTBOUND_COPY_CHANGED',
+      });
+      return false;
+    }
     const api = err instanceof GridApiError ? err : undefined;
     const decision = decideResend(err, row.state, row.attempts, cfg.maxAttempts);
     // Only a row that stays `uploading` (to be reconciled) still needs its attempt's token.

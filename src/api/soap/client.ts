@@ -36,7 +36,7 @@ import {
   type UploadCallOptions,
   type UploadOptions,
 } from '../transport.js';
-import { encodedContent } from '../transfer.js';
+import { encodedContent, uploadSource } from '../transfer.js';
 import { base64Length } from '@gridsync/protocol/encoding';
 import { FileCalls } from '../../files/index.js';
 import { decodeResult, omittedRecords, readAnswer } from './answer.js';
@@ -260,7 +260,7 @@ export class SoapClient implements MailboxTransport {
           : 'ParcelUpload',
     );
     return this.core.run(this.retryOptions(def, options, false), UPLOAD, async (sessionId, { signal, armDeadline }) => {
-      const source = await (options.calls ?? FileCalls.POOL).source(filePath);
+      const source = await uploadSource(filePath, upload, options.calls ?? FileCalls.POOL);
       const size = source.size;
       const params = {
         SessionID: sessionId,
