@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import chokidar, { type FSWatcher } from 'chokidar';
 import {
   FileCalls,
   fsyncDir,
@@ -24,6 +23,7 @@ import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
+import { OutboxWatcher } from './watcher.js';
 
 /** Files claimed together in one scan step. */
 const CLAIM_BATCH = 32;
@@ -46,7 +46,7 @@ export class OutboxScanner {
   private readonly reportedOdd = new Set<string>();
   /** Claims already reported as stopped by a full filesystem: one error line each, not one per retry. */
   private readonly reportedNoSpace = new Set<number>();
-  private watcher: FSWatcher | undefined;
+  private watcher: OutboxWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private scanning: Promise<number> | undefined;
   private rescanSoon = false;
@@ -70,17 +70,8 @@ export class OutboxScanner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const { cfg, logger } = this.ctx;
-    this.watcher = chokidar.watch(cfg.dir, {
-      depth: 0,
-      ignoreInitial: true,
-      usePolling: cfg.usePolling,
-      // chokidar 5 also asks about the root itself: never ignore it, or nothing is watched.
-      ignored: (p: string) => path.resolve(p) !== path.resolve(cfg.dir) && this.isIgnored(path.basename(p)),
-    });
-    this.watcher.on('add', () => this.kick());
-    this.watcher.on('change', () => this.kick());
-    this.watcher.on('error', (err) => logger.warn({ ...errorFields(err) }, 'outbox watcher error; the periodic rescan continues'));
+    this.watcher = new OutboxWatcher(this.ctx.cfg, this.isIgnored, this.ctx.logger, () => this.kick());
+    this.watcher.start();
     this.kick();
   }
 
@@ -89,7 +80,7 @@ export class OutboxScanner {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.watcher?.close();
+    await this.watcher?.stop();
     this.watcher = undefined;
     await this.scanning;
   }
@@ -140,6 +131,8 @@ export class OutboxScanner {
   }
 
   private async scanOnce(): Promise<number> {
+    // The folder at the path may be another one than the watch is on (made again since).
+    await this.watcher?.verify();
     // Only the mailbox's lease holder claims (the claim itself is journalled under its token).
     if (!this.ctx.lease.mayAct()) return 0;
     const { cfg, logger } = this.ctx;
