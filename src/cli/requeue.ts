@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UnsafeFileError } from '../files/index.js';
 import { OutboundJournal } from '../journal/index.js';
-import { requeueFromError } from '../outbound/index.js';
+import { moveBackToOutbox, requeueName } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
+import { describeForOperator } from './exit-codes.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] [--force] (FILE… | --all)
@@ -44,9 +45,9 @@ export async function main(argv: string[]): Promise<number> {
     let skipped = 0;
     try {
       for (const t of targets) {
-        let dest: string;
+        let name: string;
         try {
-          dest = await requeueFromError(t.file, t.outbox, Date.now, t.marker);
+          name = await requeueName(t.file);
         } catch (err) {
           // A report someone replaced with a link, FIFO or device (requeue often runs as root).
           if (!(err instanceof UnsafeFileError)) throw err;
@@ -54,7 +55,17 @@ export async function main(argv: string[]): Promise<number> {
           skipped++;
           continue;
         }
+        // Journalled before the move: a daemon may claim the file the moment it is in the outbox
+        // (stableMs 0, a marker that follows it), and without the force mark it is refused again.
         for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id, args.values.force === true);
+        let dest: string;
+        try {
+          dest = await moveBackToOutbox(t.file, t.outbox, name, Date.now, t.marker);
+        } catch (err) {
+          printError(`${unfinished(t, args.values.force === true, err)}\n`);
+          skipped++;
+          continue;
+        }
         if (!output.quiet) print(`requeued ${t.file} → ${dest}${args.values.force ? ' (sent even if a duplicate)' : ''}\n`);
       }
     } finally {
@@ -62,4 +73,23 @@ export async function main(argv: string[]): Promise<number> {
     }
     return missing.length || skipped ? 1 : 0;
   });
+}
+
+/**
+ * Why a file whose row is requeued already did not go back, or did not finish going back. The
+ * journal's mark (with --force: send it even if a duplicate) holds however the file reaches the
+ * outbox, so requeuing it again, or moving it by hand, completes it.
+ */
+function unfinished(t: { file: string; outbox: string; marker?: string }, force: boolean, err: unknown): string {
+  const why = describeForOperator(err);
+  if (fs.existsSync(t.file))
+    return (
+      `not moved back: ${t.file} — ${why}. The journal has it as requeued already` +
+      (force ? `, marked to be sent even if a duplicate; that holds however it reaches ${t.outbox}: ` : ': ') +
+      `fix the cause and requeue it again, or move it into ${t.outbox} by hand`
+    );
+  return (
+    `moved back into ${t.outbox}, but not finished: ${t.file} — ${why}. Its report may be left in errorDir` +
+    (t.marker ? `, and its marker (*${t.marker}) missing: without it the file is not sent` : '')
+  );
 }

@@ -283,21 +283,31 @@ async function cannotCross(entry: string | Buffer, from: string, errorDir: strin
 }
 
 /**
- * Moves `file` from an errorDir back into `outboxDir` under its original name (or a fresh
- * `requeued-…` name when that is taken), durably, and removes its report. With `markerSuffix` (an
- * outbox read with `readiness: marker`) the file's marker follows it: without one the file would
- * wait in the outbox for good. Returns the new path.
+ * The name `file` in an errorDir goes back into its outbox under: the one its report gives (its
+ * name in the outbox), else its own. Reads the report: an UnsafeFileError when that is no report
+ * of ours (see readErrorReport) — read before anything is journalled or moved.
  */
-export async function requeueFromError(
+export async function requeueName(file: string): Promise<string> {
+  const original = (await readErrorReport(file))?.file;
+  return original && !original.includes('/') && original !== '.' && original !== '..' ? original : path.basename(file);
+}
+
+/**
+ * Moves `file` from an errorDir back into `outboxDir` under `name` (or a fresh `requeued-…` name
+ * when that is taken), durably, and removes its report. With `markerSuffix` (an outbox read with
+ * `readiness: marker`) the file's marker follows it: without one the file would wait in the outbox
+ * for good. The file may be claimed as soon as it is there: whatever the claim must know of it
+ * (`requeue --force`) is journalled first. Returns the new path.
+ */
+export async function moveBackToOutbox(
   file: string,
   outboxDir: string,
+  name: string,
   now: () => number = Date.now,
   markerSuffix?: string,
 ): Promise<string> {
-  const original = (await readErrorReport(file))?.file;
-  const base = original && !original.includes('/') && original !== '.' && original !== '..' ? original : path.basename(file);
-  let dest = path.join(outboxDir, base);
-  if (await exists(dest)) dest = path.join(outboxDir, `requeued-${now()}-${base}`);
+  let dest = path.join(outboxDir, name);
+  if (await exists(dest)) dest = path.join(outboxDir, `requeued-${now()}-${name}`);
   await moveDurable(file, dest);
   await fsyncDir(path.dirname(file));
   await fs.promises.rm(`${file}${ERROR_REPORT_SUFFIX}`, { force: true });
