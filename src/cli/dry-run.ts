@@ -4,7 +4,8 @@
  * claimed or moved. The outbox files go through the checks of the real send (outbound's
  * `previewOutbox`). Read-only calls only: the session and each mailbox's pending inbox list.
  * What an earlier run left unfinished in the journal (a file in processing/, a parcel staged but
- * not placed) is listed too, with what a real run does with it first.
+ * not placed) is listed too, with what a real run does with it first. A journal with rows of
+ * another service is refused as a start refuses it.
  */
 import fs from 'node:fs';
 import type { Config } from '../config/index.js';
@@ -21,7 +22,8 @@ import {
 } from '../journal/index.js';
 import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
-import { connectService } from '../service/index.js';
+import { refuseAnotherService } from '../daemon/index.js';
+import { connectService, type ServiceConnection } from '../service/index.js';
 
 export interface DryRunReport {
   readonly mailboxes: {
@@ -74,13 +76,18 @@ async function readJournal(cfg: Config): Promise<JournalStore | undefined> {
   return openJournal(where, { readonly: true });
 }
 
-export async function dryRun(cfg: Config): Promise<DryRunReport> {
-  const service = await connectService(cfg);
-  const client = service.client;
-  const journal = await readJournal(cfg).catch(async (err: unknown) => {
-    await service.close();
+/** `configFile` is named in the advice of a refusal (a journal of another service). */
+export async function dryRun(cfg: Config, configFile: string): Promise<DryRunReport> {
+  const journal = await readJournal(cfg);
+  let service: ServiceConnection;
+  try {
+    if (journal) await refuseAnotherService(journal, { baseUrl: cfg.api.baseUrl, configFile });
+    service = await connectService(cfg);
+  } catch (err) {
+    await journal?.close();
     throw err;
-  });
+  }
+  const client = service.client;
   try {
     const me = (await client.sessionContext()).mailboxId ?? 0;
     const mailboxes: MailboxReport[] = [];

@@ -1,4 +1,5 @@
 /** `gridsync once`: one full cycle of every mailbox, then exit with a status code for schedulers. */
+import path from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import { Daemon, ONCE_MAILBOX_CONCURRENCY } from '../daemon/index.js';
 import { output, parseCommand, runCommand, untilSignal } from './args.js';
@@ -16,8 +17,8 @@ with the verdict of the checks before sending (the real ones, read-only): would 
 (with the reason and the code its error report would carry: empty file, too large, invalid
 interchange, duplicate content, a symlink or FIFO, …), or not ready; and first what an earlier
 run left unfinished (a parcel staged, a file in processing/), which a real run finishes first.
-Exit 1 when a file would be refused (as once would), else 0; --json prints the same as a JSON
-object.
+Exit 1 when a file would be refused (as once would), 2 when the journal holds the work of another
+service (once refuses it too), else 0; --json prints the same as a JSON object.
 
 On a terminal: a live line per mailbox and direction (items done/total, bytes, rate, ETA), then a
 summary table; elsewhere a "once started" log line, then a progress log line (with rate and ETA)
@@ -40,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     const loaded = loadConfigOrThrow(args.values.config);
     if (args.values['dry-run']) {
-      const report = await dryRun(loaded.config);
+      const report = await dryRun(loaded.config, path.resolve(loaded.file));
       print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);
       return wouldRefuse(report) ? 1 : 0;
     }

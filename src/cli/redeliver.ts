@@ -4,7 +4,9 @@
  * after its confirmation and places it once more under a name of its own (inbox.redelivery:
  * deliver) — the ERP's first copy is never overwritten.
  */
+import path from 'node:path';
 import { catalog, GridResponseError } from '../api/index.js';
+import { refuseAnotherService } from '../daemon/index.js';
 import { InboundJournal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
@@ -16,7 +18,7 @@ const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 Asks the service to put each parcel back into the inbox (POST /v2/parcels/reset-to-inbox/ID) and
 notes it in the journal; the daemon (or the next once) delivers it again under a new name.
 Works while the daemon runs. Exit 0 all reset · 1 the service refused one (reason printed) ·
-2 usage or config.`;
+2 usage, config, or a journal that holds the work of another service (as run and once refuse it).`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -27,10 +29,12 @@ export async function main(argv: string[]): Promise<number> {
       if (!/^\d+$/.test(p)) throw new UsageError(`not a parcel id: ${p}`);
       return Number(p);
     });
-    const cfg = loadConfigOrThrow(args.values.config).config;
+    const loaded = loadConfigOrThrow(args.values.config);
+    const cfg = loaded.config;
     // Opened before anything is reset: a reset the journal did not note is taken for a confirm that never took.
     const journal = await operatorJournal(cfg);
     try {
+      await refuseAnotherService(journal, { baseUrl: cfg.api.baseUrl, configFile: path.resolve(loaded.file) });
       const service = await connectService(cfg);
       try {
         return (await redeliverAll(ids, service, new InboundJournal(journal))) ? 1 : 0;

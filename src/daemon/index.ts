@@ -8,6 +8,7 @@ export { PREFLIGHT_CHECKS, type PreflightCheck } from './preflight.js';
 export {
   claimJournal,
   journalServiceVerdict,
+  refuseAnotherService,
   serviceChangedAdvice,
   serviceIdentity,
   type JournalServiceVerdict,

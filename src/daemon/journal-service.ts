@@ -48,6 +48,27 @@ export function serviceChangedAdvice(location: string, recorded: string, configu
 }
 
 /**
+ * Refuses (StartupError) a journal with rows of another service than the configured one, as a
+ * start does; returns the verdict otherwise and records nothing. `once --dry-run` and `redeliver`
+ * use the journal without a start and call this before they ask the service anything: the dry
+ * run would read another service's rows against the configured one's lists, and redeliver would
+ * have one service reset a parcel and note it in another service's journal.
+ */
+export async function refuseAnotherService(
+  journal: ServiceJournal & Pick<JournalStore, 'location'>,
+  config: { readonly baseUrl: string; readonly configFile: string },
+): Promise<JournalServiceVerdict> {
+  const configured = serviceIdentity(config.baseUrl);
+  const found = await journalServiceVerdict(journal, configured);
+  if (found.verdict === 'other')
+    throw new StartupError(
+      'STARTUP_SERVICE_CHANGED',
+      serviceChangedAdvice(journal.location, found.recorded, configured, config.configFile),
+    );
+  return found;
+}
+
+/**
  * At start, right after the journal opens and before the service is asked anything: records the
  * configured service where the journal has none or holds no rows, refuses (StartupError) a journal
  * with rows of another.
@@ -57,14 +78,9 @@ export async function claimJournal(
   config: { readonly baseUrl: string; readonly configFile: string },
   logger: Pick<Logger, 'info'>,
 ): Promise<void> {
-  const configured = serviceIdentity(config.baseUrl);
-  const found = await journalServiceVerdict(journal, configured);
+  const found = await refuseAnotherService(journal, config);
   if (found.verdict === 'same') return;
-  if (found.verdict === 'other')
-    throw new StartupError(
-      'STARTUP_SERVICE_CHANGED',
-      serviceChangedAdvice(journal.location, found.recorded, configured, config.configFile),
-    );
+  const configured = serviceIdentity(config.baseUrl);
   await recordService(journal, configured);
   if (found.verdict === 'empty')
     logger.info(

@@ -4,7 +4,9 @@
 // 100001 — never downloaded, so lost — and exited 0. Now the journal records its service and a
 // start against another one is refused (exit 2) while the journal holds rows; a journal that never
 // carried anything is taken over; REST and SOAP of one service are one service; and
-// `gridsync journal set-service` records a new address of the same service.
+// `gridsync journal set-service` records a new address of the same service. `once --dry-run` and
+// `redeliver` use the journal without a start: the dry run showed B's pending parcels against A's
+// rows, and redeliver had B reset its parcel and noted that in A's journal; both refuse the same way.
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -54,6 +56,16 @@ async function recorded(w: DaemonWorld): Promise<string | undefined> {
   const j = Journal.open(path.join(w.state, 'journal.sqlite'), { readonly: true });
   try {
     return await j.getMeta('service');
+  } finally {
+    await j.close();
+  }
+}
+
+/** The journal's event trail, in order. */
+async function journalEvents(w: DaemonWorld): Promise<unknown[]> {
+  const j = Journal.open(path.join(w.state, 'journal.sqlite'), { readonly: true });
+  try {
+    return await j.all('SELECT * FROM events ORDER BY id');
   } finally {
     await j.close();
   }
@@ -164,6 +176,36 @@ describe('a journal against another service', () => {
     expect(listFiles(w.inbox)).toEqual(['a.x12']);
   });
 
+  it('once --dry-run and redeliver refuse it too (exit 2, the same code), before B is asked anything', async () => {
+    const [a, b] = [await emulator(), await emulator()];
+    await inject(a, 'a.x12');
+    const bParcel = await inject(b, 'b.x12');
+    const w = world(a.url);
+    await crashBeforeConfirm(w);
+    configure(w, (c) => (c.api.baseUrl = b.url));
+    const eventsBefore = await journalEvents(w);
+
+    // Asynchronously: the emulators answer from this process.
+    const dry = await startCli(['once', '--dry-run', '-c', w.configFile]).exited;
+    expect(dry.code, dry.stdout + dry.stderr).toBe(2);
+    expect(dry.stderr).toContain('[STARTUP_SERVICE_CHANGED]');
+    expect(dry.stderr).toContain(`journal ${path.join(w.state, 'journal.sqlite')} holds the work of service ${a.url}`);
+    expect(dry.stdout, 'no report of what B holds').toBe('');
+
+    const redeliver = await startCli(['redeliver', String(bParcel), '-c', w.configFile]).exited;
+    expect(redeliver.code, redeliver.stdout + redeliver.stderr).toBe(2);
+    expect(redeliver.stderr).toContain('[STARTUP_SERVICE_CHANGED]');
+    expect(redeliver.stderr).toContain(`gridsync journal set-service -c ${w.configFile}`);
+    expect(redeliver.stdout).toBe('');
+
+    expect(
+      b.requests().filter((r) => !r.path.startsWith('/_emulator/')),
+      'B was not asked anything (no session, no list, no reset)',
+    ).toEqual([]);
+    expect(await journalEvents(w), 'nothing journalled').toEqual(eventsBefore);
+    expect(await recorded(w)).toBe(a.url);
+  });
+
   it('set-service refuses while a gridsync holds the journal', async () => {
     const a = await emulator();
     const w = world(a.url);
@@ -208,7 +250,7 @@ describe('a journal against another service', () => {
   });
 
   describe.skipIf(!server.available)('on a PostgreSQL journal', () => {
-    it('the refusal names the journal by its URL with the password masked', async () => {
+    it('the refusal names the journal by its URL with the password masked (a start, the dry run, redeliver)', async () => {
       const [a, b] = [await emulator(), await emulator()];
       await inject(a, 'a.x12');
       const url = (await server.createDatabase('service_change')).replace('postgres@', `postgres:${PG_SECRET}@`);
@@ -221,6 +263,17 @@ describe('a journal against another service', () => {
       expect(refused.stderr).toContain('[STARTUP_SERVICE_CHANGED]');
       expect(refused.stderr).toMatch(/journal postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/service_change holds the work of service/);
       expect(refused.stderr).not.toContain(PG_SECRET);
+      for (const command of [
+        ['once', '--dry-run'],
+        ['redeliver', '100001'],
+      ]) {
+        const r = await startCli([...command, '-c', w.configFile]).exited;
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(
+          /journal postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/service_change holds the work of service .* \[STARTUP_SERVICE_CHANGED\]/,
+        );
+        expect(r.stderr).not.toContain(PG_SECRET);
+      }
       const doctor = await startCli(['doctor', '-c', w.configFile]).exited;
       expect(doctor.stdout).toMatch(/✗ journal's service: journal postgres:\/\/postgres:\*\*\*@/);
       expect(doctor.stdout + doctor.stderr).not.toContain(PG_SECRET);
