@@ -1,6 +1,6 @@
 /**
- * `gridsync redeliver PARCELID…`: have the service deliver an inbound parcel again (reset it to the
- * inbox on the service) and note it in the journal. The next cycle sees the parcel listed again
+ * `gridsync redeliver PARCELID…`: note in the journal that an inbound parcel is to be delivered
+ * again, then have the service reset it to the inbox. The next cycle sees the parcel listed again
  * after its confirmation and places it once more under a name of its own (inbox.redelivery:
  * deliver) — the ERP's first copy is never overwritten.
  */
@@ -15,10 +15,11 @@ import { print, printError, serviceRefusal } from './print.js';
 
 const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
-Asks the service to put each parcel back into the inbox (POST /v2/parcels/reset-to-inbox/ID) and
-notes it in the journal; the daemon (or the next once) delivers it again under a new name.
-Works while the daemon runs. Exit 0 all reset · 1 the service refused one (reason printed) ·
-2 usage, config, or a journal that holds the work of another service (as run and once refuse it).`;
+Notes each parcel in the journal, then asks the service to put it back into the inbox (POST
+/v2/parcels/reset-to-inbox/ID); the daemon (or the next once) delivers it again under a new name.
+Works while the daemon runs. Exit 0 each parcel is ready again on the service · 1 one is not, or
+its status is not known (reason printed) · 2 usage, config, or a journal that holds the work of
+another service (as run and once refuse it).`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -31,7 +32,6 @@ export async function main(argv: string[]): Promise<number> {
     });
     const loaded = loadConfigOrThrow(args.values.config);
     const cfg = loaded.config;
-    // Opened before anything is reset: a reset the journal did not note is taken for a confirm that never took.
     const journal = await operatorJournal(cfg);
     try {
       await refuseAnotherService(journal, { baseUrl: cfg.api.baseUrl, configFile: path.resolve(loaded.file) });
@@ -47,21 +47,53 @@ export async function main(argv: string[]): Promise<number> {
   });
 }
 
-/** Resets each parcel and notes it; returns how many the service refused. */
+/**
+ * Notes each parcel's redelivery in the journal, then has the service reset it; returns how many
+ * will not be delivered again, or may not be.
+ *
+ * The note comes first: once reset, the parcel is listed ready again, and a daemon that lists it
+ * before the note reads a confirm not yet seen to take as one that never took — it confirms the
+ * parcel again and the redelivery is lost. A note made after the reset would be missing whenever
+ * this command died, or lost the service's answer, in between. A note whose reset failed changes
+ * nothing while the parcel is not ready on the service; what it is there decides what the
+ * operator is told.
+ */
 async function redeliverAll(ids: readonly number[], service: ServiceConnection, journal: InboundJournal): Promise<number> {
   let failed = 0;
   for (const id of ids) {
+    await journal.markResetRequested(id);
     try {
       await reset(service, id);
-      // Noted once the reset took: listed ready again, the parcel is this reset, also if its confirm was not yet seen to take.
-      await journal.markResetRequested(id);
-      if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
     } catch (err) {
+      const ready = await readyOnService(service, id);
+      if (ready === true) {
+        if (!output.quiet)
+          print(
+            `parcel ${id}: the reset was answered with an error (${serviceRefusal(err)}), but the service shows the parcel ready: the next cycle delivers it again under a new name\n`,
+          );
+        continue;
+      }
       failed++;
-      printError(`parcel ${id}: not reset — ${serviceRefusal(err)}\n`);
+      printError(
+        `parcel ${id}: not reset — ${serviceRefusal(err)}` +
+          (ready === false
+            ? '; the service does not show it ready, so it is not delivered again (the journal notes the request, which changes nothing while the parcel is not ready)\n'
+            : ` (its status could not be read either: ${ready.reason}); if the service did reset it, the next cycle delivers it again: the journal notes the request\n`),
+      );
+      continue;
     }
+    if (!output.quiet) print(`parcel ${id}: reset on the service; the next cycle delivers it again under a new name\n`);
   }
   return failed;
+}
+
+/** After a failed reset: whether the service shows the parcel ready to be delivered (it may have acted all the same). */
+async function readyOnService(service: ServiceConnection, parcelId: number): Promise<boolean | { reason: string }> {
+  try {
+    return (await service.client.parcel(parcelId)).status === 'InBoxReady';
+  } catch (err) {
+    return { reason: serviceRefusal(err) };
+  }
 }
 
 /** Reset to the inbox over the configured interface (SOAP: ParcelDownloadReset). */
