@@ -18,6 +18,7 @@ export { crashPoint, pausePoint } from './crash-points.js';
 export { recordedService, recordService, holdsRows } from './service.js';
 export { InboundJournal, INBOUND_STATES, INBOUND_UNFINISHED, IllegalTransitionError, REDELIVERY_REQUESTED } from './inbound.js';
 export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';
-export { OutboundJournal, OUTBOUND_STATES, OUTBOUND_UNFINISHED } from './outbound.js';
+export { pruneFailedParcels } from './inbound-failed.js';
+export { IllegalOutboundTransitionError, OutboundJournal, OUTBOUND_STATES, OUTBOUND_UNFINISHED } from './outbound.js';
 export type { OutboundRow, OutboundState } from './outbound.js';
 export type { ErrorDecision } from './outbound.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { GridsyncError, scrubHeld } from '../errors/index.js';
 import { setClause } from './set-clause.js';
 import { processingName } from '../files/index.js';
-import { pruneRows, type CommitOptions, type JournalStore, type JournalTx } from './store.js';
+import { pruneJudged, pruneRows, type CommitOptions, type JournalStore, type JournalTx } from './store.js';
 
 export const OUTBOUND_STATES = ['claiming', 'claimed', 'uploading', 'uploaded', 'archived', 'erroring', 'in_error', 'requeued'] as const;
 export type OutboundState = (typeof OUTBOUND_STATES)[number];
@@ -290,6 +290,25 @@ export class OutboundJournal {
       'outbound_files',
       "state IN ('archived', 'requeued') AND updated_at < ?",
       this.journal.now() - olderThanMs,
+    );
+  }
+
+  /**
+   * Retention of in_error rows older than `olderThanMs` whose file `fileGone` says has left
+   * errorDir (errorRetentionDays deleted it, an operator moved it, or it never got there: a null
+   * path). While the file is there its row stays, whatever its age: `gridsync requeue` finds the
+   * file's row by its path, and `requeue --force` marks that row. No duplicate check reads an
+   * in_error row (`duplicateOf` counts sent rows and the requeued mark only), so nothing else is
+   * lost with it. A row requeued meanwhile is not in_error any more and stays.
+   */
+  pruneInError(olderThanMs: number, fileGone: (finalPath: string | null) => Promise<boolean>): Promise<number> {
+    return pruneJudged<Pick<OutboundRow, 'final_path'>>(
+      this.journal,
+      'outbound_files',
+      'id',
+      "state = 'in_error' AND updated_at < ?",
+      [this.journal.now() - olderThanMs],
+      (row) => fileGone(row.final_path),
     );
   }
 

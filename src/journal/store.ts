@@ -179,5 +179,48 @@ export async function pruneRows(
   }
 }
 
+/** Rows `pruneJudged` reads, judges and deletes at a time (each deleted by key: bound parameters). */
+const JUDGED_PAGE = 500;
+
+/**
+ * Retention of rows that may still protect something outside the journal (a parcel still pending
+ * on the service, a file still in errorDir), so age alone does not let them go: the rows of
+ * `table` matching `where` are read a page at a time in `key` order, `gone` judges each, and the
+ * ones it lets go are deleted by key with `where` checked again in the same statement — a row that
+ * changed while it was judged stays. `key` identifies a row within `where` (`parcel_id` only with
+ * a mailbox in `where`). Returns how many were deleted. Built on `all` and `maintain`, so both
+ * backends prune the same way.
+ */
+export async function pruneJudged<R extends Record<string, unknown>>(
+  store: Pick<JournalStore, 'all' | 'maintain'>,
+  table: PrunedTable,
+  key: 'parcel_id' | 'id',
+  where: string,
+  params: readonly unknown[],
+  gone: (row: R) => boolean | Promise<boolean>,
+): Promise<number> {
+  let total = 0;
+  let after = Number.MIN_SAFE_INTEGER;
+  for (;;) {
+    const page = await store.all<R>(
+      `SELECT * FROM ${table} WHERE (${where}) AND ${key} > ? ORDER BY ${key} LIMIT ${JUDGED_PAGE}`,
+      ...params,
+      after,
+    );
+    const doomed: unknown[] = [];
+    for (const row of page) if (await gone(row)) doomed.push(row[key]);
+    if (doomed.length > 0)
+      total += await store.maintain(
+        `DELETE FROM ${table} WHERE (${where}) AND ${key} IN (${doomed.map(() => '?').join(', ')})`,
+        ...params,
+        ...doomed,
+      );
+    const last = page[page.length - 1];
+    if (page.length < JUDGED_PAGE || !last) return total;
+    after = Number(last[key]);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Events older than a moment (`?`): what retention deletes from the trail. */
 export const EVENTS_BEFORE = 'at < ?';

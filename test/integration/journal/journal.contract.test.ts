@@ -17,6 +17,7 @@ import {
   PgJournal,
   PRUNE_BATCH,
   holdsRows,
+  pruneFailedParcels,
   recordedService,
   recordService,
   REDELIVERY_REQUESTED,
@@ -443,6 +444,73 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await journal.all('SELECT count(*) AS n FROM events')).toEqual([{ n: 3 + 3 }]);
     expect(await j.pruneConfirmed(30 * 86_400_000)).toBe(2);
     expect((await j.inStates(MB, ['listed'])).map((r) => r.parcel_id)).toEqual([3]);
+  });
+
+  it('retention of failed parcels: an old row goes only once a complete pending list no longer shows its parcel', async () => {
+    const { journal } = await backend.fresh();
+    const j = new InboundJournal(journal);
+    const day = 86_400_000;
+    // More old failed rows than one page of the judged prune takes; every third still pending.
+    const old = Array.from({ length: 1_200 }, (_, k) => k + 1);
+    await Promise.all([...old, 2_000, 3_000].map((id) => j.recordListed(MB, { parcelId: id })));
+    await j.recordListed(OTHER_MB, { parcelId: 1 });
+    await Promise.all([...old, 2_000].map((id) => j.markFailed(MB, id, 'content did not verify')));
+    await j.markFailed(OTHER_MB, 1, 'content did not verify');
+    await journal.maintain('UPDATE inbound_parcels SET updated_at = ? WHERE parcel_id <> 2000', journal.now() - 100 * day);
+    const stillPending = new Set(old.filter((id) => id % 3 === 0));
+    let asked = 0;
+    const pendingNow = async (): Promise<ReadonlySet<number>> => {
+      asked++;
+      return stillPending;
+    };
+
+    // A list that cannot tell (cut short, a record without an id): every row stays.
+    expect(await pruneFailedParcels(journal, MB, 30 * day, async () => undefined)).toBe(0);
+    expect(await pruneFailedParcels(journal, MB, 30 * day, pendingNow)).toBe(800);
+    expect(asked).toBe(1);
+    const failed = (await j.inStates(MB, ['failed'])).map((r) => r.parcel_id).sort((a, b) => a - b);
+    expect(failed).toEqual([...stillPending, 2_000]);
+    expect((await j.get(MB, 3_000))?.state).toBe('listed');
+    expect((await j.get(OTHER_MB, 1))?.state).toBe('failed');
+    // A mailbox without an old failed row does not ask the service at all.
+    expect(
+      await pruneFailedParcels(journal, 4_242, 30 * day, async () => {
+        throw new Error('the service was asked');
+      }),
+    ).toBe(0);
+  });
+
+  it('retention of in_error rows: an old row goes only once its file has left errorDir; one requeued meanwhile stays', async () => {
+    const { journal } = await backend.fresh();
+    const o = new OutboundJournal(journal);
+    const day = 86_400_000;
+    const inError = async (name: string, finalPath: string | null): Promise<number> => {
+      const row = await o.markClaiming(MB, '/out', name, `/out/${name}`, '/proc');
+      await o.markErroring(row.id, { reason: 'not an interchange', errorCode: 'OUTBOUND_INVALID_INTERCHANGE' });
+      await o.markInError(row.id, finalPath);
+      return row.id;
+    };
+    const gone = await inError('gone.x12', '/err/gone.x12');
+    const kept = await inError('kept.x12', '/err/kept.x12');
+    const vanished = await inError('vanished.x12', null);
+    const racing = await inError('racing.x12', '/err/racing.x12');
+    await journal.maintain('UPDATE outbound_files SET updated_at = ?', journal.now() - 100 * day);
+    const recent = await inError('recent.x12', '/err/recent.x12');
+    const judged: string[] = [];
+    const pruned = await o.pruneInError(30 * day, async (finalPath) => {
+      judged.push(String(finalPath));
+      // `gridsync requeue` moves this one while it is judged: the delete checks the state again.
+      if (finalPath === '/err/racing.x12') await o.markRequeued(racing);
+      return finalPath !== '/err/kept.x12';
+    });
+    expect(pruned).toBe(2);
+    expect(judged.sort()).toEqual(['/err/gone.x12', '/err/kept.x12', '/err/racing.x12', 'null']);
+    expect(await o.get(gone)).toBeUndefined();
+    expect(await o.get(vanished)).toBeUndefined();
+    expect((await o.get(kept))?.state).toBe('in_error');
+    expect((await o.get(racing))?.state).toBe('requeued');
+    expect((await o.get(recent))?.state).toBe('in_error');
+    expect((await o.inErrorAt('/err/kept.x12')).map((r) => r.id)).toEqual([kept]);
   });
 
   it('close() writes the commits still waiting, and is safe to call twice', async () => {
