@@ -342,8 +342,8 @@ export class Daemon {
       }
     }
     const timers = this.options.timers ?? realTimers;
-    void pruneAll(rt);
-    const pruneTimer = setInterval(() => void pruneAll(rt), 86_400_000);
+    void pruneAll(rt, this.client);
+    const pruneTimer = setInterval(() => void pruneAll(rt, this.client), 86_400_000);
     pruneTimer.unref();
     this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
     const windows = cfg.schedule.cron?.length ? new CronWindows(cfg.schedule.cron, cfg.schedule.timezone) : undefined;

@@ -1,5 +1,6 @@
 /**
- * Retention: finished journal rows and events after retention.journalDays; sentDir and errorDir
+ * Retention: finished journal rows and events after retention.journalDays, and failed rows once
+ * what they guard is gone too (./retention-failed.ts); sentDir and errorDir
  * (off unless configured): regular files older than N days by
  * mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and anything that
  * is not a regular file are never followed nor deleted; an error report goes with its file.
@@ -8,31 +9,41 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errorFields } from '../errors/index.js';
 import { InboundJournal, OutboundJournal } from '../journal/index.js';
+import { pruneFailedInbound, pruneInErrorOutbound, type PendingLister } from './retention-failed.js';
 import type { DaemonRuntime } from './runtime.js';
 
 const DAY_MS = 86_400_000;
 
-/** The daily retention pass of `run`: old archived and failed files, then finished journal rows and events. */
-export async function pruneAll(rt: DaemonRuntime): Promise<void> {
+/**
+ * The daily retention pass of `run`: old archived and failed files, then old journal rows and
+ * events. The folders go first: an in_error row may go once errorRetentionDays took its file.
+ */
+export async function pruneAll(rt: DaemonRuntime, service: PendingLister): Promise<void> {
   await pruneFolders(rt);
   const olderThanMs = rt.config.retention.journalDays * DAY_MS;
   const prunes = {
     inbound: () => new InboundJournal(rt.journal).pruneConfirmed(olderThanMs),
     outbound: () => new OutboundJournal(rt.journal).pruneFinished(olderThanMs),
+    inError: () => pruneInErrorOutbound(rt, olderThanMs),
     events: () => rt.journal.pruneEvents(olderThanMs),
+    // Last: it may wait for the service (one pending list per mailbox holding old failed rows).
+    failed: () => pruneFailedInbound(rt, service, olderThanMs),
   };
-  const pruned = { inbound: 0, outbound: 0, events: 0 };
+  const pruned = { inbound: 0, outbound: 0, inError: 0, events: 0, failed: 0 };
   // Each part on its own: one that fails (the database busy, a timeout) must not stop the others.
-  for (const part of ['inbound', 'outbound', 'events'] as const) {
+  for (const part of ['inbound', 'outbound', 'inError', 'events', 'failed'] as const) {
     try {
       pruned[part] = await prunes[part]();
     } catch (err) {
       rt.logger.warn({ ...errorFields(err), part }, 'journal pruning failed');
     }
   }
-  const rows = pruned.inbound + pruned.outbound;
+  const rows = pruned.inbound + pruned.outbound + pruned.inError + pruned.failed;
   if (rows + pruned.events > 0)
-    rt.logger.info({ rows, events: pruned.events, olderThanDays: rt.config.retention.journalDays }, 'journal pruned');
+    rt.logger.info(
+      { rows, failed: pruned.failed, inError: pruned.inError, events: pruned.events, olderThanDays: rt.config.retention.journalDays },
+      'journal pruned',
+    );
 }
 
 /** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */

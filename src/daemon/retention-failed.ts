@@ -1,0 +1,84 @@
+/**
+ * Retention of the rows that ended in failure: inbound `failed` and outbound `in_error`. Age alone
+ * does not let them go, as it does finished rows: each still guards something outside the journal
+ * for as long as that thing exists. A failed parcel's row keeps the parcel, still pending on the
+ * service, from being downloaded again (src/journal/inbound-failed.ts); an in_error row is what
+ * `gridsync requeue` works on while its file is in errorDir (`OutboundJournal.pruneInError`). So
+ * each goes once it is older than `retention.journalDays` and what it guards is gone: the parcel
+ * no longer listed, the file no longer in errorDir. Their number is then bounded by what the
+ * service keeps pending and by what errorDir holds (`errorRetentionDays` bounds that), not by time.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { MailboxTransport } from '../api/index.js';
+import { errorFields } from '../errors/index.js';
+import { OutboundJournal, pruneFailedParcels } from '../journal/index.js';
+import type { DaemonRuntime, MailboxRuntime } from './runtime.js';
+
+/** What retention asks the service: a mailbox's pending list. */
+export type PendingLister = Pick<MailboxTransport, 'pendingInbox'>;
+
+/**
+ * Old failed rows of the configured mailboxes whose parcel the service no longer lists. A mailbox
+ * is listed only when it has such rows. Rows of a mailbox the config no longer names stay: no
+ * list of it is read, and no new ones are added.
+ */
+export async function pruneFailedInbound(rt: DaemonRuntime, service: PendingLister, olderThanMs: number): Promise<number> {
+  let pruned = 0;
+  for (const m of rt.mailboxes) {
+    if (!m.inbound) continue;
+    try {
+      pruned += await pruneFailedParcels(rt.journal, m.mailboxId, olderThanMs, () => pendingNow(rt, service, m));
+    } catch (err) {
+      // Stopping: the list call was aborted, not refused.
+      if (rt.signal.aborted) break;
+      rt.logger.warn({ ...errorFields(err), mailbox: m.name }, 'retention: failed parcels kept until the next pass');
+    }
+  }
+  return pruned;
+}
+
+/** Old in_error rows whose file has left errorDir. */
+export function pruneInErrorOutbound(rt: DaemonRuntime, olderThanMs: number): Promise<number> {
+  return new OutboundJournal(rt.journal).pruneInError(olderThanMs, errorFileGone);
+}
+
+/**
+ * The parcel ids the mailbox's pending list shows now, or undefined when the list cannot say which
+ * parcels are not pending: cut at `api.limits.maxListEntries` (the rest is not shown), or holding
+ * a record whose id cannot be read (it could be any parcel). A record with an id above 2^53 is no
+ * parcel of ours: the journal never held one.
+ */
+async function pendingNow(rt: DaemonRuntime, service: PendingLister, m: MailboxRuntime): Promise<Set<number> | undefined> {
+  const list = await service.pendingInbox(m.mailboxId, { signal: rt.signal });
+  const ids = new Set(list.parcels.map((p) => p.parcelId));
+  let incomplete = list.omitted > 0 ? 'it is cut at api.limits.maxListEntries' : undefined;
+  for (const u of list.unreadable) {
+    const id = Number(u.roughId);
+    if (Number.isSafeInteger(id)) ids.add(id);
+    else if (!(Number.isInteger(id) && id > Number.MAX_SAFE_INTEGER)) incomplete ??= 'it holds a record without a readable id';
+  }
+  if (incomplete === undefined) return ids;
+  rt.logger.info({ mailbox: m.name, reason: incomplete }, 'retention: failed parcels kept: the pending list cannot show which are gone');
+  return undefined;
+}
+
+/**
+ * Whether an in_error row's file has left errorDir: no path (nothing reached errorDir: the file
+ * vanished, or a FIFO was removed), or a file missing from a folder that is there. A missing
+ * folder says nothing — a share not mounted, a folder moved aside — and its rows stay.
+ */
+async function errorFileGone(finalPath: string | null): Promise<boolean> {
+  if (finalPath === null) return true;
+  try {
+    await fs.promises.lstat(finalPath);
+    return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+  }
+  try {
+    return (await fs.promises.stat(path.dirname(finalPath))).isDirectory();
+  } catch {
+    return false;
+  }
+}
