@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UnsafeFileError } from '../files/index.js';
-import { OutboundJournal } from '../journal/index.js';
+import { IllegalOutboundTransitionError, OutboundJournal, type OutboundRow } from '../journal/index.js';
 import { moveBackToOutbox, requeueName } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
@@ -16,6 +16,12 @@ FILE is a path (or a name inside an errorDir). Works while the daemon runs.
 
 --force: send these files even if the same content was sent before (the duplicate check is
 skipped for the next copy of each; a copy dropped after that is checked again).`;
+
+/** A file in errorDir without its in_error row: retention drops the row only while the file is away from errorDir. */
+const NO_RECORD =
+  'the journal holds no record of this file (retention dropped it while the file was away from errorDir, or the file comes from another journal)';
+const WITHOUT_FORCE =
+  'Requeue it without --force: it is checked as a new file, and should the duplicate check refuse it again, its new record lets --force send it';
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -42,9 +48,18 @@ export async function main(argv: string[]): Promise<number> {
     if (targets.length === 0) return missing.length ? 1 : 0;
     const journal = await operatorJournal(cfg);
     const rows = new OutboundJournal(journal);
+    const force = args.values.force === true;
     let skipped = 0;
     try {
       for (const t of targets) {
+        // Looked up before the move: --force is a mark on the file's record, and without a record
+        // it would be a promise the next claim does not keep (the duplicate check refuses it again).
+        const found = await rows.inErrorAt(t.file);
+        if (found.length === 0 && force) {
+          printError(`not requeued ${t.file}: ${NO_RECORD}, and --force marks that record. ${WITHOUT_FORCE}\n`);
+          skipped++;
+          continue;
+        }
         let name: string;
         try {
           name = await requeueName(t.file);
@@ -57,16 +72,26 @@ export async function main(argv: string[]): Promise<number> {
         }
         // Journalled before the move: a daemon may claim the file the moment it is in the outbox
         // (stableMs 0, a marker that follows it), and without the force mark it is refused again.
-        for (const r of await rows.inErrorAt(t.file)) await rows.markRequeued(r.id, args.values.force === true);
+        const marked = await markRequeued(rows, found, force);
+        if (marked === 0 && force) {
+          printError(
+            `not requeued ${t.file}: its record left the journal meanwhile (retention), and --force marks that record. ${WITHOUT_FORCE}\n`,
+          );
+          skipped++;
+          continue;
+        }
         let dest: string;
         try {
           dest = await moveBackToOutbox(t.file, t.outbox, name, Date.now, t.marker);
         } catch (err) {
-          printError(`${unfinished(t, args.values.force === true, err)}\n`);
+          printError(`${unfinished(t, force, err)}\n`);
           skipped++;
           continue;
         }
-        if (!output.quiet) print(`requeued ${t.file} → ${dest}${args.values.force ? ' (sent even if a duplicate)' : ''}\n`);
+        if (!output.quiet)
+          print(
+            `requeued ${t.file} → ${dest}${marked === 0 ? ` (${NO_RECORD}: it is checked and sent as a new file)` : force ? ' (sent even if a duplicate)' : ''}\n`,
+          );
       }
     } finally {
       await journal.close();
@@ -92,4 +117,21 @@ function unfinished(t: { file: string; outbox: string; marker?: string }, force:
     `moved back into ${t.outbox}, but not finished: ${t.file} — ${why}. Its report may be left in errorDir` +
     (t.marker ? `, and its marker (*${t.marker}) missing: without it the file is not sent` : '')
   );
+}
+
+/**
+ * Marks the file's rows requeued; returns how many. A row that left in_error since it was looked up
+ * (retention pruned it, another requeue marked it) is passed over.
+ */
+async function markRequeued(rows: OutboundJournal, found: readonly OutboundRow[], force: boolean): Promise<number> {
+  let marked = 0;
+  for (const r of found) {
+    try {
+      await rows.markRequeued(r.id, force);
+      marked++;
+    } catch (err) {
+      if (!(err instanceof IllegalOutboundTransitionError)) throw err;
+    }
+  }
+  return marked;
 }
