@@ -17,6 +17,7 @@ const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 
 Notes each parcel in the journal, then asks the service to put it back into the inbox (POST
 /v2/parcels/reset-to-inbox/ID); the daemon (or the next once) delivers it again under a new name.
+A parcel that failed (maxAttempts) is tried anew the same way, once its cause is fixed.
 Works while the daemon runs. Exit 0 each parcel is ready again on the service · 1 one is not, or
 its status is not known (reason printed) · 2 usage, config, or a journal that holds the work of
 another service (as run and once refuse it).`;

@@ -1,6 +1,7 @@
 /**
  * The listing step of an inbound cycle: the pending list read, new parcels journalled as `listed`,
- * confirmed ones listed again judged (redelivery), unreadable entries reported, the waiting told.
+ * confirmed ones listed again judged (redelivery), failed ones an operator asked for again retried,
+ * unreadable entries reported, the waiting told.
  * The list is a hint of new work, never the truth: the pipeline drives what the journal holds.
  */
 import type { UnreadableParcel } from '../api/index.js';
@@ -60,6 +61,12 @@ export class InboxListing {
         listingBytes.push(p.bytes ?? 0);
       } else if (row.state === 'confirmed') {
         if (await this.confirmations.isRedelivery(row, signal)) ctx.tally(result, 'redelivered');
+      } else if (row.state === 'failed' && (await ctx.journal.redeliveryRequested(row))) {
+        // Given up on after maxAttempts, and asked for again by an operator once the cause was
+        // fixed (`gridsync redeliver`): tried anew from the download, its attempts counted afresh.
+        const delivery = await ctx.journal.markRedelivery(ctx.mailboxId, row.parcel_id);
+        ctx.logger.info({ parcelId: row.parcel_id, delivery, lastError: row.last_error }, 'failed parcel asked for again: trying it anew');
+        ctx.tally(result, 'redelivered');
       }
     }
     const listed = await Promise.all(listings);
