@@ -1,8 +1,10 @@
 // The daemon of `gridsync run` (the built one, without its CLI wrapper) in a child process started
 // with --expose-gc, answering its parent's "heap" message with the heap in use after full
 // collections (what the process keeps, not what it has yet to collect), compiled code left out:
-// the JIT's code grows for long after start and is not something the daemon keeps per item.
+// the JIT's code grows for long after start and is not something the daemon keeps per item), and
+// its open descriptors.
 // Usage: fork(this file, [configFile], { execArgv: ['--expose-gc'] }).
+import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,7 +23,7 @@ process.on('message', async (m) => {
       await new Promise((r) => setImmediate(r));
     }
     const spaces = v8.getHeapSpaceStatistics().filter((s) => !s.space_name.startsWith('code'));
-    process.send({ heapUsed: spaces.reduce((sum, s) => sum + s.space_used_size, 0) });
+    process.send({ heapUsed: spaces.reduce((sum, s) => sum + s.space_used_size, 0), fds: fs.readdirSync('/proc/self/fd').length });
   } else if (m === 'stop') {
     await daemon.close();
     process.exit(0);

@@ -77,6 +77,7 @@ describe('memory a long-running daemon keeps', () => {
     await next();
 
     const heaps: number[] = [];
+    const fds: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (let i = 0; i < PER_ROUND; i++) {
         const n = round * 10_000 + i;
@@ -97,9 +98,11 @@ describe('memory a long-running daemon keeps', () => {
       );
       // The ERP takes what arrived (the inbox would otherwise be a folder of thousands).
       for (const f of fs.readdirSync(world.inbox)) fs.rmSync(path.join(world.inbox, f));
-      const measured = next<{ heapUsed: number }>();
+      const measured = next<{ heapUsed: number; fds: number }>();
       proc.send('heap');
-      heaps.push((await measured).heapUsed);
+      const m = await measured;
+      heaps.push(m.heapUsed);
+      fds.push(m.fds);
     }
     expect(fs.readdirSync(world.error)).toEqual([]);
     expect(stderr).toBe('');
@@ -108,6 +111,9 @@ describe('memory a long-running daemon keeps', () => {
       `heap after each round (MB): ${heaps.map((h) => (h / 1e6).toFixed(2)).join(' ')}; ${perItem.toFixed(1)} bytes kept per round and parcel`,
     );
     expect(perItem).toBeLessThan(MAX_BYTES_PER_ITEM);
+    // Descriptors: a file, socket or watch left open per item would be thousands by now.
+    console.log(`open descriptors after each round: ${fds.join(' ')}`);
+    expect(Math.max(...fds.slice(WARM_ROUNDS - 1))).toBeLessThanOrEqual((fds[WARM_ROUNDS - 1] as number) + 4);
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.send('stop');
     await exited;
