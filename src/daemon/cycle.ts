@@ -74,6 +74,10 @@ export class RunCycle {
     this.d.progress.newRound();
     const finished = new Set<string>();
     try {
+      // Holding no mailbox for a reason an operator must fix (the journal serves another service):
+      // not a quiet cycle of mailboxes other instances serve.
+      const refused = rt.leases?.refusal();
+      if (refused) throw refused;
       const start = rt.now();
       const offsets = SPREAD_REASONS.has(reason) ? pollOffsets(rt.mailboxes.length, rt.config.schedule.poll) : [];
       const gate = new PQueue({ concurrency: MAILBOXES_AT_ONCE });

@@ -42,7 +42,7 @@ import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from 
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
 import { DeliveryWatch } from './stuck.js';
-import { claimJournal } from './journal-service.js';
+import { claimJournal, serviceIdentity, serviceRefusal } from './journal-service.js';
 import { FailingMailboxes } from './failing-mailboxes.js';
 import { reportOrphanedWork } from './orphans.js';
 
@@ -212,6 +212,7 @@ export class Daemon {
         logger: this.logger,
         metrics: this.metrics.leases,
         onTaken: () => this.triggerCycle('lease taken'),
+        check: () => serviceRefusal(this.journal, serviceIdentity(cfg.api.baseUrl)),
       });
       this.keeper = leases.keeper;
       this.leaseView = leases.view;

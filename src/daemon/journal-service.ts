@@ -4,7 +4,7 @@
  * service is refused, since its parcel ids would be taken for the new service's. `gridsync doctor`
  * shows the same verdict and advice, and `gridsync journal set-service` records a new address.
  */
-import { holdsRows, recordedService, recordService, type JournalStore } from '../journal/index.js';
+import { holdsRows, JournalServiceChangedError, recordedService, recordService, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { StartupError } from './startup-error.js';
 
@@ -71,20 +71,42 @@ export async function refuseAnotherService(
 /**
  * At start, right after the journal opens and before the service is asked anything: records the
  * configured service where the journal has none or holds no rows, refuses (StartupError) a journal
- * with rows of another.
+ * with rows of another — and one without rows while instances started for its service are live on
+ * it (a shared journal): taken over, it would leave them writing rows of their service into a
+ * journal that names this one. (Should two start at the same moment, the lease rounds settle it:
+ * `serviceRefusal`.)
  */
 export async function claimJournal(
-  journal: ServiceJournal & Pick<JournalStore, 'setMeta' | 'location'>,
+  journal: ServiceJournal & Pick<JournalStore, 'setMeta' | 'location' | 'leases'>,
   config: { readonly baseUrl: string; readonly configFile: string },
   logger: Pick<Logger, 'info'>,
 ): Promise<void> {
   const found = await refuseAnotherService(journal, config);
   if (found.verdict === 'same') return;
   const configured = serviceIdentity(config.baseUrl);
+  if (found.verdict === 'empty') {
+    const live = (await journal.leases.instances()).filter((name) => name !== journal.leases.owner);
+    if (live.length > 0)
+      throw new StartupError(
+        'STARTUP_SERVICE_CHANGED',
+        `journal ${journal.location} serves service ${found.recorded}, and instances started for it are running on it (${live.join(', ')}); ` +
+          `api.baseUrl names service ${configured}. Give every instance on this journal the same service, or this one a journal of its own (journal.url)`,
+      );
+  }
   await recordService(journal, configured);
   if (found.verdict === 'empty')
     logger.info(
       { journal: journal.location, from: found.recorded, to: configured },
       'the journal held no rows: it now serves the configured service',
     );
+}
+
+/**
+ * Under a shared journal, asked every lease round: the journal records another service now (an
+ * instance started for it took the journal over while it held no rows). The lease keeper then
+ * hands back every lease, so that none of this instance's writes can land.
+ */
+export async function serviceRefusal(journal: Pick<JournalStore, 'getMeta'>, configured: string): Promise<Error | undefined> {
+  const recorded = await recordedService(journal);
+  return recorded === undefined || recorded === configured ? undefined : new JournalServiceChangedError(recorded, configured);
 }

@@ -21,7 +21,7 @@ import {
   type MailboxLease,
 } from '../journal/index.js';
 
-export type LeaseLossReason = 'taken-over' | 'renewal-late' | 'write-refused' | 'handed-back';
+export type LeaseLossReason = 'taken-over' | 'renewal-late' | 'write-refused' | 'handed-back' | 'refused';
 
 export interface LeaseKeeperOptions {
   readonly leases: Leases;
@@ -36,6 +36,12 @@ export interface LeaseKeeperOptions {
   readonly onAcquired?: (lease: Lease, unheldMs?: number) => void;
   /** A round step that failed for a reason other than the lease (database down); mailboxId when it concerned one. */
   readonly onError?: (err: unknown, mailboxId?: number) => void;
+  /**
+   * Asked at the start of every round: a reason this instance may not hold any lease now (the
+   * journal serves another service), or undefined. While there is one, every held lease is handed
+   * back and none taken; `refusal()` returns it. A check that fails is an `onError`, not a refusal.
+   */
+  readonly check?: () => Promise<Error | undefined>;
 }
 
 interface Held {
@@ -59,6 +65,7 @@ export class LeaseKeeper {
   private stopped = false;
   /** Hand-backs of leases renewed too late: a round takes nothing before they are done. */
   private readonly releasing = new Set<Promise<void>>();
+  private refused: Error | undefined;
 
   constructor(private readonly options: LeaseKeeperOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -69,6 +76,11 @@ export class LeaseKeeper {
   mayAct(mailboxId: number): boolean {
     const h = this.held.get(mailboxId);
     return h !== undefined && mayAct(this.now(), h.deadline);
+  }
+
+  /** Why this instance holds no lease and takes none now (`LeaseKeeperOptions.check`), if it does not. */
+  refusal(): Error | undefined {
+    return this.refused;
   }
 
   /** The leases held now, by mailbox. */
@@ -111,6 +123,7 @@ export class LeaseKeeper {
 
   private async round(): Promise<void> {
     const { leases, ttlMs, mailboxIds } = this.options;
+    if (this.options.check && (await this.refuses(this.options.check))) return;
     await Promise.all([...this.held.keys()].map((m) => this.renew(m)));
     await Promise.all(this.releasing);
     let rows: LeaseRow[];
@@ -178,6 +191,22 @@ export class LeaseKeeper {
     } catch (err) {
       this.options.onError?.(err, mailboxId);
     }
+  }
+
+  /** True when `check` gives a reason: every held lease is handed back, and the round ends. */
+  private async refuses(check: () => Promise<Error | undefined>): Promise<boolean> {
+    try {
+      this.refused = await check();
+    } catch (err) {
+      this.options.onError?.(err);
+      return this.refused !== undefined;
+    }
+    if (!this.refused) return false;
+    for (const [m, h] of [...this.held]) {
+      this.lose(m, 'refused');
+      await this.options.leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, m));
+    }
+    return true;
   }
 
   /** At the self-fencing deadline the holding ends unless a renewal moved it: requests in flight are aborted then. */

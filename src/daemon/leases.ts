@@ -20,6 +20,8 @@ export interface DaemonLeaseDeps {
   readonly metrics: LeaseMetrics;
   /** A lease was taken: run a cycle now. */
   readonly onTaken: () => void;
+  /** Asked every round: a reason to hold no lease now (`LeaseKeeperOptions.check`). */
+  readonly check?: () => Promise<Error | undefined>;
 }
 
 export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: MailboxLeases } {
@@ -41,6 +43,11 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
     onLost: (mailboxId, why) => {
       fresh.delete(mailboxId);
       const fields = { mailboxId, why, code: 'JOURNAL_LEASE_LOST' };
+      if (why === 'refused') {
+        d.metrics.released(nameOf(mailboxId));
+        log.warn(fields, 'mailbox lease handed back: this instance may not hold it (see the error before)');
+        return;
+      }
       if (why === 'handed-back') {
         d.metrics.released(nameOf(mailboxId));
         log.info(fields, 'mailbox lease handed back (fair share)');
@@ -50,6 +57,7 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
       log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
     },
     onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
+    ...(d.check ? { check: refusalLogged(d.check, log) } : {}),
   });
   // Every refused write, not only the first (which ends the holding): writes already under way
   // when the lease went are refused too, and each is one the fence stopped.
@@ -70,6 +78,19 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
     holds: (id) => keeper.mayAct(id),
     takeFresh: (id) => fresh.delete(id),
     signal: signalOf,
+    refusal: () => keeper.refusal(),
   };
   return { keeper, view };
+}
+
+/** The check, with its verdict logged when it changes: an error line once, not one per round. */
+function refusalLogged(check: () => Promise<Error | undefined>, log: Logger): () => Promise<Error | undefined> {
+  let before: Error | undefined;
+  return async () => {
+    const now = await check();
+    if (now && now.message !== before?.message) log.error({ ...errorFields(now) }, 'holding no mailbox lease');
+    else if (!now && before) log.info({}, 'mailbox leases may be taken again');
+    before = now;
+    return now;
+  };
 }

@@ -86,6 +86,12 @@ export const ERROR_TABLE = {
     "a shared (PostgreSQL) journal refused a write: another instance took over the mailbox's lease, or this one's renewal failed; the daemon goes on",
     'nothing: the new owner goes on; if it repeats, look for a host that stops for longer than the lease (swap, a VM pause)',
   ),
+  JOURNAL_SERVICE_CHANGED: row(
+    EXIT.operator,
+    false,
+    'a shared (PostgreSQL) journal was taken over, while it held no rows, by an instance configured for another service: this instance hands back its leases and its cycles fail until it is restarted',
+    'give every instance on the journal the same `api.baseUrl` (or this one a journal of its own), then restart it',
+  ),
   CALLBACKS_SETUP: row(
     EXIT.operator,
     false,

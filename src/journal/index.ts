@@ -15,7 +15,7 @@ export { JournalSchemaTooNewError } from './schema-error.js';
 export { copyJournal, assertNotInUse, JournalInUseError, JournalSchemaMismatchError } from './copy.js';
 export type { CopiedTable } from './copy.js';
 export { crashPoint, pausePoint } from './crash-points.js';
-export { recordedService, recordService, holdsRows } from './service.js';
+export { recordedService, recordService, holdsRows, JournalServiceChangedError } from './service.js';
 export { InboundJournal, INBOUND_STATES, INBOUND_UNFINISHED, IllegalTransitionError, REDELIVERY_REQUESTED } from './inbound.js';
 export type { InboundJournalOptions, InboundRow, InboundState } from './inbound.js';
 export { pruneFailedParcels } from './inbound-failed.js';

@@ -5,6 +5,7 @@
  * records which service it serves, as a meta row (both backends, no schema change); the daemon
  * compares it with the configured service at start (`src/daemon/journal-service.ts`).
  */
+import { GridsyncError } from '../errors/index.js';
 import type { JournalStore } from './store.js';
 
 const SERVICE_KEY = 'service';
@@ -25,4 +26,23 @@ export function recordService(journal: Pick<JournalStore, 'setMeta'>, service: s
 export async function holdsRows(journal: Pick<JournalStore, 'get'>): Promise<boolean> {
   for (const table of ['inbound_parcels', 'outbound_files']) if (await journal.get(`SELECT 1 AS one FROM ${table} LIMIT 1`)) return true;
   return false;
+}
+
+/**
+ * A shared journal now records another service than this instance serves: an instance configured
+ * for that service took it over while the journal held no rows. This one hands back its leases and
+ * takes none (none of its writes can land), and each of its cycles fails with this, until it is
+ * restarted with the journal's service or given a journal of its own.
+ */
+export class JournalServiceChangedError extends GridsyncError {
+  readonly code = 'JOURNAL_SERVICE_CHANGED';
+  constructor(
+    readonly recorded: string,
+    readonly configured: string,
+  ) {
+    super(
+      `the journal now serves service ${recorded} (recorded by an instance started for it), but api.baseUrl names ${configured}: ` +
+        "this instance holds no mailbox; give it the journal's service, or a journal of its own, and restart it",
+    );
+  }
 }

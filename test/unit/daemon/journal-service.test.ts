@@ -20,11 +20,12 @@ describe('serviceIdentity', () => {
   });
 });
 
-/** A journal's meta and whether it holds rows, in memory. */
-function journal(service: string | undefined, rows: boolean) {
+/** A journal's meta and whether it holds rows, in memory; `live`: the instances announced on it. */
+function journal(service: string | undefined, rows: boolean, live: string[] = []) {
   const meta = new Map<string, string>(service === undefined ? [] : [['service', service]]);
   return {
     location: '/var/lib/gridsync/journal.sqlite',
+    leases: { owner: 'me', instances: async () => ['me', ...live] } as never,
     meta,
     getMeta: async (key: string) => meta.get(key),
     setMeta: async (key: string, value: string) => void meta.set(key, value),
@@ -53,6 +54,14 @@ describe('claimJournal', () => {
     await claimJournal(empty, config, logger);
     expect(empty.meta.get('service')).toBe(B);
     expect(logged.splice(0)).toEqual([{ journal: '/var/lib/gridsync/journal.sqlite', from: A, to: B }]);
+  });
+
+  it('refuses a journal of another service without rows while instances started for it are live on it', async () => {
+    const shared = journal(A, false, ['host-a']);
+    const refusal = claimJournal(shared, config, logger);
+    await expect(refusal).rejects.toMatchObject({ code: 'STARTUP_SERVICE_CHANGED' });
+    expect(((await refusal.catch((e: unknown) => e)) as Error).message).toMatch(/instances started for it are running on it \(host-a\)/);
+    expect(shared.meta.get('service')).toBe(A);
   });
 
   it('refuses a journal with rows of another service, naming the journal, both services and both remedies', async () => {
