@@ -9,6 +9,7 @@
  * still fires a window it slept through, within the lookback.
  */
 import { Cron } from 'croner';
+import { clockGapIn, namesSkippedTime } from './clock-gaps.js';
 import { SPREAD_SHARE } from './spread.js';
 
 export interface Timers {
@@ -33,7 +34,13 @@ export function backoffDelay(failures: number, pollMs: number, maxMs = MAX_BACKO
   return Math.min(maxMs, Math.max(pollMs, 1000) * 2 ** Math.min(failures - 1, 20));
 }
 
-/** Cron windows: which whole seconds open a window, in the configured timezone. */
+/**
+ * Cron windows: which whole seconds open a window, in the configured timezone. Across a daylight
+ * saving change no window is lost and a fixed time opens once: a time the clock skips opens its
+ * window when the gap ends; a time it repeats opens once, at its first pass, when the expression
+ * names fixed times (no `*` and no step in seconds, minutes and hours: lists and ranges are fixed,
+ * as in Vixie cron), and on both passes when it has a `*` or a step (a cadence goes on).
+ */
 export class CronWindows {
   private readonly crons: Cron[];
 
@@ -41,21 +48,24 @@ export class CronWindows {
     readonly expressions: readonly string[],
     readonly timezone?: string,
   ) {
-    // Without a function a Cron only computes run times: it starts no timer.
-    this.crons = expressions.map((e) => new Cron(e, timezone ? { timezone } : {}));
+    // Without a function a Cron only computes run times: it starts no timer. croner's default
+    // counts a list (`0 1,2 * * *`) as an interval: it would open twice in a repeated hour.
+    this.crons = expressions.map((e) => new Cron(e, { fixedTimeRule: 'no-wildcard', ...(timezone ? { timezone } : {}) }));
   }
 
   /** True when a window opens at a whole second in (fromMs, toMs]; looks back at most `lookbackSec`. */
   opensBetween(fromMs: number, toMs: number, lookbackSec = 300): boolean {
-    const last = Math.floor(toMs / 1000);
-    const first = Math.max(Math.floor(fromMs / 1000) + 1, last - lookbackSec + 1);
-    if (first > last) return false;
+    const last = Math.floor(toMs / 1000) * 1000;
+    const before = Math.max(Math.floor(fromMs / 1000) * 1000, last - lookbackSec * 1000);
+    if (before >= last) return false;
     // The next run strictly after the second before the range is the first one in it, if any.
-    const before = new Date((first - 1) * 1000);
-    return this.crons.some((c) => {
-      const next = c.nextRun(before);
-      return next !== null && next.getTime() <= last * 1000;
+    const opens = this.crons.some((c) => {
+      const next = c.nextRun(new Date(before));
+      return next !== null && next.getTime() <= last;
     });
+    if (opens) return true;
+    const gap = clockGapIn(this.timezone, before, last);
+    return gap !== undefined && this.expressions.some((e) => namesSkippedTime(e, gap));
   }
 
   close(): Promise<void> {
