@@ -6,7 +6,7 @@
  * Cron windows are computed here (croner's next run after a given instant) rather than with a
  * cron library's own timers, which read the real clock: asking "does a window open in (from, to]"
  * against an injected clock is what makes windows testable, and a clock jump or a suspended VM
- * still fires a window it slept through, within the lookback.
+ * still opens a window it slept through, once, when it wakes.
  */
 import { Cron } from 'croner';
 import { clockGapIn, namesSkippedTime } from './clock-gaps.js';
@@ -53,10 +53,14 @@ export class CronWindows {
     this.crons = expressions.map((e) => new Cron(e, { fixedTimeRule: 'no-wildcard', ...(timezone ? { timezone } : {}) }));
   }
 
-  /** True when a window opens at a whole second in (fromMs, toMs]; looks back at most `lookbackSec`. */
-  opensBetween(fromMs: number, toMs: number, lookbackSec = 300): boolean {
+  /**
+   * True when a window opens at a whole second in (fromMs, toMs], however long ago `fromMs` is: a
+   * window the process slept through (a suspended VM) or that the wall clock jumped over opens
+   * late, once, rather than a day (or a week) later.
+   */
+  opensBetween(fromMs: number, toMs: number): boolean {
+    const before = Math.floor(fromMs / 1000) * 1000;
     const last = Math.floor(toMs / 1000) * 1000;
-    const before = Math.max(Math.floor(fromMs / 1000) * 1000, last - lookbackSec * 1000);
     if (before >= last) return false;
     // The next run strictly after the second before the range is the first one in it, if any.
     const opens = this.crons.some((c) => {
@@ -190,6 +194,8 @@ export class CycleScheduler {
   private tick(): void {
     if (this.stopped) return;
     const now = this.now();
+    // After a step back the seconds between come again, and a window among them opens again: an
+    // extra cycle, never a lost window.
     if (this.options.windows?.opensBetween(this.lastTick, now)) this.trigger('window');
     this.lastTick = now;
     this.armTick();

@@ -31,11 +31,12 @@ describe('CronWindows', () => {
     expect(utc.opensBetween(at + 3_599_000, at + 3_600_000)).toBe(true);
   });
 
-  it('catches a window the process slept through, within the lookback', () => {
+  it('catches a window the process slept through, however long it slept', () => {
     const w = new CronWindows(['30 12 * * 1-5'], 'UTC');
     const monday = Date.UTC(2026, 10, 23, 12, 30, 0);
     expect(w.opensBetween(monday - 10_000, monday + 60_000)).toBe(true);
-    expect(w.opensBetween(monday - 10_000, monday + 3_600_000, 300)).toBe(false);
+    expect(w.opensBetween(monday - 10_000, monday + 3_600_000)).toBe(true);
+    expect(w.opensBetween(monday - 3 * 86_400_000, monday - 86_400_000 * 2 + 1000)).toBe(false); // Friday 12:30 to Saturday
     const sunday = Date.UTC(2026, 10, 22, 12, 30, 0);
     expect(w.opensBetween(sunday - 1000, sunday)).toBe(false);
   });
@@ -141,6 +142,27 @@ describe('CycleScheduler (fake clock)', () => {
     expect(r.runs).toHaveLength(2);
     await clock.advance(86_400_000 - 3_642_000 + 12_000);
     expect(r.runs.map((x) => x.reason)).toEqual(['window', 'retry', 'window']);
+    s.stop();
+    await windows.close();
+  });
+
+  it('with cron windows: a window the wall clock jumped over (a VM resumed, an NTP step) opens once, late, not a day later', async () => {
+    // 01:50 in Berlin; the VM is suspended until 04:00, past the window at 02:00 (01:00 UTC).
+    const t0 = Date.UTC(2026, 10, 22, 0, 50, 0);
+    const clock = new FakeClock(t0);
+    const r = recorder(clock);
+    const windows = new CronWindows(['0 2 * * *'], 'Europe/Berlin');
+    const s = new CycleScheduler({ pollMs: 30_000, windows, cycle: r.cycle, now: clock.now, timers: clock });
+    s.start();
+    await clock.advance(2_000);
+    clock.step(2 * 3_600_000);
+    await clock.advance(2_000);
+    expect(r.runs.map((x) => x.reason)).toEqual(['window']);
+    expect(r.runs[0]!.at).toBeGreaterThan(Date.UTC(2026, 10, 22, 2, 50, 0));
+    await clock.advance(3_600_000); // once: the window is not opened again
+    expect(r.runs).toHaveLength(1);
+    await clock.advance(86_400_000); // and the next night's as usual
+    expect(r.runs.map((x) => x.reason)).toEqual(['window', 'window']);
     s.stop();
     await windows.close();
   });
