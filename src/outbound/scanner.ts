@@ -21,6 +21,7 @@ import { codeOf, GridsyncError, errorFields } from '../errors/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
+import { WallClockSteps } from './clock-steps.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { OutboxWatcher } from './watcher.js';
@@ -43,6 +44,7 @@ interface ReadyFile {
 export class OutboxScanner {
   private readonly isIgnored: (name: string) => boolean;
   private readonly stability: StabilityTracker;
+  private readonly clockSteps: WallClockSteps;
   private readonly reportedOdd = new Set<string>();
   /** Claims already reported as stopped by a full filesystem: one error line each, not one per retry. */
   private readonly reportedNoSpace = new Set<number>();
@@ -64,6 +66,7 @@ export class OutboxScanner {
   ) {
     this.isIgnored = outboxIgnore(ctx.cfg);
     this.stability = new StabilityTracker(ctx.cfg.stableMs);
+    this.clockSteps = new WallClockSteps(() => Date.now(), ctx.monotonic);
   }
 
   /** `run` mode: watch the folder and rescan periodically until `stop`. */
@@ -153,6 +156,7 @@ export class OutboxScanner {
     const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
     const readyFiles: ReadyFile[] = [];
+    const trustedAgeMs = this.clockSteps.trustedSpanMs();
     for (const e of entries) {
       const name = e.name.toString('utf8');
       if (this.isIgnored(name)) continue;
@@ -184,8 +188,9 @@ export class OutboxScanner {
       let ready: number;
       if (cfg.readiness === 'marker') ready = awaitsMarker(cfg, names, name) ? -1 : 0;
       else {
-        // File times are wall-clock facts: their age is measured on the wall clock, not ctx.now.
-        const unchangedForMs = Date.now() - Math.max(st.mtimeMs, st.ctimeMs);
+        // File times are wall-clock facts: their age is measured on the wall clock, not ctx.now,
+        // and only back to a step forward of that clock (which would age a paused writer's file).
+        const unchangedForMs = Math.min(Date.now() - Math.max(st.mtimeMs, st.ctimeMs), trustedAgeMs);
         // How long a (size, mtime) has been seen unchanged is measured on the monotonic clock: a wall
         // clock stepped back would hold the file back by the step, one stepped forward free it early.
         ready = this.stability.observe(name, { size: st.size, mtimeMs: st.mtimeMs, unchangedForMs }, this.ctx.monotonic());

@@ -84,7 +84,7 @@ export function inboxConfig(dir: string, over: Partial<InboxConfig> = {}): Inbox
 export function outboundPipeline(
   w: Pick<TestWorld, 'client' | 'journal' | 'dirs'>,
   over: Partial<OutboxConfig> = {},
-  options: Pick<OutboundPipelineOptions, 'now' | 'logger'> = {},
+  options: Pick<OutboundPipelineOptions, 'now' | 'logger' | 'sleep'> = {},
 ): OutboundPipeline {
   // The product's defaults, with only what a test needs sooner: files are finished after 50 ms, and
   // the periodic rescan stays out of the way of tests that trigger cycles themselves.
