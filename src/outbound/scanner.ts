@@ -156,7 +156,10 @@ export class OutboxScanner {
     const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
     const readyFiles: ReadyFile[] = [];
-    const trustedAgeMs = this.clockSteps.trustedSpanMs();
+    // On a network share a file's times come from the server's clock, which may run behind ours by
+    // more than stableMs: there a first sighting never counts the file's own age.
+    const sinceStep = this.clockSteps.trustedSpanMs();
+    const trustedAgeMs = this.ctx.calls.inline ? sinceStep : 0;
     for (const e of entries) {
       const name = e.name.toString('utf8');
       if (this.isIgnored(name)) continue;

@@ -1,7 +1,9 @@
 // A writer that pauses in the middle of a file while the wall clock is stepped forward (NTP
 // correcting a clock that ran slow, a VM resumed from a suspend) must not have its file taken as
-// finished: the file's age comes from its times, and the step makes them look an hour old.
+// finished: the file's age comes from its times, and the step makes them look an hour old. The same
+// holds for a share whose server's clock runs behind ours.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { x12 } from '../../helpers/edi.js';
@@ -39,6 +41,27 @@ describe('outbox readiness across a wall clock stepped forward', () => {
     instant = false;
     const second = await pipeline.runCycle();
     expect(second).toMatchObject({ claimed: 1, uploaded: 1, archived: 1, rejected: 0 });
+    expect(fs.readFileSync(path.join(w.dirs.sent, 'order.x12'), 'utf8')).toBe(whole);
+  });
+
+  it('on a network share a file is never taken as settled at its first sighting: the server clock may run behind ours', async () => {
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000); // our clock an hour ahead of the server's
+    const realStatfs = fsp.statfs.bind(fsp);
+    vi.spyOn(fsp, 'statfs').mockImplementation((async (p: string) => ({ ...(await realStatfs(p)), type: 0x6969 })) as typeof fsp.statfs);
+    let instant = true;
+    const sleep = (ms: number): Promise<void> => (instant ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
+    const pipeline = outboundPipeline(w, { stableMs: 1000 }, { sleep });
+    const file = path.join(w.dirs.outbox, 'order.x12');
+    const whole = x12(42);
+    fs.writeFileSync(file, whole.slice(0, 60));
+
+    expect((await pipeline.runCycle()).claimed).toBe(0);
+    expect(listFiles(w.dirs.outbox)).toEqual(['order.x12']);
+
+    fs.appendFileSync(file, whole.slice(60));
+    instant = false;
+    expect(await pipeline.runCycle()).toMatchObject({ claimed: 1, archived: 1, rejected: 0 });
     expect(fs.readFileSync(path.join(w.dirs.sent, 'order.x12'), 'utf8')).toBe(whole);
   });
 });
