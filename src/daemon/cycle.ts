@@ -126,7 +126,7 @@ export class RunCycle {
       const stuck = watch.stuck();
       // A cycle that delivered nothing because of a local condition, or left a mailbox out, is not
       // a success: the "no successful cycle" alert must fire for it as for an outage.
-      if (stuck.length === 0 && !failed) health.lastSuccessAt = rt.now();
+      if (stuck.length === 0 && !failed) health.succeeded(rt.now());
       health.lastError = failed ? `${failed.mailbox}: ${failed.error}` : stuck[0] ? describeStuck(stuck[0]) : undefined;
       metrics.up.set(1);
       if (totals.inbound.listed || totals.inbound.confirmed || totals.outbound.archived) {

@@ -396,7 +396,6 @@ export class Daemon {
   readiness(): Readiness {
     const callbacks = this.callbacks?.health();
     const r = this.health.readiness({
-      now: this.now(),
       pollMs: this.config.schedule.poll,
       windows: Boolean(this.config.schedule.cron?.length),
       stopping: this.stopping,

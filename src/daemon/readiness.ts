@@ -20,15 +20,24 @@ export interface Readiness {
 export class HealthState {
   /** Consecutive failed attempts to reach the service at start-up. */
   connectFailures = 0;
-  lastSuccessAt: number | undefined;
   lastError: string | undefined;
+  /** Wall-clock time (shown) and monotonic time (measured from) of the last successful cycle. */
+  private lastSuccess: { at: number; monotonic: number } | undefined;
+
+  constructor(private readonly monotonic: () => number = () => performance.now()) {}
+
+  /** A cycle succeeded; `at` is the wall-clock time /readyz shows. */
+  succeeded(at: number): void {
+    this.lastSuccess = { at, monotonic: this.monotonic() };
+  }
 
   /**
    * Ready: connected, and the last cycle succeeded recently (with cron windows: the last one did
-   * not fail — between windows there is nothing to be fresh about).
+   * not fail — between windows there is nothing to be fresh about). How recently is measured on
+   * the monotonic clock: a wall clock stepped forward made a sound daemon unready until its next
+   * cycle, one stepped back kept a stalled one ready for the length of the step.
    */
   readiness(s: {
-    now: number;
     pollMs: number;
     windows: boolean;
     stopping: boolean;
@@ -38,12 +47,12 @@ export class HealthState {
     failing: MailboxFailure[];
   }): Readiness {
     const window = Math.max(3 * s.pollMs, 60_000);
-    const fresh = this.lastSuccessAt !== undefined && s.now - this.lastSuccessAt <= window;
+    const fresh = this.lastSuccess !== undefined && this.monotonic() - this.lastSuccess.monotonic <= window;
     const unwell = s.cycleFailures > 0 || this.connectFailures > 0 || !s.scheduled;
     const ready = !s.stopping && !unwell && s.stuck.length === 0 && s.failing.length === 0 && (fresh || s.windows);
     return {
       ready,
-      lastSuccessAt: this.lastSuccessAt ? new Date(this.lastSuccessAt).toISOString() : null,
+      lastSuccessAt: this.lastSuccess ? new Date(this.lastSuccess.at).toISOString() : null,
       lastError: this.lastError ?? null,
       stuck: s.stuck,
       failing: s.failing,
