@@ -3,7 +3,8 @@
  * announces the instance, renews the held leases every `renewMs`, takes free ones and hands back
  * extras as `planLeases` says, hands everything back on stop — and gives each mailbox's pipelines
  * a `MailboxLease`: whether a side effect may start now (held, and before the self-fencing
- * deadline counted from the send time of the last successful renewal on a monotonic clock), the
+ * deadline counted from the send time of the last successful renewal, on the monotonic clock and
+ * on the wall clock, which alone moves on across a machine's sleep), the
  * token, and a signal aborted on a loss. A lease taken over, refused by a journal write, renewed
  * too late or handed back is reported once through `onLost`; a lease taken through `onAcquired`.
  *
@@ -31,6 +32,12 @@ export interface LeaseKeeperOptions {
   readonly marginMs?: number;
   /** Monotonic milliseconds; default `performance.now`. */
   readonly now?: () => number;
+  /**
+   * Wall-clock milliseconds; default `Date.now`. The monotonic clock stands still while the machine
+   * sleeps (a suspended VM), the wall clock is set forward on waking: a holding ends at whichever
+   * deadline comes first, so a guest that slept past its lease starts nothing when it wakes.
+   */
+  readonly wall?: () => number;
   readonly onLost: (mailboxId: number, why: LeaseLossReason) => void;
   /** `unheldMs`: how long the mailbox had been without a live lease (database clock), when a lease row existed before. */
   readonly onAcquired?: (lease: Lease, unheldMs?: number) => void;
@@ -47,6 +54,8 @@ export interface LeaseKeeperOptions {
 interface Held {
   lease: Lease;
   deadline: number;
+  /** The same deadline on the wall clock. */
+  wallDeadline: number;
   readonly since: number;
   readonly controller: AbortController;
   fence: NodeJS.Timeout | undefined;
@@ -59,6 +68,7 @@ export class LeaseKeeper {
   private readonly held = new Map<number, Held>();
   private readonly handles = new Map<number, MailboxLease>();
   private readonly now: () => number;
+  private readonly wall: () => number;
   private timer: NodeJS.Timeout | undefined;
   private wake: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -69,13 +79,19 @@ export class LeaseKeeper {
 
   constructor(private readonly options: LeaseKeeperOptions) {
     this.now = options.now ?? (() => performance.now());
+    this.wall = options.wall ?? Date.now;
     options.leases.onLost((mailboxId) => this.lose(mailboxId, 'write-refused'));
   }
 
   /** Whether a side effect for this mailbox may start now. */
   mayAct(mailboxId: number): boolean {
     const h = this.held.get(mailboxId);
-    return h !== undefined && mayAct(this.now(), h.deadline);
+    return h !== undefined && this.inTime(h);
+  }
+
+  /** Before the self-fencing deadline on both clocks (LeaseKeeperOptions.wall says why both). */
+  private inTime(h: Held): boolean {
+    return mayAct(this.now(), h.deadline) && mayAct(this.wall(), h.wallDeadline);
   }
 
   /** Why this instance holds no lease and takes none now (`LeaseKeeperOptions.check`), if it does not. */
@@ -157,21 +173,24 @@ export class LeaseKeeper {
     const h = this.held.get(mailboxId);
     if (!h) return;
     const sentAt = this.now();
+    const sentAtWall = this.wall();
     try {
       const lease = await this.options.leases.renew(h.lease, this.options.ttlMs);
       if (this.stopped || this.held.get(mailboxId) !== h) return;
       if (!lease) return this.lose(mailboxId, 'taken-over');
       h.lease = lease;
       h.deadline = selfFenceDeadline(sentAt, this.options.ttlMs, this.options.marginMs);
+      h.wallDeadline = selfFenceDeadline(sentAtWall, this.options.ttlMs, this.options.marginMs);
       this.armFence(mailboxId, h);
     } catch (err) {
       this.options.onError?.(err, mailboxId);
     }
-    if (this.held.get(mailboxId) === h && !mayAct(this.now(), h.deadline)) this.lose(mailboxId, 'renewal-late');
+    if (this.held.get(mailboxId) === h && !this.inTime(h)) this.lose(mailboxId, 'renewal-late');
   }
 
   private async acquire(mailboxId: number, before: LeaseRow | undefined): Promise<void> {
     const sentAt = this.now();
+    const sentAtWall = this.wall();
     // remainingMs is negative once a lease has expired: how long ago, on the database's clock.
     const unheldMs = before && !before.live ? -before.remainingMs : undefined;
     try {
@@ -180,11 +199,12 @@ export class LeaseKeeper {
       const h: Held = {
         lease,
         deadline: selfFenceDeadline(sentAt, this.options.ttlMs, this.options.marginMs),
+        wallDeadline: selfFenceDeadline(sentAtWall, this.options.ttlMs, this.options.marginMs),
         since: sentAt,
         controller: new AbortController(),
         fence: undefined,
       };
-      if (!mayAct(this.now(), h.deadline)) return; // answered too late to act on; the next round renews it
+      if (!this.inTime(h)) return; // answered too late to act on; the next round renews it
       this.held.set(mailboxId, h);
       this.armFence(mailboxId, h);
       this.options.onAcquired?.(lease, unheldMs);
@@ -214,7 +234,7 @@ export class LeaseKeeper {
     clearTimeout(h.fence);
     h.fence = setTimeout(
       () => {
-        if (this.held.get(mailboxId) === h && !mayAct(this.now(), h.deadline)) this.lose(mailboxId, 'renewal-late');
+        if (this.held.get(mailboxId) === h && !this.inTime(h)) this.lose(mailboxId, 'renewal-late');
       },
       Math.max(0, h.deadline - this.now()),
     );

@@ -3,7 +3,8 @@
  * fairly (the first hands one back when the second appears) and keep them while they renew; a
  * planned stop hands them over at once; a holder that stopped renewing
  * (a frozen process) learns on waking that it lost them, and may act on none; a holder whose
- * renewals come too late stops acting at its self-fencing deadline even before anyone takes over.
+ * renewals come too late stops acting at its self-fencing deadline even before anyone takes over;
+ * one whose machine slept past its lease starts nothing when it wakes.
  */
 import { describe, expect, it } from 'vitest';
 import { LeaseKeeper, type LeaseLossReason } from '../../../src/daemon/lease-keeper.js';
@@ -113,6 +114,35 @@ describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
       // work never passes for the new one's), with a deadline counted from this new request.
       expect(acquired).toBe(1);
       expect(k.heldLeases()[0]?.token).toBe(2);
+    } finally {
+      await k.stop();
+      await a.close();
+    }
+  });
+
+  it('a holder whose machine slept past its lease starts nothing when it wakes (the monotonic clock stood still, the wall clock moved on)', async () => {
+    const url = await server.createDatabase('keeper_sleep');
+    const a = await PgJournal.open(url, 'test', { owner: 'host-a' });
+    // Linux's monotonic clock does not count a suspend; the wall clock is set forward on waking.
+    let wall = Date.now();
+    const k = new LeaseKeeper({
+      leases: a.leases,
+      mailboxIds: [1001],
+      ttlMs: 10_000,
+      renewMs: 3_000,
+      marginMs: 1_000,
+      now: () => 0,
+      wall: () => wall,
+      onLost: () => undefined,
+    });
+    try {
+      await k.start();
+      expect(k.mayAct(1001)).toBe(true);
+      wall += 8_999;
+      expect(k.mayAct(1001)).toBe(true);
+      wall += 60_000; // asleep for a minute: another instance may hold the mailbox by now
+      expect(k.mayAct(1001)).toBe(false);
+      expect(() => k.handle(1001).assertMayAct()).toThrow(/does not hold its lease now/);
     } finally {
       await k.stop();
       await a.close();
