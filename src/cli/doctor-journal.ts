@@ -5,7 +5,7 @@
  * journal's timestamps and an operator comparing logs do; and an asynchronous failover can lose
  * a committed "upload started" row, after which a file may be sent twice.
  */
-import { journalServiceVerdict, serviceChangedAdvice } from '../daemon/index.js';
+import { journalServiceVerdict, serviceChangedAdvice, serviceHeldAdvice } from '../daemon/index.js';
 import { openJournal, PG_SCHEMA_VERSION, type JournalStore } from '../journal/index.js';
 import type { CheckResult } from './doctor.js';
 
@@ -35,6 +35,8 @@ export async function serviceVerdict(journal: JournalStore | undefined, configur
       return { level: 'note', detail: `${found.recorded}, but the journal holds no rows: the next run records ${service}` };
     case 'other':
       return { level: 'fail', detail: serviceChangedAdvice(journal.location, found.recorded, service, configured.configFile) };
+    case 'held':
+      return { level: 'fail', detail: serviceHeldAdvice(journal.location, found.recorded, found.live, service) };
   }
 }
 

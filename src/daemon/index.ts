@@ -10,6 +10,7 @@ export {
   journalServiceVerdict,
   refuseAnotherService,
   serviceChangedAdvice,
+  serviceHeldAdvice,
   serviceIdentity,
   type JournalServiceVerdict,
 } from './journal-service.js';

@@ -21,19 +21,33 @@ export function serviceIdentity(baseUrl: string): string {
 /**
  * What the journal says about the configured service: `same`; `unrecorded` (a journal from before
  * the record existed, or a new one); `empty` (another service recorded, but no rows: a journal
- * that carries nothing belongs to nobody); `other` (rows of another service).
+ * that carries nothing belongs to nobody); `other` (rows of another service); `held` (no rows, but
+ * instances started for the recorded service are live on it, a shared journal: taken over, it
+ * would leave them writing rows of their service into a journal that names another).
  */
 export type JournalServiceVerdict =
-  { readonly verdict: 'same' | 'unrecorded' } | { readonly verdict: 'empty' | 'other'; readonly recorded: string };
+  | { readonly verdict: 'same' | 'unrecorded' }
+  | { readonly verdict: 'empty' | 'other'; readonly recorded: string }
+  | { readonly verdict: 'held'; readonly recorded: string; readonly live: readonly string[] };
 
 /** What the verdict reads of a journal; claiming it also writes its meta and names it. */
-type ServiceJournal = Pick<JournalStore, 'getMeta' | 'get'>;
+type ServiceJournal = Pick<JournalStore, 'getMeta' | 'get' | 'leases'>;
 
 export async function journalServiceVerdict(journal: ServiceJournal, configured: string): Promise<JournalServiceVerdict> {
   const recorded = await recordedService(journal);
   if (recorded === undefined) return { verdict: 'unrecorded' };
   if (recorded === configured) return { verdict: 'same' };
-  return { verdict: (await holdsRows(journal)) ? 'other' : 'empty', recorded };
+  if (await holdsRows(journal)) return { verdict: 'other', recorded };
+  const live = (await journal.leases.instances()).filter((name) => name !== journal.leases.owner);
+  return live.length > 0 ? { verdict: 'held', recorded, live } : { verdict: 'empty', recorded };
+}
+
+/** Why a journal that instances of `recorded` are live on is not taken over for `configured`. */
+export function serviceHeldAdvice(location: string, recorded: string, live: readonly string[], configured: string): string {
+  return (
+    `journal ${location} serves service ${recorded}, and instances started for it are running on it (${live.join(', ')}); ` +
+    `api.baseUrl names service ${configured}. Give every instance on this journal the same service, or this one a journal of its own (journal.url)`
+  );
 }
 
 /** Why a journal with rows of `recorded` is not used for `configured`, and the two ways on. */
@@ -65,34 +79,25 @@ export async function refuseAnotherService(
       'STARTUP_SERVICE_CHANGED',
       serviceChangedAdvice(journal.location, found.recorded, configured, config.configFile),
     );
+  if (found.verdict === 'held')
+    throw new StartupError('STARTUP_SERVICE_CHANGED', serviceHeldAdvice(journal.location, found.recorded, found.live, configured));
   return found;
 }
 
 /**
  * At start, right after the journal opens and before the service is asked anything: records the
  * configured service where the journal has none or holds no rows, refuses (StartupError) a journal
- * with rows of another — and one without rows while instances started for its service are live on
- * it (a shared journal): taken over, it would leave them writing rows of their service into a
- * journal that names this one. (Should two start at the same moment, the lease rounds settle it:
- * `serviceRefusal`.)
+ * with rows of another, or one that live instances of another serve. (Should two start at the same
+ * moment, the lease rounds settle it: `serviceRefusal`.)
  */
 export async function claimJournal(
-  journal: ServiceJournal & Pick<JournalStore, 'setMeta' | 'location' | 'leases'>,
+  journal: ServiceJournal & Pick<JournalStore, 'setMeta' | 'location'>,
   config: { readonly baseUrl: string; readonly configFile: string },
   logger: Pick<Logger, 'info'>,
 ): Promise<void> {
   const found = await refuseAnotherService(journal, config);
   if (found.verdict === 'same') return;
   const configured = serviceIdentity(config.baseUrl);
-  if (found.verdict === 'empty') {
-    const live = (await journal.leases.instances()).filter((name) => name !== journal.leases.owner);
-    if (live.length > 0)
-      throw new StartupError(
-        'STARTUP_SERVICE_CHANGED',
-        `journal ${journal.location} serves service ${found.recorded}, and instances started for it are running on it (${live.join(', ')}); ` +
-          `api.baseUrl names service ${configured}. Give every instance on this journal the same service, or this one a journal of its own (journal.url)`,
-      );
-  }
   await recordService(journal, configured);
   if (found.verdict === 'empty')
     logger.info(

@@ -43,7 +43,7 @@ export const ERROR_TABLE = {
   STARTUP_SERVICE_CHANGED: row(
     EXIT.operator,
     false,
-    "the journal holds rows of another service than `api.baseUrl` names (its origin, or `embedded`): that service's parcel ids would be taken for the configured one's; the message names the journal and both services. Said by `run`, `once`, `once --dry-run` and `redeliver`",
+    "the journal holds rows of another service than `api.baseUrl` names (its origin, or `embedded`): that service's parcel ids would be taken for the configured one's; the message names the journal and both services. Also a shared journal without rows while instances of its service are live on it. Said by `run`, `once`, `once --dry-run` and `redeliver`",
     "keep a journal per service (`stateDir` or `journal.url`), after finishing the old service's work with `gridsync once` against it; the same service at a new address: `gridsync journal set-service -c FILE`",
   ),
   STARTUP_FOLDERS: row(EXIT.operator, false, 'a folder is missing, unwritable, or on the wrong filesystem', 'fix the folder named'),

@@ -196,8 +196,19 @@ const NOT_A_DOCTOR_FAILURE: Record<string, string> = {
   JOURNAL_LOCKED: 'held by the running daemon',
 };
 
-/** Codes that never come up when run or once start (other commands' refusals). */
-const OTHER_COMMANDS = new Set(['CLI_USAGE', 'JOURNAL_IN_USE', 'JOURNAL_SCHEMA_MISMATCH', 'EMULATOR_CONFIG', 'EMULATOR_SEED']);
+/**
+ * Codes that never come up when run or once start: other commands' refusals, and what a running
+ * instance meets (JOURNAL_SERVICE_CHANGED: the journal's record changed under it; at start the
+ * same condition is STARTUP_SERVICE_CHANGED, which has its scenario).
+ */
+const OTHER_COMMANDS = new Set([
+  'CLI_USAGE',
+  'JOURNAL_IN_USE',
+  'JOURNAL_SCHEMA_MISMATCH',
+  'EMULATOR_CONFIG',
+  'EMULATOR_SEED',
+  'JOURNAL_SERVICE_CHANGED',
+]);
 
 describe('doctor fails on every start-up refusal of run and once', () => {
   it('every refusal code (exit 2) has a scenario below', () => {

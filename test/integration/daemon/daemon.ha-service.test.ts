@@ -54,10 +54,15 @@ describe.skipIf(!server.available)('instances of two services on one PostgreSQL 
     const url = await server.createDatabase('ha_service_start');
     const a = run(world(x.url, url));
     await a.waitFor(/mailbox lease taken/);
-    const refused = await run(world(y.url, url)).exited;
+    const wb = world(y.url, url);
+    const refused = await run(wb).exited;
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('[STARTUP_SERVICE_CHANGED]');
     expect(refused.stderr).toMatch(/instances started for it are running on it/);
+    // doctor says so before anyone starts it.
+    const doctor = await startCli(['doctor', '-c', wb.configFile]).exited;
+    expect(doctor.code).toBe(2);
+    expect(doctor.stdout).toMatch(/✗ journal's service: .*instances started for it are running on it/);
     // A goes on with its own service.
     const id = await x.inject({ mailboxId: MAILBOX, fileName: 'po.x12', content: Buffer.from('ISA*00*po~') });
     await eventually(async () => (await emulatorParcels(x, MAILBOX)).find((p) => p.parcelId === id)?.status === 'InBoxTransferred', 20_000);
