@@ -67,7 +67,8 @@ describe('daemon: several mailboxes', () => {
     const metrics = await eventually(
       async () => {
         const m = await (await fetch(`${daemon.httpUrl as string}/metrics`)).text();
-        return m.includes('gridsync_transfers_total{direction="in",mailbox="partner"} 1') ? m : undefined;
+        const counted = ['ours', 'partner'].every((name) => m.includes(`gridsync_transfers_total{direction="in",mailbox="${name}"} 1`));
+        return counted ? m : undefined;
       },
       10_000,
       'both transfers counted',
