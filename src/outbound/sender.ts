@@ -30,15 +30,18 @@ import { codeOf, errorFields } from '../errors/index.js';
  * - `reconcile`: it may have reached the service — stay `uploading`; the next pass looks for the
  *   parcel in the outbox list before any resend (a resend here is how a duplicate happens);
  * - `give-up`: answered retryable failures used up the attempts — errorDir;
+ * - `refuse`: the claimed copy is not the size it was claimed with, found before any byte went
+ *   out — errorDir: sending it again cannot help, it is not what the ERP exported any more;
  * - `retry`: try again later (a service that is down is not the file's fault: only answered
  *   errors count towards the attempts).
  * Whether the request reached the service is the client's rule (`mayHaveReachedService`), not
  * re-derived here.
  */
-export type ResendDecision = 'reject' | 'resend' | 'reconcile' | 'give-up' | 'retry';
+export type ResendDecision = 'reject' | 'refuse' | 'resend' | 'reconcile' | 'give-up' | 'retry';
 
 export function decideResend(err: unknown, state: OutboundState, attempts: number, maxAttempts: number): ResendDecision {
   if (err instanceof UploadOutcomeUnknownError) return 'reconcile';
+  if (err instanceof UploadSourceChangedError && err.notSent) return 'refuse';
   if (err instanceof GridApiError && !err.retryable) return 'reject';
   const neverReached = !mayHaveReachedService(err);
   if (state === 'uploading' && !neverReached) return 'reconcile';
@@ -275,20 +278,18 @@ export class Sender {
     }
     const row = (await journal.get(id)) as OutboundRow;
     const reason = (err as Error).message;
-    if (err instanceof UploadSourceChangedError && err.notSent) {
-      // Sending it again cannot help: the claimed snapshot is not what the ERP exported any more.
-      if (row.state === 'uploading') await journal.markNotSent(id, reason);
-      await this.refuse((await journal.get(id)) as OutboundRow, {
-        reason: `its claimed copy in the processing folder ${err.detail}: nothing was sent; have the ERP export the file again`,
-        errorCode: 'OUTBOUND_COPY_CHANGED',
-      });
-      return false;
-    }
     const api = err instanceof GridApiError ? err : undefined;
     const decision = decideResend(err, row.state, row.attempts, cfg.maxAttempts);
     // Only a row that stays `uploading` (to be reconciled) still needs its attempt's token.
     if (decision !== 'reconcile') this.startedUnder.delete(id);
     switch (decision) {
+      case 'refuse':
+        if (row.state === 'uploading') await journal.markNotSent(id, reason);
+        await this.refuse((await journal.get(id)) as OutboundRow, {
+          reason: `its claimed copy in the processing folder ${(err as UploadSourceChangedError).detail}: nothing was sent; have the ERP export the file again`,
+          errorCode: 'OUTBOUND_COPY_CHANGED',
+        });
+        return false;
       case 'reject':
         this.ctx.tally('failed', 1, { code: codeOf(err), file: row.file_name, reason });
         await this.disposal.toError(row, {

@@ -1,6 +1,12 @@
 /** The resend policy after a failed upload attempt: a resend only when the request provably never reached the service. */
 import { describe, expect, it } from 'vitest';
-import { GridApiError, GridResponseError, GridTransportError, UploadOutcomeUnknownError } from '../../../src/api/index.js';
+import {
+  GridApiError,
+  GridResponseError,
+  GridTransportError,
+  UploadOutcomeUnknownError,
+  UploadSourceChangedError,
+} from '../../../src/api/index.js';
 import { decideResend } from '../../../src/outbound/index.js';
 
 const api = (status: number): GridApiError => new GridApiError('parcels.upload', status, null, 'x');
@@ -23,6 +29,13 @@ describe('decideResend', () => {
     expect(decideResend(transport(true), 'uploading', 1, 5)).toBe('resend');
     expect(decideResend(api(429), 'uploading', 5, 5)).toBe('give-up');
     expect(decideResend(transport(true), 'uploading', 50, 5)).toBe('resend');
+  });
+
+  it('refuses a copy found changed before any byte went out; one that changed during the upload may have reached the service', () => {
+    const changed = (notSent: boolean) =>
+      new UploadSourceChangedError('/p/x.edi', 'is 10 bytes, not the 20 bytes it was claimed with', notSent);
+    expect(decideResend(changed(true), 'uploading', 1, 5)).toBe('refuse');
+    expect(decideResend(changed(false), 'uploading', 1, 5)).toBe('reconcile');
   });
 
   it('rejects what the service refused for good', () => {
