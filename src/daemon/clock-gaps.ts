@@ -18,7 +18,7 @@ export interface ClockGap {
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** The UTC offset of `zone` at `atMs` (whole seconds); the process's own zone when undefined. */
-export function utcOffsetMs(zone: string | undefined, atMs: number): number {
+function utcOffsetMs(zone: string | undefined, atMs: number): number {
   const at = Math.floor(atMs / 1000) * 1000;
   if (zone === undefined) return -new Date(at).getTimezoneOffset() * 60_000;
   let format = formats.get(zone);
