@@ -64,9 +64,10 @@ export class Confirmations {
 
   /**
    * A confirmed parcel listed again: list lag (ignore), a confirm that never took (confirm again),
-   * or reset on the service after its confirm was seen to take (deliver again).
+   * or reset on the service after its confirm was seen to take (deliver again). `requested`: an
+   * operator asked for it (`gridsync redeliver`, read by the listing for the whole list).
    */
-  async isRedelivery(row: InboundRow, signal?: AbortSignal): Promise<boolean> {
+  async isRedelivery(row: InboundRow, requested: boolean, signal?: AbortSignal): Promise<boolean> {
     const info = await this.ctx.client.parcel(row.parcel_id, { signal });
     if (info.status !== 'InBoxReady') {
       if (row.confirm_unverified) await this.ctx.journal.markConfirmsSeen(this.ctx.mailboxId, [row.parcel_id]);
@@ -83,10 +84,9 @@ export class Confirmations {
       );
       return false;
     }
-    // Asked for by the operator (`gridsync redeliver`): expected, so no warning.
-    const requested = await this.ctx.journal.redeliveryRequested(row);
     const delivery = await this.ctx.journal.markRedelivery(this.ctx.mailboxId, row.parcel_id);
     const fields = { parcelId: row.parcel_id, delivery, previousPath: row.final_path };
+    // Asked for by the operator: expected, so no warning.
     if (requested) this.ctx.logger.info(fields, 'redelivered on request: delivering it again under a new name');
     else this.ctx.logger.warn(fields, 'parcel was reset on the service after we confirmed it; delivering it again under a new name');
     return true;

@@ -6,6 +6,7 @@
  */
 import type { UnreadableParcel } from '../api/index.js';
 import type { Confirmations } from './confirmations.js';
+import { listingStep, turnsOnRequest } from './listing-step.js';
 import type { InboundContext, InboundCycleResult } from './types.js';
 import { oldestWaitingSeconds } from './waiting.js';
 
@@ -38,15 +39,19 @@ export class InboxListing {
     // Parcels we delivered may linger in the list for a while: only the others can expire unseen.
     const waiting: (string | undefined)[] = [];
     const listingBytes: number[] = [];
-    // One read for the whole list: on PostgreSQL a read per parcel was a round trip per parcel.
+    // The rows, and the operator's requests for those that may act on one, each read for the whole
+    // list at once: on PostgreSQL a read per parcel was a round trip per parcel, every cycle — and
+    // a partner's bad files can leave hundreds failed and listed for days.
     const known = await ctx.journal.getMany(
       ctx.mailboxId,
       pending.parcels.map((p) => p.parcelId),
     );
+    const requests = await ctx.journal.lastRedeliveryRequests([...known.values()].filter(turnsOnRequest).map((r) => r.parcel_id));
     for (const p of pending.parcels) {
       const row = known.get(p.parcelId);
       if (row?.state !== 'confirmed') waiting.push(p.created);
-      if (!row) {
+      const step = listingStep(row, requests.get(p.parcelId));
+      if (step.kind === 'record') {
         const listing = ctx.journal.recordListed(ctx.mailboxId, {
           parcelId: p.parcelId,
           fileName: p.fileName,
@@ -59,11 +64,12 @@ export class InboxListing {
         listing.catch(() => undefined);
         listings.push(listing);
         listingBytes.push(p.bytes ?? 0);
-      } else if (row.state === 'confirmed') {
-        if (await this.confirmations.isRedelivery(row, signal)) ctx.tally(result, 'redelivered');
-      } else if (row.state === 'failed' && (await ctx.journal.redeliveryRequested(row))) {
+      } else if (step.kind === 'judge') {
+        if (await this.confirmations.isRedelivery(step.row, step.requested, signal)) ctx.tally(result, 'redelivered');
+      } else if (step.kind === 'retry') {
         // Given up on after maxAttempts, and asked for again by an operator once the cause was
         // fixed (`gridsync redeliver`): tried anew from the download, its attempts counted afresh.
+        const { row } = step;
         const delivery = await ctx.journal.markRedelivery(ctx.mailboxId, row.parcel_id);
         ctx.logger.info({ parcelId: row.parcel_id, delivery, lastError: row.last_error }, 'failed parcel asked for again: trying it anew');
         ctx.tally(result, 'redelivered');

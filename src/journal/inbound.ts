@@ -89,13 +89,23 @@ export interface InboundJournalOptions {
 
 /** A parcel's own commits touch its row and the event trail only (`CommitOptions.independent`). */
 const INDEPENDENT = { independent: true } as const;
-/** Parcel ids per read in getMany: far below both backends' limits on parameters. */
-const GET_MANY_CHUNK = 500;
+/** Parcel ids per read of many parcels: far below both backends' limits on parameters. */
+const IDS_PER_READ = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 /** A transition needs the state it leaves only: reading the whole row built its 18 other fields for nothing. */
 const SELECT_STATE = 'SELECT state FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 /** Only a confirmed row's confirm can be seen to take; the state re-checked keeps an operator's write (markResetRequested) off a row moved meanwhile. */
 const CONFIRM_SEEN = "UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ? AND state = 'confirmed'";
+
+/** `read` once per chunk of `ids`, with the chunk's placeholders; the rows of every chunk. */
+async function inChunks<I, T>(ids: readonly I[], read: (marks: string, chunk: I[]) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_READ) {
+    const chunk = ids.slice(i, i + IDS_PER_READ);
+    rows.push(...(await read(chunk.map(() => '?').join(','), chunk)));
+  }
+  return rows;
+}
 
 /** The audit-trail event `gridsync redeliver` records for a parcel it had the service reset. */
 export const REDELIVERY_REQUESTED = 'redelivery-requested';
@@ -115,17 +125,10 @@ export class InboundJournal {
    * row by row costs a round trip per parcel on PostgreSQL, where SQLite's reads are function calls.
    */
   async getMany(mailboxId: number, parcelIds: readonly number[]): Promise<Map<number, InboundRow>> {
-    const found = new Map<number, InboundRow>();
-    for (let i = 0; i < parcelIds.length; i += GET_MANY_CHUNK) {
-      const ids = parcelIds.slice(i, i + GET_MANY_CHUNK);
-      const rows = await this.journal.all<InboundRow>(
-        `SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id IN (${ids.map(() => '?').join(',')})`,
-        mailboxId,
-        ...ids,
-      );
-      for (const r of rows) found.set(r.parcel_id, r);
-    }
-    return found;
+    const rows = await inChunks(parcelIds, (marks, ids) =>
+      this.journal.all<InboundRow>(`SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id IN (${marks})`, mailboxId, ...ids),
+    );
+    return new Map(rows.map((r) => [r.parcel_id, r]));
   }
 
   /** Rows of a mailbox in the given states, oldest first. */
@@ -242,7 +245,7 @@ export class InboundJournal {
 
   /**
    * An operator had the service reset this parcel (`gridsync redeliver`): the trail notes it
-   * (`redeliveryRequested`), and listed ready again it is a redelivery, whether or not its confirm
+   * (`lastRedeliveryRequests`), and listed ready again it is a redelivery, whether or not its confirm
    * was seen to take — in every mailbox that has it. An operator's step, from beside the daemons
    * (`CommitOptions.operator`): it clears only the mark the holder clears itself once it sees a
    * confirm take, on confirmed rows only.
@@ -261,15 +264,20 @@ export class InboundJournal {
     );
   }
 
-  /** An operator had the service reset this confirmed parcel (`gridsync redeliver`) since the row last changed. */
-  async redeliveryRequested(row: InboundRow): Promise<boolean> {
-    const hit = await this.journal.get<{ n: number }>(
-      "SELECT 1 AS n FROM events WHERE direction = 'in' AND item = ? AND to_state = ? AND at >= ?",
-      String(row.parcel_id),
-      REDELIVERY_REQUESTED,
-      row.updated_at,
+  /**
+   * When an operator last asked for each of these parcels again (`gridsync redeliver`), by parcel
+   * id; absent: never. The trail notes a request in no mailbox (`markResetRequested`). Read for a
+   * whole pending list at once, as `getMany` is.
+   */
+  async lastRedeliveryRequests(parcelIds: readonly number[]): Promise<Map<number, number>> {
+    const rows = await inChunks(parcelIds.map(String), (marks, items) =>
+      this.journal.all<{ item: string; at: number }>(
+        `SELECT item, max(at) AS at FROM events WHERE direction = 'in' AND to_state = ? AND item IN (${marks}) GROUP BY item`,
+        REDELIVERY_REQUESTED,
+        ...items,
+      ),
     );
-    return hit !== undefined;
+    return new Map(rows.map((r) => [Number(r.item), r.at]));
   }
 
   markFailed(mailboxId: number, parcelId: number, reason: string): Promise<void> {

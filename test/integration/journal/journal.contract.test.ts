@@ -276,7 +276,9 @@ describe.each(backends)('journal contract: $name', (backend) => {
     expect(await out.get(failed.id)).toMatchObject({ state: 'requeued', error_code: 'OUTBOUND_SEND_ANYWAY' });
     expect((await out.get(busy.id))?.state).toBe('claiming');
     expect(await inbound.unverifiedConfirms(MB)).toEqual([]);
-    expect(await inbound.redeliveryRequested((await inbound.get(MB, 9)) as InboundRow)).toBe(true);
+    expect((await inbound.lastRedeliveryRequests([9])).get(9)).toBeGreaterThanOrEqual(
+      ((await inbound.get(MB, 9)) as InboundRow).updated_at,
+    );
     expect(
       await journal.all(
         "SELECT direction, mailbox_id, item, from_state, to_state, detail FROM events WHERE to_state IN ('requeued', ?) ORDER BY id",
@@ -369,6 +371,24 @@ describe.each(backends)('journal contract: $name', (backend) => {
     const rows = await j.getMany(MB, [...ids, 5_000, 9_999]);
     expect([...rows.keys()].sort((a, b) => a - b)).toEqual(ids);
     expect(rows.get(600)).toEqual(await j.get(MB, 600));
+  });
+
+  it("inbound: many parcels' latest redelivery requests in one read, across read chunks; other events and parcels never asked for left out", async () => {
+    let t = 1_000;
+    const { journal } = await backend.fresh();
+    Object.defineProperty(journal, 'now', { value: () => t });
+    const j = new InboundJournal(journal);
+    const asked = Array.from({ length: 700 }, (_, k) => k + 1);
+    await Promise.all(asked.map((id) => j.markResetRequested(id)));
+    t = 2_000;
+    await j.markResetRequested(650);
+    await j.recordListed(MB, { parcelId: 9_999 });
+    const last = await j.lastRedeliveryRequests([...asked, 9_999]);
+    expect(last.size).toBe(asked.length);
+    expect(last.get(1)).toBe(1_000);
+    expect(last.get(650)).toBe(2_000);
+    expect(last.has(9_999)).toBe(false);
+    expect(await j.lastRedeliveryRequests([])).toEqual(new Map());
   });
 
   it('housekeeping: retention prunes finished rows and old events; meta is kept; the schema version is the latest', async () => {
