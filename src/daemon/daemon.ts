@@ -37,7 +37,7 @@ import { HealthState, type Readiness } from './readiness.js';
 import { PREFLIGHT_CHECKS } from './preflight.js';
 import { pruneAll } from './retention.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import { daemonLeases } from './leases.js';
+import { daemonLeases, firstNames } from './leases.js';
 import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from './runtime.js';
 import { CronWindows, CycleScheduler, realTimers, type Timers } from './scheduler.js';
 import { journalAdvice, StartupError } from './startup-error.js';
@@ -437,11 +437,4 @@ export class Daemon {
     })();
     return this.closed;
   }
-}
-
-/** mailboxId → the name of the first configured mailbox with that id, in config order. */
-function firstNames(ids: readonly number[], mailboxes: readonly { name?: string | undefined }[]): Map<number, string> {
-  const names = new Map<number, string>();
-  for (const [i, id] of ids.entries()) if (!names.has(id)) names.set(id, mailboxes[i]?.name ?? `mb${id}`);
-  return names;
 }

@@ -94,3 +94,10 @@ function refusalLogged(check: () => Promise<Error | undefined>, log: Logger): ()
     return now;
   };
 }
+
+/** mailboxId → the name of the first configured mailbox with that id, in config order (`DaemonLeaseDeps.names`). */
+export function firstNames(ids: readonly number[], mailboxes: readonly { name?: string | undefined }[]): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const [i, id] of ids.entries()) if (!names.has(id)) names.set(id, mailboxes[i]?.name ?? `mb${id}`);
+  return names;
+}
