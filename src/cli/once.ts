@@ -28,7 +28,8 @@ Recovers what a previous run left unfinished, drains every inbox and outbox (up 
 at a time), and exits. After a transient failure (the service wobbling, an item still pending) it
 runs further cycles, with pauses, for at most once.drainTimeout (default ${DEFAULTS.once.drainTimeoutMs / 60_000}m; env
 GRIDSYNC_ONCE_DRAIN_TIMEOUT); a service that cannot be reached at all from the start ends the run
-at once (exit 1). Exit codes:
+at once (exit 1). Then, when the last one is a day old, the retention pass of run (never with
+--dry-run). Exit codes:
   0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
   delivered (inbox not writable, disk full — the reasons are printed), the service was unreachable,
   or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
@@ -101,6 +102,8 @@ export async function main(argv: string[]): Promise<number> {
             : 'gridsync once: items left undelivered:';
         printError(`${head}\n${lines.join('\n')}\n`);
       }
+      // After the transfers and their summary: retention neither delays them nor changes the exit code.
+      await daemon.retain();
       return left.length > 0 || interrupted.signal.aborted ? 1 : 0;
     } finally {
       clearInterval(ticker);

@@ -35,7 +35,7 @@ import { ProgressTracker } from './progress.js';
 import type { ProgressRow } from './progress-row.js';
 import { HealthState, type Readiness } from './readiness.js';
 import { PREFLIGHT_CHECKS } from './preflight.js';
-import { pruneAll } from './retention.js';
+import { retentionPass, scheduleRetention } from './retention-pass.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { daemonLeases, firstNames } from './leases.js';
 import type { DaemonConfig, DaemonRuntime, MailboxLeases, MailboxRuntime } from './runtime.js';
@@ -296,6 +296,11 @@ export class Daemon {
     return drain(this.runtime, this.progress, this.unreachableAtStart !== undefined ? { unreachable: this.unreachableAtStart } : {});
   }
 
+  /** `gridsync once` after its drain: the retention pass, when due; never throws (retention-pass.ts). */
+  retain(): Promise<void> {
+    return retentionPass(this.runtime, this.client);
+  }
+
   /** Where each mailbox and direction stands (progress lines, summary table); started ones only. */
   progressRows(): ProgressRow[] {
     return this.progress.rows();
@@ -343,10 +348,8 @@ export class Daemon {
       }
     }
     const timers = this.options.timers ?? realTimers;
-    void pruneAll(rt, this.client);
-    const pruneTimer = setInterval(() => void pruneAll(rt, this.client), 86_400_000);
-    pruneTimer.unref();
-    this.cleanups.push({ name: 'prune timer', fn: () => clearInterval(pruneTimer) });
+    const retention = scheduleRetention(rt, this.client);
+    this.cleanups.push({ name: 'retention', fn: () => retention.stop() });
     const windows = cfg.schedule.cron?.length ? new CronWindows(cfg.schedule.cron, cfg.schedule.timezone) : undefined;
     if (windows) this.cleanups.push({ name: 'cron windows', fn: () => windows.close() });
     const cycle = new RunCycle({

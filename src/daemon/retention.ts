@@ -4,6 +4,7 @@
  * (off unless configured): regular files older than N days by
  * mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and anything that
  * is not a regular file are never followed nor deleted; an error report goes with its file.
+ * When a pass runs: ./retention-pass.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,8 +16,9 @@ import type { DaemonRuntime } from './runtime.js';
 const DAY_MS = 86_400_000;
 
 /**
- * The daily retention pass of `run`: old archived and failed files, then old journal rows and
- * events. The folders go first: an in_error row may go once errorRetentionDays took its file.
+ * The retention pass: old archived and failed files, then old journal rows and events. The folders
+ * go first: an in_error row may go once errorRetentionDays took its file. A stop ends it between
+ * parts.
  */
 export async function pruneAll(rt: DaemonRuntime, service: PendingLister): Promise<void> {
   await pruneFolders(rt);
@@ -32,6 +34,7 @@ export async function pruneAll(rt: DaemonRuntime, service: PendingLister): Promi
   const pruned = { inbound: 0, outbound: 0, inError: 0, events: 0, failed: 0 };
   // Each part on its own: one that fails (the database busy, a timeout) must not stop the others.
   for (const part of ['inbound', 'outbound', 'inError', 'events', 'failed'] as const) {
+    if (rt.signal.aborted) break;
     try {
       pruned[part] = await prunes[part]();
     } catch (err) {

@@ -1,0 +1,223 @@
+// Retention under `gridsync once`, from the outside: the built CLI as a child process against a
+// scripted service (not our emulator), real folders, the SQLite journal and a real PostgreSQL one.
+// `once` never pruned: run from cron every few minutes, its sentDir (with sentRetentionDays),
+// errorDir and journal grew for ever. Now it runs the pass of `run` after its transfers, at most
+// once a day across processes (the last pass is recorded in the journal), never in a dry run, and
+// a pass that fails is one warning that leaves the exit code alone.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import YAML from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openJournal } from '../../../src/journal/index.js';
+import { RETENTION_RECORD_KEY } from '../../../src/daemon/retention-pass.js';
+import { startCli } from '../../helpers/daemon-child.js';
+import { x12 } from '../../helpers/edi.js';
+import { postgresForFile } from '../../helpers/postgres.js';
+import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
+
+const server = postgresForFile('the retention record of `once` on a PostgreSQL journal is not tested');
+const MB = 1001;
+const DAY = 86_400_000;
+
+interface Backend {
+  readonly name: 'sqlite' | 'postgres';
+  /** The config's `journal` section: none for SQLite, a fresh database for PostgreSQL. */
+  journal(): Promise<Record<string, unknown> | undefined>;
+  /** Makes every write of the retention record fail, as a database can refuse a write. */
+  refuseRecord(w: World): Promise<void>;
+}
+
+let databases = 0;
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    journal: async () => undefined,
+    refuseRecord: async (w) => {
+      const db = new Database(path.join(w.where.stateDir, 'journal.sqlite'));
+      try {
+        db.exec(
+          `CREATE TRIGGER refuse_record BEFORE INSERT ON meta WHEN NEW.key = '${RETENTION_RECORD_KEY}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+        );
+      } finally {
+        db.close();
+      }
+    },
+  },
+  ...(server.available
+    ? [
+        {
+          name: 'postgres' as const,
+          journal: async () => ({ url: await server.createDatabase(`once_retention_${++databases}`), lease: '3s', renew: '750ms' }),
+          refuseRecord: async (w: World) => {
+            const c = new pg.Client({ connectionString: w.where.url });
+            await c.connect();
+            try {
+              await c.query(
+                `CREATE FUNCTION refuse_record() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql`,
+              );
+              await c.query(
+                `CREATE TRIGGER refuse_record BEFORE INSERT OR UPDATE ON meta FOR EACH ROW WHEN (NEW.key = '${RETENTION_RECORD_KEY}') EXECUTE FUNCTION refuse_record()`,
+              );
+            } finally {
+              await c.end();
+            }
+          },
+        },
+      ]
+    : []),
+];
+
+interface World {
+  readonly dir: string;
+  readonly config: string;
+  readonly where: { url: string | undefined; stateDir: string };
+  readonly folder: (name: 'inbox' | 'outbox' | 'sent' | 'error') => string;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function service(): Promise<ScriptedService> {
+  const svc = await startScriptedService({ mailboxId: MB, apiKey: 'once-retention-key-4Rw8' });
+  cleanups.push(() => svc.close());
+  return svc;
+}
+
+async function makeWorld(
+  svc: ScriptedService,
+  backend: Pick<Backend, 'journal'> = backends[0] as Backend,
+  outbox: Record<string, unknown> = {},
+  top: Record<string, unknown> = {},
+): Promise<World> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-once-retention-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const folder = (name: string): string => path.join(dir, name);
+  for (const f of ['inbox', 'outbox', 'sent', 'error']) fs.mkdirSync(folder(f));
+  const journal = await backend.journal();
+  const config = path.join(dir, 'gridsync.yaml');
+  fs.writeFileSync(
+    config,
+    YAML.stringify({
+      api: { baseUrl: svc.url, protocol: 'rest', apiKey: svc.apiKey },
+      stateDir: folder('state'),
+      ...(journal ? { journal } : {}),
+      log: { level: 'info', pretty: false },
+      mailboxes: [
+        {
+          mailboxId: MB,
+          inbox: { dir: folder('inbox') },
+          outbox: {
+            dir: folder('outbox'),
+            sentDir: folder('sent'),
+            errorDir: folder('error'),
+            stableMs: '50ms',
+            sentRetentionDays: 30,
+            errorRetentionDays: 30,
+            ...outbox,
+          },
+        },
+      ],
+      ...top,
+    }),
+    { mode: 0o600 },
+  );
+  return { dir, config, where: { url: journal?.url as string | undefined, stateDir: folder('state') }, folder };
+}
+
+/** A file last written `days` ago. */
+function aged(file: string, days: number, content = 'x'): void {
+  fs.writeFileSync(file, content);
+  const t = new Date(Date.now() - days * DAY);
+  fs.utimesSync(file, t, t);
+}
+
+const once = (w: World, ...args: string[]) => startCli(['once', ...args, '-c', w.config], {}, w.dir).exited;
+
+const logLines = (stdout: string): { msg?: string; level?: number; [k: string]: unknown }[] =>
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg?: string });
+
+async function withJournal<T>(w: World, fn: (j: Awaited<ReturnType<typeof openJournal>>) => Promise<T>): Promise<T> {
+  const j = await openJournal(w.where);
+  try {
+    return await fn(j);
+  } finally {
+    await j.close();
+  }
+}
+
+const lastPass = (w: World): Promise<string | undefined> => withJournal(w, (j) => j.getMeta(RETENTION_RECORD_KEY));
+
+describe.each(backends)('once runs the retention pass, on the $name journal', (backend) => {
+  it('prunes old files of sentDir and errorDir, then not again until a day has passed', async () => {
+    const svc = await service();
+    const w = await makeWorld(svc, backend);
+    aged(path.join(w.folder('sent'), 'old.x12'), 40);
+    aged(path.join(w.folder('sent'), 'young.x12'), 5);
+    aged(path.join(w.folder('error'), 'bad.x12'), 40);
+    aged(path.join(w.folder('error'), 'bad.x12.error.json'), 40);
+
+    const first = await once(w);
+    expect(first.code, first.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('sent'))).toEqual(['young.x12']);
+    expect(fs.readdirSync(w.folder('error'))).toEqual([]);
+    const recorded = Date.parse((await lastPass(w)) ?? '');
+    expect(Math.abs(Date.now() - recorded)).toBeLessThan(60_000);
+
+    // Five minutes later by cron: the pass is not due, an old file waits for it.
+    aged(path.join(w.folder('sent'), 'later.x12'), 40);
+    const second = await once(w);
+    expect(second.code, second.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('sent')).sort()).toEqual(['later.x12', 'young.x12']);
+    expect(logLines(second.stdout).map((l) => l.msg)).not.toContain('retention: old files deleted');
+
+    // A day after the last pass it runs again.
+    await withJournal(w, (j) => j.setMeta(RETENTION_RECORD_KEY, new Date(Date.now() - DAY - 3_600_000).toISOString()));
+    const third = await once(w);
+    expect(third.code, third.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('sent'))).toEqual(['young.x12']);
+  });
+
+  it('a pass that fails is one warning: the transfers and the exit code are those of the run', async () => {
+    const svc = await service();
+    const w = await makeWorld(svc, backend);
+    expect((await once(w)).code).toBe(0); // the journal exists, with a record
+    await withJournal(w, (j) => j.maintain('DELETE FROM meta WHERE key = ?', RETENTION_RECORD_KEY));
+    await backend.refuseRecord(w);
+    svc.addInbound('order.x12', x12(41));
+    aged(path.join(w.folder('sent'), 'old.x12'), 40);
+
+    const r = await once(w);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('inbox'))).toEqual(['order.x12']);
+    expect(svc.confirmed().map((p) => p.fileName)).toEqual(['order.x12']);
+    const failed = logLines(r.stdout).filter((l) => l.msg === 'retention pass failed; it runs again at the next check');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ level: 40, err: expect.stringMatching(/refused by the test/) });
+    // The files went; only the record did not: the next run tries the pass again.
+    expect(fs.readdirSync(w.folder('sent'))).toEqual([]);
+    expect(await lastPass(w)).toBeUndefined();
+  });
+
+  it('a dry run never prunes', async () => {
+    const svc = await service();
+    const w = await makeWorld(svc, backend);
+    expect((await once(w)).code).toBe(0); // the journal exists (a dry run never creates one)…
+    await withJournal(w, (j) => j.maintain('DELETE FROM meta WHERE key = ?', RETENTION_RECORD_KEY)); // …and a pass is due
+    aged(path.join(w.folder('sent'), 'old.x12'), 40);
+    const dry = await once(w, '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('sent'))).toEqual(['old.x12']);
+    expect(await lastPass(w)).toBeUndefined();
+    // The same config without --dry-run does prune.
+    expect((await once(w)).code).toBe(0);
+    expect(fs.readdirSync(w.folder('sent'))).toEqual([]);
+  });
+});
