@@ -1,7 +1,7 @@
-// The decision behind the retention pass: when it is due (at most daily; a record from a clock set
-// far otherwise does not hold it back for a year).
+// The decision behind the retention pass: when it is due (at most daily, a record from a clock set
+// far otherwise does not hold it back for a year), and when our clock is trusted.
 import { describe, expect, it } from 'vitest';
-import { decideRetention, RETENTION_EVERY_MS } from '../../../src/daemon/retention-pass.js';
+import { decideRetention, RETENTION_CLOCK_TOLERANCE_MS, RETENTION_EVERY_MS } from '../../../src/daemon/retention-pass.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const HOUR = 3_600_000;
@@ -9,11 +9,30 @@ const DAY = 24 * HOUR;
 
 describe('decideRetention', () => {
   it.each([
-    ['no pass recorded', undefined, { run: true }],
-    ['the last pass a day ago', NOW - DAY, { run: true }],
-    ['the last pass an hour ago', NOW - HOUR, { run: false, why: 'recent', nextAt: NOW - HOUR + RETENTION_EVERY_MS }],
-    ['the last pass recorded a year ahead', NOW + 365 * DAY, { run: true }],
-  ])('%s', (_what, last, expected) => {
-    expect(decideRetention(last, NOW)).toEqual(expected);
+    ['no pass recorded', undefined, 0, { run: true }],
+    ['the last pass a day ago', NOW - DAY, 0, { run: true }],
+    ['the last pass an hour ago', NOW - HOUR, 0, { run: false, why: 'recent', nextAt: NOW - HOUR + RETENTION_EVERY_MS }],
+    [
+      'the last pass a few seconds ahead (another host of a shared journal)',
+      NOW + 5_000,
+      0,
+      { run: false, why: 'recent', nextAt: NOW + 5_000 + DAY },
+    ],
+    ['the last pass recorded a year ahead', NOW + 365 * DAY, 0, { run: true }],
+    ['no dated answer yet', NOW - DAY, undefined, { run: false, why: 'clock unknown' }],
+    ['our clock a year ahead', NOW - DAY, -365 * DAY, { run: false, why: 'clock skewed', offsetMs: -365 * DAY }],
+    [
+      'our clock just past the tolerance behind',
+      undefined,
+      RETENTION_CLOCK_TOLERANCE_MS + 1,
+      { run: false, why: 'clock skewed', offsetMs: RETENTION_CLOCK_TOLERANCE_MS + 1 },
+    ],
+    ['our clock at the tolerance', undefined, -RETENTION_CLOCK_TOLERANCE_MS, { run: true }],
+  ])('%s', (_what, last, offset, expected) => {
+    expect(decideRetention(last, NOW, offset)).toEqual(expected);
+  });
+
+  it('a pass not due yet is quiet whatever the clock shows (a cron `once` every 5 minutes does not warn each time)', () => {
+    expect(decideRetention(NOW - HOUR, NOW, -365 * DAY)).toMatchObject({ why: 'recent' });
   });
 });
