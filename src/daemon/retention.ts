@@ -1,17 +1,17 @@
 /**
- * Retention: finished journal rows and events after retention.journalDays, and failed rows once
- * what they guard is gone too (./retention-failed.ts); sentDir and errorDir
- * (off unless configured): regular files older than N days by
- * mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and anything that
- * is not a regular file are never followed nor deleted; an error report goes with its file.
- * When a pass runs: ./retention-pass.ts.
+ * Retention: finished journal rows and events after retention.journalDays (sent rows longer when a
+ * duplicate window asks for it), and failed rows once what they guard is gone too
+ * (./retention-failed.ts); sentDir and errorDir (off unless configured): regular files older than
+ * N days by mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and
+ * anything that is not a regular file are never followed nor deleted; an error report goes with
+ * its file. When a pass runs: ./retention-pass.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { errorFields } from '../errors/index.js';
 import { InboundJournal, OutboundJournal } from '../journal/index.js';
 import { pruneFailedInbound, pruneInErrorOutbound, type PendingLister } from './retention-failed.js';
-import type { DaemonRuntime } from './runtime.js';
+import type { DaemonConfig, DaemonRuntime } from './runtime.js';
 
 const DAY_MS = 86_400_000;
 
@@ -25,7 +25,7 @@ export async function pruneAll(rt: DaemonRuntime, service: PendingLister): Promi
   const olderThanMs = rt.config.retention.journalDays * DAY_MS;
   const prunes = {
     inbound: () => new InboundJournal(rt.journal).pruneConfirmed(olderThanMs),
-    outbound: () => new OutboundJournal(rt.journal).pruneFinished(olderThanMs),
+    outbound: () => new OutboundJournal(rt.journal).pruneFinished(sentRowsKeptMs(rt.config)),
     inError: () => pruneInErrorOutbound(rt, olderThanMs),
     events: () => rt.journal.pruneEvents(olderThanMs),
     // Last: it may wait for the service (one pending list per mailbox holding old failed rows).
@@ -47,6 +47,16 @@ export async function pruneAll(rt: DaemonRuntime, service: PendingLister): Promi
       { rows, failed: pruned.failed, inError: pruned.inError, events: pruned.events, olderThanDays: rt.config.retention.journalDays },
       'journal pruned',
     );
+}
+
+/**
+ * How long sent (and requeued) rows stay: journalDays, or the longest duplicate window of an outbox
+ * that rejects duplicates, whichever is longer. The duplicate check looks for the content among
+ * these rows: one pruned inside the window would let a duplicate out as new.
+ */
+export function sentRowsKeptMs(cfg: Pick<DaemonConfig, 'retention' | 'mailboxes'>): number {
+  const windows = cfg.mailboxes.map((m) => (m.outbox?.duplicates === 'reject' ? m.outbox.duplicateWindowMs : 0));
+  return Math.max(cfg.retention.journalDays * DAY_MS, ...windows);
 }
 
 /** sentRetentionDays / errorRetentionDays: delete old archived and failed files (off by default). */

@@ -3,7 +3,9 @@
 // `once` never pruned: run from cron every few minutes, its sentDir (with sentRetentionDays),
 // errorDir and journal grew for ever. Now it runs the pass of `run` after its transfers, at most
 // once a day across processes (the last pass is recorded in the journal), never in a dry run, and
-// a pass that fails is one warning that leaves the exit code alone.
+// a pass that fails is one warning that leaves the exit code alone. Beside it, a gap of the pass
+// itself: sent rows pruned inside a duplicate window longer than journalDays let a duplicate out.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +13,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openJournal } from '../../../src/journal/index.js';
+import { Journal, openJournal, OutboundJournal } from '../../../src/journal/index.js';
 import { RETENTION_RECORD_KEY } from '../../../src/daemon/retention-pass.js';
 import { startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
@@ -219,5 +221,49 @@ describe.each(backends)('once runs the retention pass, on the $name journal', (b
     // The same config without --dry-run does prune.
     expect((await once(w)).code).toBe(0);
     expect(fs.readdirSync(w.folder('sent'))).toEqual([]);
+  });
+});
+
+/** A sent file's row, written as a run `daysAgo` days ago left it. */
+async function sentRow(w: World, daysAgo: number, name: string, content: string): Promise<void> {
+  const clock = Date.now() - daysAgo * DAY;
+  const j = Journal.open(path.join(w.where.stateDir, 'journal.sqlite'), { now: () => clock });
+  try {
+    const outbound = new OutboundJournal(j);
+    const row = await outbound.markClaiming(
+      MB,
+      w.folder('outbox'),
+      name,
+      path.join(w.folder('outbox'), name),
+      path.join(w.dir, 'processing'),
+    );
+    await outbound.markClaimed(row.id, content.length, crypto.createHash('sha256').update(content).digest('hex'));
+    await outbound.markUploading(row.id, clock, clock);
+    await outbound.markUploaded(row.id, 9_000_000 + row.id, 'uploaded');
+    await outbound.markArchived(row.id, path.join(w.folder('sent'), name));
+  } finally {
+    await j.close();
+  }
+}
+
+describe('what the pass keeps', () => {
+  it('keeps sent rows as long as a duplicate window longer than journalDays looks back', async () => {
+    const svc = await service();
+    const w = await makeWorld(svc, undefined, { duplicateWindowMs: '120d' }, { retention: { journalDays: 90 } });
+    fs.mkdirSync(w.where.stateDir);
+    const inWindow = x12(51);
+    await sentRow(w, 100, 'march.x12', inWindow); // past journalDays, inside the window
+    await sentRow(w, 130, 'january.x12', x12(52)); // past both
+
+    expect((await once(w)).code).toBe(0);
+    const names = await withJournal(w, (j) => j.all<{ file_name: string }>('SELECT file_name FROM outbound_files ORDER BY id'));
+    expect(names.map((r) => r.file_name)).toEqual(['march.x12']);
+
+    // The same content exported again: the duplicate check still finds it.
+    fs.writeFileSync(path.join(w.folder('outbox'), 'march-again.x12'), inWindow);
+    const r = await once(w);
+    expect(r.code).toBe(1);
+    expect(fs.readFileSync(path.join(w.folder('error'), 'march-again.x12.error.json'), 'utf8')).toMatch(/OUTBOUND_DUPLICATE/);
+    expect(svc.requests.filter((q) => q.path === '/v2/parcels/upload')).toEqual([]);
   });
 });

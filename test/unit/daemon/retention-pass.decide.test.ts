@@ -1,6 +1,9 @@
-// The decision behind the retention pass: when it is due (at most daily, a record from a clock set
-// far otherwise does not hold it back for a year), and when our clock is trusted.
+// The decisions behind the retention pass: when it is due (at most daily, a record from a clock set
+// far otherwise does not hold it back for a year), when our clock is trusted, and how long sent rows
+// stay for the duplicate check.
 import { describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../../../src/config/schema.js';
+import { sentRowsKeptMs } from '../../../src/daemon/retention.js';
 import { decideRetention, RETENTION_CLOCK_TOLERANCE_MS, RETENTION_EVERY_MS } from '../../../src/daemon/retention-pass.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
@@ -34,5 +37,23 @@ describe('decideRetention', () => {
 
   it('a pass not due yet is quiet whatever the clock shows (a cron `once` every 5 minutes does not warn each time)', () => {
     expect(decideRetention(NOW - HOUR, NOW, -365 * DAY)).toMatchObject({ why: 'recent' });
+  });
+});
+
+describe('sentRowsKeptMs', () => {
+  const config = (outboxes: Record<string, unknown>[], journalDays = 90) =>
+    ConfigSchema.parse({
+      api: { baseUrl: 'embedded' },
+      stateDir: '/var/lib/gridsync',
+      retention: { journalDays },
+      mailboxes: outboxes.map((o, i) => ({ outbox: { dir: `/srv/out${i}`, sentDir: `/srv/sent${i}`, errorDir: `/srv/err${i}`, ...o } })),
+    });
+
+  it('is journalDays when every duplicate window is shorter', () => {
+    expect(sentRowsKeptMs(config([{}, { duplicateWindowMs: '30d' }]))).toBe(90 * DAY);
+  });
+
+  it('is the longest duplicate window of an outbox that rejects duplicates, when longer', () => {
+    expect(sentRowsKeptMs(config([{ duplicateWindowMs: '120d' }, { duplicateWindowMs: '200d', duplicates: 'allow' }]))).toBe(120 * DAY);
   });
 });
