@@ -4,12 +4,13 @@
  * (./retention-failed.ts); sentDir and errorDir (off unless configured): regular files older than
  * N days by mtime are deleted, in sub-folders too (sentTemplate may create them). Symlinks and
  * anything that is not a regular file are never followed nor deleted; an error report goes with
- * its file. When a pass runs: ./retention-pass.ts.
+ * its file, or alone once its file is gone. When a pass runs: ./retention-pass.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { errorFields } from '../errors/index.js';
 import { InboundJournal, OutboundJournal } from '../journal/index.js';
+import { ERROR_REPORT_SUFFIX } from '../outbound/index.js';
 import { pruneFailedInbound, pruneInErrorOutbound, type PendingLister } from './retention-failed.js';
 import type { DaemonConfig, DaemonRuntime } from './runtime.js';
 
@@ -112,20 +113,35 @@ export async function pruneFolder(
           // not empty
         }
       }
-      if (!e.isFile() || e.name.endsWith('.error.json')) continue;
+      if (!e.isFile()) continue;
       try {
         const st = await fs.promises.lstat(p);
         if (!st.isFile() || now - st.mtimeMs <= maxAgeMs) continue;
+        const report = e.name.endsWith(ERROR_REPORT_SUFFIX);
+        // A report goes with its file; alone only once that file is gone (deleted by an operator,
+        // or a report that never had one: a vanished file, a copy removed from processing/).
+        if (report && !(await isGone(p.slice(0, -ERROR_REPORT_SUFFIX.length)))) continue;
         await fs.promises.rm(p);
-        await fs.promises.rm(`${p}.error.json`, { force: true });
+        if (!report) await fs.promises.rm(`${p}${ERROR_REPORT_SUFFIX}`, { force: true });
         removed++;
         emptied = true;
       } catch (err) {
-        onError(p, err as Error);
+        // Gone meanwhile: a report taken with its file earlier in this walk, a file someone moved.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') onError(p, err as Error);
       }
     }
     return emptied;
   };
   await walk(dir, 0);
   return removed;
+}
+
+/** Whether nothing is at `p` (a link counts as something: its report stays with it). */
+async function isGone(p: string): Promise<boolean> {
+  try {
+    await fs.promises.lstat(p);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }

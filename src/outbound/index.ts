@@ -5,4 +5,4 @@ export { emptyResult as emptyOutboundResult } from './types.js';
 export { validateEnvelope, validateEnvelopeFile, StabilityTracker } from './checks.js';
 export { previewOutbox, type OutboxVerdict } from './preview.js';
 export { decideResend, type ResendDecision } from './sender.js';
-export { moveBackToOutbox, readErrorReport, requeueName, type ErrorReport } from './disposal.js';
+export { ERROR_REPORT_SUFFIX, moveBackToOutbox, readErrorReport, requeueName, type ErrorReport } from './disposal.js';

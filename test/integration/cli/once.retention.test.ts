@@ -3,8 +3,10 @@
 // `once` never pruned: run from cron every few minutes, its sentDir (with sentRetentionDays),
 // errorDir and journal grew for ever. Now it runs the pass of `run` after its transfers, at most
 // once a day across processes (the last pass is recorded in the journal), never in a dry run, and
-// a pass that fails is one warning that leaves the exit code alone. Beside it, a gap of the pass
-// itself: sent rows pruned inside a duplicate window longer than journalDays let a duplicate out.
+// a pass that fails is one warning that leaves the exit code alone. Beside it, two gaps of the pass
+// itself: sent rows pruned inside a duplicate window longer than journalDays let a duplicate out,
+// and an error report whose file an operator deleted stayed for good.
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -265,5 +267,43 @@ describe('what the pass keeps', () => {
     expect(r.code).toBe(1);
     expect(fs.readFileSync(path.join(w.folder('error'), 'march-again.x12.error.json'), 'utf8')).toMatch(/OUTBOUND_DUPLICATE/);
     expect(svc.requests.filter((q) => q.path === '/v2/parcels/upload')).toEqual([]);
+  });
+
+  it('deletes an error report whose file is gone once it is older than errorRetentionDays; never a link, nor anything but a regular file', async () => {
+    const svc = await service();
+    const w = await makeWorld(svc);
+    const error = (name: string): string => path.join(w.folder('error'), name);
+    const precious = path.join(w.dir, 'precious.json');
+    aged(precious, 400);
+    aged(error('deleted-by-hand.x12.error.json'), 40); // its file deleted by an operator: goes
+    aged(error('recent.x12.error.json'), 5); // alone, but young: stays
+    aged(error('kept.x12'), 5);
+    aged(error('kept.x12.error.json'), 40); // its file is young and there: stays with it
+    fs.symlinkSync(precious, error('link.x12.error.json'));
+    fs.symlinkSync(precious, error('linked.x12')); // a link moved here: its report stays beside it
+    aged(error('linked.x12.error.json'), 40);
+    execFileSync('mkfifo', [error('fifo.x12.error.json')]);
+    fs.mkdirSync(error('folder.x12.error.json'));
+    for (const p of [error('fifo.x12.error.json'), error('folder.x12.error.json')]) {
+      const t = new Date(Date.now() - 40 * DAY);
+      fs.utimesSync(p, t, t);
+    }
+    aged(error('old.x12'), 40); // a file and its report, both old: they go together
+    aged(error('old.x12.error.json'), 40);
+
+    const r = await once(w);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(w.folder('error')).sort()).toEqual([
+      'fifo.x12.error.json',
+      'folder.x12.error.json',
+      'kept.x12',
+      'kept.x12.error.json',
+      'link.x12.error.json',
+      'linked.x12',
+      'linked.x12.error.json',
+      'recent.x12.error.json',
+    ]);
+    expect(fs.readFileSync(precious, 'utf8')).toBe('x');
+    expect(logLines(r.stdout).filter((l) => l.msg === 'retention: cannot delete')).toEqual([]);
   });
 });
