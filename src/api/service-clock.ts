@@ -2,7 +2,8 @@
  * The service's clock as its answers show it (the HTTP `Date` header), against ours. The service
  * stamps parcels with its own time: a search by creation time (the reconciliation of an upload
  * whose outcome is unknown) must be put in the service's time, or a service clock behind ours
- * hides the very parcel searched for. Shared by the REST and the SOAP client.
+ * hides the very parcel searched for. Retention, which deletes by age, holds back while ours is far
+ * from it (src/daemon/retention-pass.ts). Shared by the REST and the SOAP client.
  */
 export class ServiceClock {
   private offset: number | undefined;
