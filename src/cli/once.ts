@@ -102,9 +102,11 @@ export async function main(argv: string[]): Promise<number> {
             : 'gridsync once: items left undelivered:';
         printError(`${head}\n${lines.join('\n')}\n`);
       }
-      // After the transfers and their summary: retention neither delays them nor changes the exit code.
+      const code = left.length > 0 || interrupted.signal.aborted ? 1 : 0;
+      // After the transfers and their summary, and with their exit code settled: retention neither
+      // delays them nor changes the code (a signal during the pass stops it, the code stays).
       await daemon.retain();
-      return left.length > 0 || interrupted.signal.aborted ? 1 : 0;
+      return code;
     } finally {
       clearInterval(ticker);
       await daemon.close();

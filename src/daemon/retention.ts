@@ -71,8 +71,12 @@ async function pruneFolders(rt: DaemonRuntime): Promise<void> {
     ];
     for (const [dir, days] of targets) {
       if (!dir || !days) continue;
-      const removed = await pruneFolder(dir, days * DAY_MS, rt.now(), (file, err) =>
-        rt.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'),
+      const removed = await pruneFolder(
+        dir,
+        days * DAY_MS,
+        rt.now(),
+        (file, err) => rt.logger.warn({ file, ...errorFields(err) }, 'retention: cannot delete'),
+        rt.signal,
       );
       if (removed) rt.logger.info({ dir, removed, olderThanDays: days }, 'retention: old files deleted');
     }
@@ -83,13 +87,15 @@ async function pruneFolders(rt: DaemonRuntime): Promise<void> {
  * Deletes old regular files under `dir`, and the sub-folders it empties (a `{date}/` sentTemplate
  * makes one a day); returns how many files. Never throws for one file. Asynchronous and read entry
  * by entry: retention switched on over years of archive (a million files) must not hold the event
- * loop — lease renewals, health checks, transfers — for the whole walk.
+ * loop — lease renewals, health checks, transfers — for the whole walk; nor keep a stopping
+ * process (`once` on SIGTERM) past its deadline: `signal` ends it between entries.
  */
 export async function pruneFolder(
   dir: string,
   maxAgeMs: number,
   now: number,
   onError: (file: string, err: Error) => void,
+  signal?: AbortSignal,
 ): Promise<number> {
   let removed = 0;
   const walk = async (d: string, depth: number): Promise<boolean> => {
@@ -102,6 +108,7 @@ export async function pruneFolder(
     }
     let emptied = false;
     for await (const e of folder) {
+      if (signal?.aborted) break;
       const p = path.join(d, e.name);
       if (e.isDirectory() && depth < 8 && (await walk(p, depth + 1))) {
         // Only a folder this pass emptied goes (one that still holds something stays, and so

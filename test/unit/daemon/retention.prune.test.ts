@@ -59,4 +59,19 @@ describe('pruneFolder', () => {
     expect(turns).toBeGreaterThan(0);
     expect(fs.readdirSync(d)).toEqual([]);
   });
+
+  it('stops between entries once its signal is aborted (a stopping once must not wait for the walk)', async () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-retention-'));
+    dirs.push(d);
+    const t = new Date(Date.now() - 400 * 86_400_000);
+    for (let i = 0; i < 10; i++) {
+      const p = path.join(d, `f${i}.x12`);
+      fs.writeFileSync(p, 'x');
+      fs.utimesSync(p, t, t);
+    }
+    const stop = new AbortController();
+    stop.abort();
+    expect(await pruneFolder(d, 30 * 86_400_000, Date.now(), () => undefined, stop.signal)).toBe(0);
+    expect(fs.readdirSync(d)).toHaveLength(10);
+  });
 });
