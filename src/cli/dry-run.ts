@@ -7,18 +7,14 @@
  * not placed) is listed too, with what a real run does with it first. A journal with rows of
  * another service is refused as a start refuses it.
  */
-import fs from 'node:fs';
 import type { Config } from '../config/index.js';
 import {
   INBOUND_UNFINISHED,
   InboundJournal,
   OUTBOUND_UNFINISHED,
   OutboundJournal,
-  isPostgresUrl,
-  openJournal,
-  sqliteJournalPath,
+  openExistingJournal,
   type InboundRow,
-  type JournalStore,
 } from '../journal/index.js';
 import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
@@ -69,16 +65,9 @@ const NEXT_OUT: Record<(typeof OUTBOUND_UNFINISHED)[number], string> = {
 
 type MailboxReport = DryRunReport['mailboxes'][number];
 
-/** The journal as it is, only read; undefined when gridsync has not run here yet. */
-async function readJournal(cfg: Config): Promise<JournalStore | undefined> {
-  const where = { url: cfg.journal.url, stateDir: cfg.stateDir };
-  if (!isPostgresUrl(where.url) && !fs.existsSync(sqliteJournalPath(cfg.stateDir))) return undefined;
-  return openJournal(where, { readonly: true });
-}
-
 /** `configFile` is named in the advice of a refusal (a journal of another service). */
 export async function dryRun(cfg: Config, configFile: string): Promise<DryRunReport> {
-  const journal = await readJournal(cfg);
+  const journal = await openExistingJournal({ url: cfg.journal.url, stateDir: cfg.stateDir });
   let service: ServiceConnection;
   try {
     if (journal) await refuseAnotherService(journal, { baseUrl: cfg.api.baseUrl, configFile });

@@ -10,7 +10,7 @@ import {
   JournalLockedError,
   OUTBOUND_UNFINISHED,
   OutboundJournal,
-  openJournal,
+  openExistingJournal,
   type JournalStore,
 } from '../journal/index.js';
 import { journalAdvice } from '../daemon/index.js';
@@ -83,14 +83,15 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = loadConfigOrThrow(args.values.config);
     const where = { url: loaded.config.journal.url, stateDir: loaded.config.stateDir };
     const file = describeJournal(where);
-    let journal: JournalStore;
+    let journal: JournalStore | undefined;
     try {
-      journal = await openJournal(where, { readonly: true });
+      journal = await openExistingJournal(where);
     } catch (err) {
-      // Only a journal that is not there yet means "not run yet"; a damaged one gets the start-up advice.
-      if (!isPostgresUrl(where.url) && !fs.existsSync(file))
-        throw new UsageError(`no journal at ${file} yet: gridsync has not run with this config (stateDir ${where.stateDir})`);
       throw new UsageError(`cannot read the journal: ${journalAdvice(file, err)}`);
+    }
+    if (!journal) {
+      const stateDir = isPostgresUrl(where.url) ? '' : ` (stateDir ${where.stateDir})`;
+      throw new UsageError(`no journal at ${file} yet: gridsync has not run with this config${stateDir}`);
     }
     // PostgreSQL: instances show as the owners of live leases, not as a lock on this host.
     const daemon = isPostgresUrl(where.url) ? { running: null, pid: null } : runningDaemon(file);

@@ -6,7 +6,7 @@ export { PgJournal, PG_SCHEMA_VERSION } from './postgres.js';
 export { PG_TIMEOUTS } from './postgres-connection.js';
 export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from './store.js';
 export { PRUNE_BATCH } from './store.js';
-export { openJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
+export { openJournal, openExistingJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
 export type { JournalLocation, OpenOptions } from './open.js';
 export { JournalLeaseLostError, selfFenceDeadline, mayAct, fairShare, planLeases, defaultInstanceName, ALWAYS_HELD } from './lease.js';
 export type { Lease, LeaseRow, MailboxLease } from './lease.js';

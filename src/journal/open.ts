@@ -2,6 +2,7 @@
  * Opening the configured journal: PostgreSQL when a `postgres://` URL is given (`journal.url`,
  * `journal.urlFile`, `GRIDSYNC_JOURNAL_URL`), else the embedded SQLite journal in stateDir.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { redactUrl } from '../config/redact.js';
@@ -51,4 +52,18 @@ export async function openJournal(where: JournalLocation, options: OpenOptions =
     ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
     ...(options.now ? { now: options.now } : {}),
   });
+}
+
+/**
+ * The journal for a command that only reads it, or undefined where gridsync has not run yet: no
+ * SQLite file in stateDir, or a PostgreSQL database without gridsync's tables. A reader must not
+ * create them (a first run does), and reading a table that is not there failed.
+ */
+export async function openExistingJournal(where: JournalLocation): Promise<JournalStore | undefined> {
+  if (!isPostgresUrl(where.url))
+    return fs.existsSync(sqliteJournalPath(where.stateDir)) ? openJournal(where, { readonly: true }) : undefined;
+  const journal = await openJournal(where, { readonly: true });
+  if ((await journal.schemaVersion()) > 0) return journal;
+  await journal.close();
+  return undefined;
 }
