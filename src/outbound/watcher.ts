@@ -4,13 +4,16 @@
  * and made again at the same path (an ERP's clean-up, an operator's `rm -rf` and `mkdir`) is
  * another one, which the old watch never reports on: files dropped there waited for the periodic
  * rescan. So the watch is made again whenever the folder at the path is not the one watched
- * (device, inode and creation time): when the watch itself hints at it (its folder removed, an
- * error, an event about the folder's own name) and before every scan, which catches whatever the
- * hints missed.
+ * (device, inode and creation time): when the watch itself hints at it (an event about the
+ * folder's own name, an error) and before every scan, which catches whatever the hints missed.
+ *
+ * One watch on the folder itself, never one per file: a watcher library that tracks every entry
+ * (chokidar did) holds a watch and a listing row per file and reads the whole folder again after
+ * events, one lstat per entry — with a month-end drop of 30,000 files that was ~120 MB and a
+ * whole core while the claims moved them out (docs/performance.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import chokidar, { type FSWatcher } from 'chokidar';
 import { errorFields } from '../errors/index.js';
 import type { Logger } from '../log.js';
 import type { OutboxConfig } from './types.js';
@@ -20,6 +23,9 @@ import type { OutboxConfig } from './types.js';
  * folder made again would be noticed only at the next rescan (30 s by default).
  */
 const MISSING_RETRY_MS = 1000;
+
+/** With `usePolling`: how often the folder's own times are read (one stat; its entries are never polled). */
+const POLL_MS = 100;
 
 /**
  * The folder's identity: the same path may name another folder later. Its inode number alone does
@@ -33,7 +39,8 @@ interface FolderIdentity {
 }
 
 export class OutboxWatcher {
-  private watcher: FSWatcher | undefined;
+  /** Ends the watch in place, if any. */
+  private unwatch: (() => void) | undefined;
   private watched: FolderIdentity | undefined;
   private retry: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
@@ -60,7 +67,7 @@ export class OutboxWatcher {
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
     await this.checking;
-    await this.close();
+    this.close();
   }
 
   /**
@@ -81,7 +88,7 @@ export class OutboxWatcher {
     // and is watched again, instead of passing for the one watched.
     const found = await identityOf(this.cfg.dir);
     if (found && this.watched && sameFolder(found, this.watched)) return;
-    await this.close();
+    this.close();
     if (!this.running) return;
     if (!found) {
       if (this.retry) clearTimeout(this.retry);
@@ -96,41 +103,48 @@ export class OutboxWatcher {
   }
 
   private open(identity: FolderIdentity): void {
-    const root = path.resolve(this.cfg.dir);
-    const watcher = chokidar.watch(this.cfg.dir, {
-      depth: 0,
-      ignoreInitial: true,
-      usePolling: this.cfg.usePolling,
-      // chokidar 5 also asks about the root itself: never ignore it, or nothing is watched.
-      ignored: (p: string) => path.resolve(p) !== root && this.isIgnored(path.basename(p)),
-    });
-    watcher.on('add', () => this.onChange());
-    watcher.on('change', () => this.onChange());
-    watcher.on('unlinkDir', (p: string) => {
-      if (path.resolve(p) === root) void this.verify();
-    });
-    // With fs.watch, a folder removed and made again at once gives no unlinkDir (the path exists
-    // when chokidar looks): only a raw event names the folder itself.
-    watcher.on('raw', (_event, name, details) => {
-      const watchedPath = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-      if (name === path.basename(root) && typeof watchedPath === 'string' && path.resolve(watchedPath) === root) void this.verify();
-    });
-    watcher.on('error', (err) => {
-      this.logger.warn({ ...errorFields(err) }, 'outbox watcher error; the periodic rescan continues');
-      void this.verify();
-    });
-    // A folder made again may hold files already: one scan once the new watch sees what comes after.
-    if (this.opened) watcher.once('ready', () => this.onChange());
-    this.watcher = watcher;
+    const dir = this.cfg.dir;
+    if (this.cfg.usePolling) {
+      // A share sends no events: the folder's own times change when an entry comes or goes, and a
+      // poll of the path sees a folder made again (the scan's verify then moves the watch).
+      const poll = (): void => this.onChange();
+      fs.watchFile(dir, { interval: POLL_MS }, poll);
+      this.unwatch = () => fs.unwatchFile(dir, poll);
+    } else {
+      const own = path.basename(path.resolve(dir));
+      const watcher = fs.watch(dir, { encoding: 'buffer' }, (_event, name) => this.onEvent(own, name));
+      watcher.on('error', (err) => {
+        this.logger.warn({ ...errorFields(err) }, 'outbox watcher error; the periodic rescan continues');
+        void this.verify();
+      });
+      this.unwatch = () => watcher.close();
+    }
     this.watched = identity;
+    // A folder made again may hold files already: one scan now that the new watch sees what comes after.
+    if (this.opened) this.onChange();
     this.opened = true;
   }
 
-  private async close(): Promise<void> {
-    const watcher = this.watcher;
-    this.watcher = undefined;
+  /**
+   * An event names an entry that came, changed or went. Each claim moves a file out, and that is
+   * an event too: only an entry still there asks for a scan (a scan lists the whole folder), as
+   * chokidar's `add` and `change` did. The folder's own name is the hint that it was removed or
+   * moved, and its watch with it.
+   */
+  private onEvent(own: string, name: Buffer | null): void {
+    if (name === null) return this.onChange();
+    const text = name.toString('utf8');
+    if (text === own) void this.verify();
+    if (this.isIgnored(text)) return;
+    fs.lstat(Buffer.concat([Buffer.from(path.join(this.cfg.dir, '/')), name]), (err) => {
+      if (!err) this.onChange();
+    });
+  }
+
+  private close(): void {
+    this.unwatch?.();
+    this.unwatch = undefined;
     this.watched = undefined;
-    await watcher?.close();
   }
 }
 
