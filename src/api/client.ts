@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { catalog, matchEndpoint, type EndpointDef } from '@gridsync/protocol/catalog';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
 import { scanList } from './list-stream.js';
-import { ClientCore, contentCap, type CoreOptions } from './core.js';
+import { ClientCore, contentCap, type ClientLimits, type CoreOptions } from './core.js';
 import { GridApiError, GridConfigError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError } from './http.js';
 import type { RetryOptions } from './retry-loop.js';
@@ -27,6 +27,7 @@ import {
   isDownloadTarget,
   openAttemptFor,
   type CallOptions,
+  type PendingOptions,
   type DownloadOptions,
   type DownloadTarget,
   type MailboxTransport,
@@ -37,6 +38,7 @@ import {
   type UploadCallOptions,
 } from './transport.js';
 import type { LoginResult } from '@gridsync/protocol/wire';
+import { listLimits } from './list-allowance.js';
 
 const authEndpoints = catalog.auth;
 const parcelEndpoints = catalog.parcels;
@@ -175,9 +177,9 @@ export class GridClient implements MailboxTransport {
     }
   }
 
-  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
+  async pendingInbox(mailboxId: number, options: PendingOptions = {}): Promise<PendingInbox> {
     const endpoint = catalog.parcels.pendingInboxList;
-    const { data, total } = await this.callList(endpoint, { mailboxId }, options);
+    const { data, total } = await this.callList(endpoint, { mailboxId }, options, listLimits(this.core.limits, options.givenUp));
     const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
     return { parcels, unreadable, omitted: Math.max(0, total - parcels.length - unreadable.length) };
   }
@@ -318,6 +320,7 @@ export class GridClient implements MailboxTransport {
     endpoint: E,
     request: z.input<E['request']>,
     options: CallOptions,
+    limits: ClientLimits = this.core.limits,
   ): Promise<{ data: unknown; total: number }> {
     const { path, body } = buildRequest(endpoint, request as Record<string, unknown>);
     return this.core.run(this.retryOptions(endpoint, options), CALL, async (headers, { signal }) => {
@@ -327,8 +330,8 @@ export class GridClient implements MailboxTransport {
       try {
         scanned = await scanList(res.body, {
           endpoint: endpoint.name,
-          maxItems: this.core.limits.maxListEntries,
-          maxValueBytes: this.core.limits.maxBodyBytes,
+          maxItems: limits.maxListEntries,
+          maxValueBytes: limits.maxBodyBytes,
         });
       } catch (err) {
         res.body.destroy();

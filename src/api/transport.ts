@@ -13,6 +13,14 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+export interface PendingOptions extends CallOptions {
+  /**
+   * Parcels of this mailbox the caller gave up on, which the service may still list: the list
+   * keeps that many records more than `api.limits.maxListEntries` (list-allowance.ts).
+   */
+  readonly givenUp?: number | undefined;
+}
+
 export interface DownloadOptions extends CallOptions {
   /** Byte count known from the list: verified too. */
   readonly expectedBytes?: number | undefined;
@@ -108,7 +116,7 @@ export interface MailboxTransport {
   /** The context of the credential's session (its default mailbox). */
   sessionContext(options?: CallOptions): Promise<SessionContext>;
   /** Inbound parcels waiting to be downloaded. */
-  pendingInbox(mailboxId: number, options?: CallOptions): Promise<PendingInbox>;
+  pendingInbox(mailboxId: number, options?: PendingOptions): Promise<PendingInbox>;
   /** One parcel, with its status. */
   parcel(parcelId: number, options?: CallOptions): Promise<ParcelSummary>;
   /**

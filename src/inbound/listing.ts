@@ -4,7 +4,7 @@
  * unreadable entries reported, the waiting told.
  * The list is a hint of new work, never the truth: the pipeline drives what the journal holds.
  */
-import type { UnreadableParcel } from '../api/index.js';
+import type { PendingInbox, UnreadableParcel } from '../api/index.js';
 import type { Confirmations } from './confirmations.js';
 import { listingStep, turnsOnRequest } from './listing-step.js';
 import type { InboundContext, InboundCycleResult } from './types.js';
@@ -25,14 +25,11 @@ export class InboxListing {
   /** Reads the pending list and journals what is new; counts into `result`. */
   async list(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
     const { ctx } = this;
-    const pending = await ctx.client.pendingInbox(ctx.mailboxId, signal ? { signal } : {});
+    // The parcels given up on stay listed, oldest first: the list keeps room for them beyond the
+    // limit, or as many of them at its head would hide every newer parcel for good.
+    const givenUp = await ctx.journal.failedCount(ctx.mailboxId);
+    const pending = await ctx.client.pendingInbox(ctx.mailboxId, { givenUp, ...(signal ? { signal } : {}) });
     this.noteUnreadable(pending.unreadable);
-    if (pending.omitted > 0) {
-      ctx.logger.warn(
-        { taken: pending.parcels.length, omitted: pending.omitted },
-        'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles',
-      );
-    }
     ctx.tally(result, 'unreadable', pending.unreadable.length);
     await this.confirmations.noteListing(pending);
     const listings: Promise<boolean>[] = [];
@@ -76,6 +73,7 @@ export class InboxListing {
       }
     }
     const listed = await Promise.all(listings);
+    if (pending.omitted > 0) this.warnCut(pending, givenUp);
     ctx.tally(result, 'listed', listed.filter(Boolean).length, {
       bytes: listed.reduce((n, isNew, i) => n + (isNew ? (listingBytes[i] ?? 0) : 0), 0),
     });
@@ -84,6 +82,18 @@ export class InboxListing {
       count: waiting.length,
       oldestAgeSeconds: oldestWaitingSeconds(waiting, ctx.now() + (ctx.client.serviceClockOffsetMs?.() ?? 0)),
     });
+  }
+
+  /** The list was cut: the rest comes in later cycles — unless parcels given up on fill what was kept. */
+  private warnCut(pending: PendingInbox, givenUp: number): void {
+    const fields = { taken: pending.parcels.length, omitted: pending.omitted, givenUp };
+    if (givenUp < pending.parcels.length)
+      this.ctx.logger.warn(fields, 'the pending list is longer than api.limits.maxListEntries; the rest is taken in later cycles');
+    else
+      this.ctx.logger.error(
+        fields,
+        'the pending list is cut and parcels given up on may fill what is kept: newer parcels may not be seen; fix the cause and `gridsync redeliver` them, or raise api.limits.maxListEntries',
+      );
   }
 
   private noteUnreadable(records: readonly UnreadableParcel[]): void {

@@ -131,6 +131,15 @@ export class InboundJournal {
     return new Map(rows.map((r) => [r.parcel_id, r]));
   }
 
+  /** How many of the mailbox's parcels were given up on (`failed`): the service lists those it has not dropped. */
+  async failedCount(mailboxId: number): Promise<number> {
+    const r = await this.journal.get<{ n: number }>(
+      "SELECT count(*) AS n FROM inbound_parcels WHERE mailbox_id = ? AND state = 'failed'",
+      mailboxId,
+    );
+    return r?.n ?? 0;
+  }
+
   /** Rows of a mailbox in the given states, oldest first. */
   inStates(mailboxId: number, states: readonly InboundState[]): Promise<InboundRow[]> {
     return this.journal.all<InboundRow>(

@@ -25,6 +25,7 @@ import {
   isDownloadTarget,
   openAttemptFor,
   type CallOptions,
+  type PendingOptions,
   type DownloadOptions,
   type DownloadResultInfo,
   type DownloadTarget,
@@ -44,6 +45,7 @@ import { receiveParcel } from './download.js';
 import { list, summary, type Rec } from './records.js';
 import { SOAP_PATH, operationByName, type OperationDef, STREAM_SLOT, writeRequest, type XmlNode } from '@gridsync/protocol/soap';
 import { SoapSession } from './session.js';
+import { listLimits } from '../list-allowance.js';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 
@@ -121,9 +123,10 @@ export class SoapClient implements MailboxTransport {
     };
   }
 
-  async pendingInbox(mailboxId: number, options: CallOptions = {}): Promise<PendingInbox> {
+  async pendingInbox(mailboxId: number, options: PendingOptions = {}): Promise<PendingInbox> {
     const def = op('ParcelInBoxEx');
-    const payload = await this.invoke(def, { NetworkID: 0, MailboxID: mailboxId, GridIDFrom: 0, GridIDTo: 0 }, options);
+    const params = { NetworkID: 0, MailboxID: mailboxId, GridIDFrom: 0, GridIDTo: 0 };
+    const payload = await this.invoke(def, params, options, listLimits(this.core.limits, options.givenUp));
     const c = decodeResult(def, payload);
     const parcels: ParcelSummary[] = [];
     const unreadable: PendingInbox['unreadable'][number][] = [];
@@ -309,10 +312,10 @@ export class SoapClient implements MailboxTransport {
   // ------------------------------------------------------------------ internals
 
   /** One non-streamed operation through the core: the answer's body element. */
-  private invoke(def: OperationDef, params: Record<string, unknown>, options: CallOptions): Promise<XmlNode> {
+  private invoke(def: OperationDef, params: Record<string, unknown>, options: CallOptions, limits = this.core.limits): Promise<XmlNode> {
     return this.core.run(this.retryOptions(def, options), CALL, async (sessionId, { signal }) => {
       const res = await this.post(def, writeRequest(def, { ...params, ...(def.session ? { SessionID: sessionId } : {}) }), signal);
-      return readAnswer(def, res, this.core.limits, this.core.now());
+      return readAnswer(def, res, limits, this.core.now());
     });
   }
 
