@@ -64,11 +64,12 @@ async function pendingNow(rt: DaemonRuntime, service: PendingLister, m: MailboxR
 }
 
 /**
- * Whether an in_error row's file has left errorDir: no path (nothing reached errorDir: the file
- * vanished, or a FIFO was removed), or a file missing from a folder that is there. A missing
- * folder says nothing — a share not mounted, a folder moved aside — and its rows stay.
+ * Whether a file has left errorDir (an in_error row's, or the one a report stands beside): no path
+ * (nothing reached errorDir: the file vanished, or a FIFO was removed), or nothing at it — a link
+ * counts as something — in a folder that is there. A missing folder says nothing (a share not
+ * mounted, a folder moved aside): its rows and reports stay.
  */
-async function errorFileGone(finalPath: string | null): Promise<boolean> {
+export async function errorFileGone(finalPath: string | null): Promise<boolean> {
   if (finalPath === null) return true;
   try {
     await fs.promises.lstat(finalPath);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { errorFields } from '../errors/index.js';
 import { InboundJournal, OutboundJournal } from '../journal/index.js';
 import { ERROR_REPORT_SUFFIX } from '../outbound/index.js';
-import { pruneFailedInbound, pruneInErrorOutbound, type PendingLister } from './retention-failed.js';
+import { errorFileGone, pruneFailedInbound, pruneInErrorOutbound, type PendingLister } from './retention-failed.js';
 import type { DaemonConfig, DaemonRuntime } from './runtime.js';
 
 const DAY_MS = 86_400_000;
@@ -127,7 +127,7 @@ export async function pruneFolder(
         const report = e.name.endsWith(ERROR_REPORT_SUFFIX);
         // A report goes with its file; alone only once that file is gone (deleted by an operator,
         // or a report that never had one: a vanished file, a copy removed from processing/).
-        if (report && !(await isGone(p.slice(0, -ERROR_REPORT_SUFFIX.length)))) continue;
+        if (report && !(await errorFileGone(p.slice(0, -ERROR_REPORT_SUFFIX.length)))) continue;
         await fs.promises.rm(p);
         if (!report) await fs.promises.rm(`${p}${ERROR_REPORT_SUFFIX}`, { force: true });
         removed++;
@@ -141,14 +141,4 @@ export async function pruneFolder(
   };
   await walk(dir, 0);
   return removed;
-}
-
-/** Whether nothing is at `p` (a link counts as something: its report stays with it). */
-async function isGone(p: string): Promise<boolean> {
-  try {
-    await fs.promises.lstat(p);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT';
-  }
 }
