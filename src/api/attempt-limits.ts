@@ -29,6 +29,10 @@ export async function withAttemptLimits<T>(
   limits: AttemptLimits,
   fn: (control: AttemptControl) => Promise<T>,
 ): Promise<T> {
+  // Already aborted (a stop reached its deadline while a cycle still had parcels queued): the
+  // listener below would never fire, and the attempt went out to wait for an answer that a hung
+  // service never gives — a SIGTERM then waited a rate window per parcel left, not shutdownTimeout.
+  outer?.throwIfAborted();
   const ctl = new AbortController();
   let fired: { code: string; detail: string } | undefined;
   const fire = (code: string, detail: string): void => {
