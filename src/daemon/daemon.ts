@@ -33,6 +33,7 @@ import { feedMetrics, sampleFreeSpace } from './metrics-bridge.js';
 import { SystemdNotifier } from './notify.js';
 import { ProgressTracker } from './progress.js';
 import type { ProgressRow } from './progress-row.js';
+import { watchCycleActivity } from './cycle-activity.js';
 import { HealthState, type Readiness } from './readiness.js';
 import { PREFLIGHT_CHECKS } from './preflight.js';
 import { retentionPass, scheduleRetention } from './retention-pass.js';
@@ -52,6 +53,8 @@ export interface DaemonOptions {
   readonly now?: () => number;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly timers?: Timers;
+  /** The clock /readyz measures freshness on (performance.now); tests step it. */
+  readonly monotonic?: () => number;
   /** Aborts the wait for an unreachable service during open() (the first SIGTERM). */
   readonly signal?: AbortSignal;
 }
@@ -72,7 +75,7 @@ export class Daemon {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private scheduler: CycleScheduler | undefined;
   private stopping = false;
-  private readonly health = new HealthState();
+  private readonly health: HealthState;
   private readonly abort = new AbortController();
   /** Aborted as soon as close() begins (`abort` only at the shutdown deadline). */
   private readonly stopped = new AbortController();
@@ -90,6 +93,7 @@ export class Daemon {
 
   private constructor(private readonly options: DaemonOptions) {
     this.now = options.now ?? Date.now;
+    this.health = new HealthState(options.monotonic);
     this.sleep = options.sleep ?? realSleep;
     this.failing = new FailingMailboxes(options.loaded.config.schedule.poll);
     this.logger = options.logger;
@@ -99,6 +103,7 @@ export class Daemon {
     );
     feedMetrics(this.events, this.metrics);
     logEventsAtDebug(this.events, this.logger);
+    watchCycleActivity(this.events, () => this.health.moved(this.now()));
     this.progress = new ProgressTracker(this.events, this.now, (mailbox, direction, waiting) => {
       if (direction === 'out') this.metrics.queueDepth.set({ mailbox }, waiting);
     });
