@@ -9,25 +9,14 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
-import { Journal } from '../../../src/journal/index.js';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
+import { countInJournal } from '../../helpers/journal-count.js';
 
 const PARCELS = 5;
 
 /** Parcels the journal holds as listed: no download of theirs has succeeded. */
-function listedRows(dir: string): number {
-  const file = path.join(dir, 'state', 'journal.sqlite');
-  if (!fs.existsSync(file)) return 0;
-  let journal: Journal | undefined;
-  try {
-    journal = Journal.open(file, { readonly: true });
-    return (journal.db.prepare("SELECT count(*) AS n FROM inbound_parcels WHERE state = 'listed'").get() as { n: number }).n;
-  } catch {
-    return 0; // created but not yet migrated by the daemon
-  } finally {
-    void journal?.close();
-  }
-}
+const listedRows = (dir: string): number =>
+  countInJournal(path.join(dir, 'state'), "SELECT count(*) AS n FROM inbound_parcels WHERE state = 'listed'");
 
 describe('daemon: SIGTERM while the service holds a download', () => {
   const cleanups: (() => Promise<void> | void)[] = [];

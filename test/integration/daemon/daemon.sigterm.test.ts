@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/journal/index.js';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
+import { countInJournal } from '../../helpers/journal-count.js';
 import { x12 } from '../../helpers/edi.js';
 
 const BIG = x12(9001, `N1*ST*${'A'.repeat(8 * 1024 * 1024)}`);
@@ -76,19 +76,8 @@ describe('daemon: SIGTERM during a large upload', () => {
     return { dir, emu, configFile, outbox, sent: path.join(dir, 'sent'), uploads };
   }
 
-  function uploadingRows(dir: string): number {
-    const file = path.join(dir, 'state', 'journal.sqlite');
-    if (!fs.existsSync(file)) return 0;
-    let journal: Journal | undefined;
-    try {
-      journal = Journal.open(file, { readonly: true });
-      return (journal.db.prepare("SELECT count(*) AS n FROM outbound_files WHERE state = 'uploading'").get() as { n: number }).n;
-    } catch {
-      return 0; // created but not yet migrated by the daemon
-    } finally {
-      void journal?.close();
-    }
-  }
+  const uploadingRows = (dir: string): number =>
+    countInJournal(path.join(dir, 'state'), "SELECT count(*) AS n FROM outbound_files WHERE state = 'uploading'");
 
   async function dropAndTerminateMidUpload(w: Awaited<ReturnType<typeof setup>>) {
     const child = startCli(['run', '-c', w.configFile]);
