@@ -48,9 +48,9 @@ export class HealthState {
   /**
    * Ready: connected, and the last cycle succeeded recently or the one running moves items (with
    * cron windows: the last one did not fail — between windows there is nothing to be fresh
-   * about). How recently is measured on
-   * the monotonic clock: a wall clock stepped forward made a sound daemon unready until its next
-   * cycle, one stepped back kept a stalled one ready for the length of the step.
+   * about). How recently is measured on the monotonic clock: a wall clock stepped forward made a
+   * sound daemon unready until its next cycle, one stepped back kept a stalled one ready for the
+   * length of the step.
    */
   readiness(s: {
     pollMs: number;
