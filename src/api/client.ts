@@ -293,8 +293,8 @@ export class GridClient implements MailboxTransport {
     const logout = authEndpoints.logout;
     return this.core.close(
       () => this.session.takeForLogout(),
-      async (token) => {
-        const res = await this.core.http.send(logout.name, 'POST', logout.path, { authorization: `Bearer ${token}` }, undefined);
+      async (token, signal) => {
+        const res = await this.core.http.send(logout.name, 'POST', logout.path, { authorization: `Bearer ${token}` }, undefined, signal);
         await res.body.dump();
       },
       { endpoint: logout.name },

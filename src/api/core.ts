@@ -136,7 +136,7 @@ export class ClientCore<C> {
    */
   async close(
     take: () => string | undefined,
-    logout: (credential: string) => Promise<void>,
+    logout: (credential: string, signal: AbortSignal) => Promise<void>,
     fields: Record<string, string>,
   ): Promise<void> {
     if (this.closed) return;
@@ -144,7 +144,9 @@ export class ClientCore<C> {
     const credential = take();
     if (credential) {
       try {
-        await logout(credential);
+        // The logout is no attempt of the loop, so nothing else bounds it: a service that held or
+        // trickled its answer kept every command that had logged in (once, redeliver) from exiting.
+        await logout(credential, AbortSignal.timeout(this.callMs));
       } catch (err) {
         this.logger?.debug({ ...fields, ...errorFields(err) }, 'logout failed while closing');
       }

@@ -300,9 +300,9 @@ export class SoapClient implements MailboxTransport {
   close(): Promise<void> {
     return this.core.close(
       () => this.session.takeForLogout(),
-      async (sessionId) => {
+      async (sessionId, signal) => {
         const def = op('Logout');
-        const res = await this.post(def, writeRequest(def, { SessionID: sessionId }), AbortSignal.timeout(this.core.callMs));
+        const res = await this.post(def, writeRequest(def, { SessionID: sessionId }), signal);
         await res.body.dump();
       },
       { operation: 'Logout' },
