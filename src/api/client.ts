@@ -355,7 +355,8 @@ export class GridClient implements MailboxTransport {
     endpoint: typeof authEndpoints.login | typeof authEndpoints.refresh,
     body: Record<string, unknown>,
   ): Promise<LoginResult> {
-    return this.core.run({ endpoint: endpoint.name, idempotent: true, auth: false }, CALL, async (_none, { signal }) => {
+    const shared = { endpoint: endpoint.name, idempotent: true, auth: false, signal: this.core.closingSignal };
+    return this.core.run(shared, CALL, async (_none, { signal }) => {
       const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, {}, JSON.stringify(body), signal);
       return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.core.now() })) as LoginResult;
     });

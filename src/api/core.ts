@@ -65,6 +65,8 @@ export class ClientCore<C> {
   private readonly loop: RetryLoop<C>;
   private closed = false;
   private overloads = 0;
+  /** Aborted by close(): a login that callers shared is no single caller's to stop, and would hold the pool's close. */
+  private readonly closing = new AbortController();
 
   constructor(origin: URL, options: CoreOptions, credentials: (core: ClientCore<C>) => Credentials<C>) {
     this.http = new HttpChannel(origin, {
@@ -95,6 +97,11 @@ export class ClientCore<C> {
   /** Pauses of every request after a 429, so far. */
   get rateLimitPauses(): number {
     return this.gate.pauses;
+  }
+
+  /** The signal of requests made for every caller (the session's login): aborted when the client closes. */
+  get closingSignal(): AbortSignal {
+    return this.closing.signal;
   }
 
   /** 429 and 503 answers to any attempt, so far. */
@@ -141,6 +148,7 @@ export class ClientCore<C> {
   ): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     const credential = take();
     if (credential) {
       try {

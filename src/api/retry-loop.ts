@@ -16,8 +16,8 @@ import type { AttemptRecord } from './attempt-record.js';
  * `C` is what one attempt carries.
  */
 export interface Credentials<C> {
-  /** The credential for one authenticated attempt (logs in first when needed). */
-  current(): Promise<C>;
+  /** The credential for one authenticated attempt (logs in first when needed); `signal` ends the wait. */
+  current(signal?: AbortSignal): Promise<C>;
   /** True when `err` says the credential `used` expired and one fresh login may cure it. */
   isExpired(err: unknown): boolean;
   /** Forgets `used`: the next attempt logs in again. */
@@ -82,7 +82,7 @@ export class RetryLoop<C> {
       const record: AttemptRecord = {};
       let credential: C | undefined;
       try {
-        credential = options.auth ? await d.credentials.current() : undefined;
+        credential = options.auth ? await d.credentials.current(signal) : undefined;
         const value = await attempt(credential, record);
         this.logAttempt(endpoint, n, attemptStart, record, 'ok');
         return value;

@@ -6,6 +6,7 @@ import { catalog } from '@gridsync/protocol/catalog';
 import { GridApiError, GridConfigError } from './errors.js';
 import type { Credentials } from './retry-loop.js';
 import { SecretsSeen } from './secrets-seen.js';
+import { waitShared } from './shared-wait.js';
 import type { LoginResult } from '@gridsync/protocol/wire';
 import { errorFields } from '../errors/index.js';
 
@@ -48,9 +49,9 @@ export class Session implements Credentials<Record<string, string>> {
   }
 
   /** The headers that authenticate one request (the header name spelled as the service documents it). */
-  async current(): Promise<Record<string, string>> {
+  async current(signal?: AbortSignal): Promise<Record<string, string>> {
     if ('apiKey' in this.auth) return { 'X-API-Key': this.auth.apiKey };
-    const s = await this.bearer();
+    const s = await waitShared(this.bearer(), signal);
     return { authorization: `Bearer ${s.token}` };
   }
 

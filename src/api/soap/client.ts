@@ -88,7 +88,9 @@ export class SoapClient implements MailboxTransport {
     this.url = soapUrl(options.url);
     let session: SoapSession | undefined;
     this.core = new ClientCore(new URL(this.url.origin), options, () => {
-      session = new SoapSession(options.auth, (LoginName, Password) => this.call('Login', { LoginName, Password }));
+      session = new SoapSession(options.auth, (LoginName, Password) =>
+        this.call('Login', { LoginName, Password }, { signal: this.core.closingSignal }),
+      );
       return session;
     });
     this.session = session as unknown as SoapSession;

@@ -7,6 +7,7 @@
 import { GridConfigError, GridResponseError } from '../errors.js';
 import type { Credentials } from '../retry-loop.js';
 import { SecretsSeen } from '../secrets-seen.js';
+import { waitShared } from '../shared-wait.js';
 import type { GridAuth } from '../session.js';
 import { SoapFaultError } from './errors.js';
 
@@ -26,7 +27,7 @@ export class SoapSession implements Credentials<string> {
   }
 
   /** The SessionID to send: the API key, or the current Login session (one Login at a time). */
-  async current(): Promise<string> {
+  async current(signal?: AbortSignal): Promise<string> {
     const a = this.auth;
     if ('apiKey' in a) return a.apiKey;
     if (this.sessionId) return this.sessionId;
@@ -41,7 +42,7 @@ export class SoapSession implements Credentials<string> {
         this.loggingIn = undefined;
       }
     })();
-    return this.loggingIn;
+    return waitShared(this.loggingIn, signal);
   }
 
   isExpired(err: unknown): boolean {
