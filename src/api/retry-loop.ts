@@ -83,6 +83,15 @@ export class RetryLoop<C> {
       let credential: C | undefined;
       try {
         credential = options.auth ? await d.credentials.current(signal) : undefined;
+      } catch (thrown) {
+        // The login ran its own attempts through this loop: retried here as well, one call made
+        // maxAttempts² logins (each up to callMs against a service that held them), and an upload
+        // that never went out was taken for one whose outcome is unknown.
+        const err = scrubError(thrown, d.credentials.secrets());
+        this.logAttempt(endpoint, n, attemptStart, record, signal?.aborted ? 'aborted' : 'failed', err);
+        throw err;
+      }
+      try {
         const value = await attempt(credential, record);
         this.logAttempt(endpoint, n, attemptStart, record, 'ok');
         return value;

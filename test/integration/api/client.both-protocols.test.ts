@@ -444,6 +444,21 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
     expect(err.message).toContain('***');
   });
 
+  it('a login the service keeps refusing with 503 is tried maxAttempts times per call, not once more per attempt of the call', async () => {
+    // The login runs its own attempts; the call retried it as a failed attempt of its own, so one
+    // call made maxAttempts² logins (9 with the defaults, up to callMs each against a held login).
+    const s = await start((kind, res) => {
+      if (kind === 'login') return answer(res, 503, 'text/plain', 'unavailable');
+      answer(res, 200, typeOf(wire), wire.session);
+    });
+    const err = await client(s.url, { auth: { login: 'erp', password: 'pw-secret-99' }, maxAttempts: 3 })
+      .sessionContext()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ httpStatus: 503 });
+    expect(s.arrivals.filter((a) => a.kind === 'login')).toHaveLength(3);
+    expect(s.arrivals.filter((a) => a.kind === 'whoami')).toHaveLength(0);
+  }, 30_000);
+
   it('a confirm answered about another parcel (or SOAP false with the parcel still InBoxTransferred) is not a confirm', async () => {
     const s = await start((kind, res) => {
       if (kind === 'confirm') return answer(res, 200, typeOf(wire), wire.confirmOther);
