@@ -107,8 +107,8 @@ export const ERROR_TABLE = {
   JOURNAL_UNAVAILABLE: row(
     EXIT.incomplete,
     true,
-    'the PostgreSQL journal cannot be reached or broke off (`dbCode`: SQLSTATE or socket code); the message never holds the password',
-    'check the database and the network; writes resume by themselves',
+    'the PostgreSQL journal cannot be reached, broke off, or refused a statement (`dbCode`: SQLSTATE or socket code; 25006: the server accepts no writes, a standby or a read-only database); the message never holds the password',
+    'check the database and the network; with 25006, point `journal.url` at the primary; writes resume by themselves',
   ),
   JOURNAL_SCHEMA_TOO_NEW: row(
     EXIT.operator,

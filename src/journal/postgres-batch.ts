@@ -45,6 +45,16 @@ interface ItemState {
 /** An operator's commit holds no lease to check (`CommitOptions.operator`). */
 const UNFENCED = (): Promise<void> => Promise.resolve();
 
+/**
+ * An error the server sent for one item's statement (pg's DatabaseError: a SQLSTATE as `code`, a
+ * `severity`): a read-only server's 25006, a dropped table's 42P01. It leaves the journal typed like
+ * a broken connection does; the pipelines logged the bare SQLSTATE as the code before, and `once`
+ * took it for a system error.
+ */
+function fromDatabase(err: unknown): boolean {
+  return err instanceof Error && !isGridsyncError(err) && typeof (err as { severity?: unknown }).severity === 'string';
+}
+
 /** Rows as one array per column (the bulk insert's parameters). */
 function columns(rows: readonly (readonly unknown[])[], width: number): unknown[][] {
   return Array.from({ length: width }, (_, k) => rows.map((r) => r[k]));
@@ -149,7 +159,7 @@ export class PgBatcher {
       if (r.ok) return p.resolve(r.value);
       // Counted on the final outcome: an item replayed in savepoints was refused once, not twice.
       if (r.value instanceof JournalLeaseLostError) this.deps.leases.refused(r.value.mailboxId);
-      p.reject(r.value);
+      p.reject(fromDatabase(r.value) ? this.deps.wrap(r.value) : r.value);
     });
     this.endFlush(ordered);
   }
