@@ -229,14 +229,22 @@ export class LeaseKeeper {
     return true;
   }
 
-  /** At the self-fencing deadline the holding ends unless a renewal moved it: requests in flight are aborted then. */
+  /**
+   * At the self-fencing deadline the holding ends unless a renewal moved it: requests in flight are
+   * aborted then. A timer often runs a little before `now()` reaches the time it was set for (Node
+   * counts it on its loop's time, in whole milliseconds), so one that finds the holding still in
+   * time is set again: left alone, the holding went on past its deadline until the hung renewal
+   * failed (the journal's query timeout, 15 s), its downloads and uploads still running.
+   */
   private armFence(mailboxId: number, h: Held): void {
     clearTimeout(h.fence);
     h.fence = setTimeout(
       () => {
-        if (this.held.get(mailboxId) === h && !this.inTime(h)) this.lose(mailboxId, 'renewal-late');
+        if (this.held.get(mailboxId) !== h) return;
+        if (this.inTime(h)) this.armFence(mailboxId, h);
+        else this.lose(mailboxId, 'renewal-late');
       },
-      Math.max(0, h.deadline - this.now()),
+      Math.max(1, h.deadline - this.now()),
     );
     h.fence.unref();
   }

@@ -28,7 +28,33 @@ export interface PostgresServer {
   admin<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Stop (immediate: like a crash) and start again on the same port and data, after `downMs`. */
   restart(downMs?: number): Promise<void>;
+  /**
+   * SIGSTOP (true) or SIGCONT (false) to every process of the server, postmaster and backends: its
+   * sockets stay open and nothing answers, as a host frozen by its hypervisor or swap.
+   */
+  freeze(frozen: boolean): void;
   stop(): Promise<void>;
+}
+
+/** The postmaster (first line of postmaster.pid) and every process it started; none when it is not running. */
+function serverPids(data: string): number[] {
+  const pidFile = path.join(data, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return [];
+  const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  const children = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // The parent pid is the 4th field after the parenthesised command name.
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
 }
 
 /** The folder holding initdb, pg_ctl and postgres, or undefined. */
@@ -86,7 +112,20 @@ export async function startPostgres(): Promise<PostgresServer> {
       '-w',
       'start',
     ]);
-  const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+  const signalAll = (signal: NodeJS.Signals): void => {
+    for (const pid of serverPids(data)) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // A backend that ended meanwhile.
+      }
+    }
+  };
+  // A frozen server acts on pg_ctl's signal only once woken.
+  const stop = (): void => {
+    signalAll('SIGCONT');
+    run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+  };
   start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const admin = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
@@ -106,6 +145,9 @@ export async function startPostgres(): Promise<PostgresServer> {
     async createDatabase(name) {
       await admin(`CREATE DATABASE ${name}`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    freeze(frozen) {
+      signalAll(frozen ? 'SIGSTOP' : 'SIGCONT');
     },
     async restart(downMs = 0) {
       stop();
@@ -151,6 +193,7 @@ export function postgresForFile(unchecked: string): PostgresServer & { readonly 
     createDatabase: (name) => running().createDatabase(name),
     admin: (sql, params) => running().admin(sql, params),
     restart: (downMs) => running().restart(downMs),
+    freeze: (frozen) => running().freeze(frozen),
     stop: async () => server?.stop(),
   };
 }

@@ -148,4 +148,43 @@ describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
       await a.close();
     }
   });
+
+  it('a frozen database server: the holding ends at its self-fencing deadline by the keeper clock, however early its timer ran', async () => {
+    const url = await server.createDatabase('keeper_frozen');
+    const a = await PgJournal.open(url, 'test', { owner: 'host-a' });
+    // Node runs a timer when its own loop time (whole milliseconds, read when the loop last woke)
+    // says so, which is often a little before performance.now() reaches the time it was set for —
+    // in the daemon, by as much as the work done in that turn of the loop before the renewal's
+    // answer. Here the keeper's clock stands still while the timer runs: the extreme of that.
+    let t = 0;
+    const wallAtStart = Date.now();
+    const lost: LeaseLossReason[] = [];
+    const k = new LeaseKeeper({
+      leases: a.leases,
+      mailboxIds: [1001],
+      ttlMs: 1_000,
+      renewMs: 300,
+      marginMs: 100,
+      now: () => t,
+      wall: () => wallAtStart + t,
+      onLost: (_m, why) => lost.push(why),
+    });
+    try {
+      await k.start();
+      await new Promise((r) => setTimeout(r, 400)); // renewed at least once
+      const signal = k.handle(1001).signal();
+      server.freeze(true); // every renewal from now on hangs until the journal's query timeout (15 s)
+      await new Promise((r) => setTimeout(r, 1_300)); // the self-fencing timer has run, its clock short of the deadline
+      expect(lost).toEqual([]);
+      t = 950; // now past the deadline (sent at 0 + lease 1 s − margin 0.1 s)
+      expect(k.mayAct(1001)).toBe(false);
+      await eventually(() => lost.length > 0, 4_000, 'the holding ended while the renewal hangs').catch(() => undefined);
+      expect(lost, 'the holding ended only when the hung renewal failed').toEqual(['renewal-late']);
+      expect(signal?.aborted).toBe(true);
+    } finally {
+      server.freeze(false);
+      await k.stop();
+      await a.close();
+    }
+  }, 60_000);
 });
