@@ -14,7 +14,8 @@ interface Cleanup {
   readonly skipWhenForced?: true;
 }
 
-const CLEANUP_GRACE_MS = 1000;
+/** What a release gets at least, however little is left of the deadline. */
+export const CLEANUP_GRACE_MS = 1000;
 
 export class Cleanups {
   private readonly stack: Cleanup[] = [];

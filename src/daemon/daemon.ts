@@ -22,7 +22,7 @@ import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
 import { workDirOf } from '../config/index.js';
-import { Cleanups, withDeadline } from './cleanups.js';
+import { Cleanups, CLEANUP_GRACE_MS, withDeadline } from './cleanups.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
 import { RunCycle } from './cycle.js';
 import { drain, unfinished, type DrainResult } from './drain.js';
@@ -221,8 +221,6 @@ export class Daemon {
       });
       this.keeper = leases.keeper;
       this.leaseView = leases.view;
-      // Before the journal closes (cleanups run in reverse): the leases are handed back first.
-      this.cleanups.push({ name: 'leases', fn: () => leases.keeper.stop() });
     }
     for (const [i, m] of cfg.mailboxes.entries()) {
       const mailboxId = ids[i] as number;
@@ -428,17 +426,20 @@ export class Daemon {
       this.notifier.stopping();
       this.scheduler?.stop();
       // A planned stop hands the leases back at once (requests in flight aborted, the journal
-      // refuses this instance's writes from now on): the next holder need not wait for expiry.
-      await this.keeper?.stop();
-      const inFlight = this.scheduler?.inFlight;
+      // refuses this instance's writes from now on): the next holder need not wait for expiry —
+      // within the deadline: a database that does not answer holds a renewal round for its timeouts.
       const deadline = this.config.shutdownTimeout;
-      if (inFlight && !(await withDeadline(inFlight, deadline))) {
+      const deadlineAt = Date.now() + deadline;
+      if (this.keeper) await withDeadline(this.keeper.stop(), deadline);
+      const inFlight = this.scheduler?.inFlight?.catch(() => undefined);
+      if (inFlight && !(await withDeadline(inFlight, deadlineAt - Date.now()))) {
         this.logger.warn(
           { deadlineMs: deadline },
           'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
         );
         this.abort.abort();
-        await inFlight.catch(() => undefined);
+        // An aborted transfer ends at once; a cycle waiting on a journal that does not answer, at its query timeout.
+        await withDeadline(inFlight, CLEANUP_GRACE_MS);
       }
       this.abort.abort();
       await this.cleanups.runAll(deadline, this.logger);
