@@ -141,7 +141,7 @@ export class RunCycle {
       const expired = err instanceof GridApiError && err.httpStatus === 401;
       const retryInMs = backoffDelay(failuresBefore + 1, rt.config.schedule.poll);
       rt.logger.error(
-        { err: health.lastError, failures: failuresBefore + 1, retryInMs },
+        { ...errorFields(err), failures: failuresBefore + 1, retryInMs },
         expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff',
       );
       return false;

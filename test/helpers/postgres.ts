@@ -83,7 +83,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /** The server's max_connections (50 by default). */
+  readonly maxConnections?: number;
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   const bin = postgresBinDir();
   if (!bin) throw new Error('PostgreSQL is not installed (check postgresBinDir() first)');
   const asRoot = process.getuid?.() === 0;
@@ -108,7 +113,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       '-l',
       path.join(dir, 'server.log'),
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=${options.maxConnections ?? 50}`,
       '-w',
       'start',
     ]);
@@ -171,11 +176,11 @@ export async function startPostgres(): Promise<PostgresServer> {
  * when this machine has PostgreSQL; `unchecked` says what goes untested without it. Skip the
  * file's suites with `describe.skipIf(!server.available)`; use the server inside tests only.
  */
-export function postgresForFile(unchecked: string): PostgresServer & { readonly available: boolean } {
+export function postgresForFile(unchecked: string, options: PostgresOptions = {}): PostgresServer & { readonly available: boolean } {
   const available = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, unchecked);
   let server: PostgresServer | undefined;
   beforeAll(async () => {
-    if (available) server = await startPostgres();
+    if (available) server = await startPostgres(options);
   });
   afterAll(async () => server?.stop());
   const running = (): PostgresServer => {
