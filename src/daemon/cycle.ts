@@ -74,7 +74,7 @@ export class RunCycle {
     this.d.progress.newRound();
     const finished = new Set<string>();
     try {
-      // Holding no mailbox for a reason an operator must fix (the journal serves another service):
+      // Holding no mailbox for a reason (the journal serves another service, or does not answer):
       // not a quiet cycle of mailboxes other instances serve.
       const refused = rt.leases?.refusal();
       if (refused) throw refused;

@@ -76,6 +76,8 @@ export class LeaseKeeper {
   /** Hand-backs of leases renewed too late: a round takes nothing before they are done. */
   private readonly releasing = new Set<Promise<void>>();
   private refused: Error | undefined;
+  /** The last round's failure to use the journal, until a round gets through again. */
+  private unreachableBy: Error | undefined;
 
   constructor(private readonly options: LeaseKeeperOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -97,6 +99,11 @@ export class LeaseKeeper {
   /** Why this instance holds no lease and takes none now (`LeaseKeeperOptions.check`), if it does not. */
   refusal(): Error | undefined {
     return this.refused;
+  }
+
+  /** Why the last round could not use the journal (its announce and list failed: unreachable, read-only, out of slots). */
+  unreachable(): Error | undefined {
+    return this.unreachableBy;
   }
 
   /** The leases held now, by mailbox. */
@@ -147,7 +154,9 @@ export class LeaseKeeper {
     try {
       await leases.announce(ttlMs);
       [rows, live] = await Promise.all([leases.list(), leases.instances()]);
+      this.unreachableBy = undefined;
     } catch (err) {
+      this.unreachableBy = err instanceof Error ? err : undefined;
       this.options.onError?.(err);
       return;
     }

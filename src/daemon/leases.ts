@@ -78,7 +78,9 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
     holds: (id) => keeper.mayAct(id),
     takeFresh: (id) => fresh.delete(id),
     signal: signalOf,
-    refusal: () => keeper.refusal(),
+    // Holding nothing while the journal does not answer is not the quiet cycle of a standby
+    // instance: /readyz said ready and the cycles succeeded through a whole database outage.
+    refusal: () => keeper.refusal() ?? (keeper.heldLeases().length === 0 ? keeper.unreachable() : undefined),
   };
   return { keeper, view };
 }

@@ -27,7 +27,10 @@ export interface MailboxLeases {
   takeFresh(mailboxId: number): boolean;
   /** The run's signal, also aborted when this mailbox's lease is lost. */
   signal(mailboxId: number, run: AbortSignal): AbortSignal;
-  /** Why this instance holds no mailbox now (the journal serves another service): each cycle fails with it. */
+  /**
+   * Why this instance holds no mailbox now — the journal serves another service, or its last lease
+   * round could not reach the journal — each cycle fails with it.
+   */
   refusal(): Error | undefined;
 }
 

@@ -3,8 +3,8 @@
  * recovery, a URL routed to a replica, `default_transaction_read_only` set by an operator: every
  * write is refused with SQLSTATE 25006. The daemon says so with its own code (`JOURNAL_UNAVAILABLE`,
  * the SQLSTATE as `dbCode`) on every line — a bare SQLSTATE as the code reached the logs before —
- * places, confirms and uploads nothing meanwhile, and delivers everything exactly once when writes
- * are allowed again.
+ * places, confirms and uploads nothing meanwhile — its /readyz says so once it holds no mailbox —
+ * and delivers everything exactly once when writes are allowed again.
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,13 @@ import { startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
 import { postgresForFile } from '../../helpers/postgres.js';
 
 const server = postgresForFile('a journal turned read-only is not tested');
+
+/** /readyz of the instance's current run: its status and body. */
+async function readyz(a: HaInstance): Promise<{ status: number; lastError: string | null }> {
+  const url = a.lines().findLast((l) => l.msg === 'health and metrics endpoint listening')?.url;
+  const res = await fetch(`${String(url)}/readyz`, { signal: AbortSignal.timeout(5_000) });
+  return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
+}
 
 const setReadOnly = async (db: string, on: boolean): Promise<void> => {
   await server.admin(`ALTER DATABASE ${db} SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
@@ -58,6 +65,18 @@ describe.skipIf(!server.available)('PostgreSQL journal turned read-only under a 
       expect(parcels.find((p) => p.fileName === 'during-in.x12')?.status ?? 'missing').toBe('InBoxReady');
       expect(parcels.some((p) => p.fileName === 'during-out.x12')).toBe(false);
       expect(a.running).toBe(true);
+      // Its lease gone and every lease round refused, the instance serves nothing: not ready, and
+      // why (before, its cycles of no mailbox succeeded and /readyz said ready throughout).
+      const unready = await eventually(
+        async () => {
+          const r = await readyz(a);
+          return r.status === 503 && r;
+        },
+        15_000,
+        '/readyz 503',
+      ).catch(async () => readyz(a));
+      expect(unready.status).toBe(503);
+      expect(unready.lastError).toMatch(/read-only transaction/);
 
       await setReadOnly(db, false);
       let last: string[] = [];
@@ -72,6 +91,7 @@ describe.skipIf(!server.available)('PostgreSQL journal turned read-only under a 
         throw new Error(`not settled (${String(err)}):\n${last.join('\n')}`);
       });
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
+      await eventually(async () => (await readyz(a)).status === 200, 15_000, '/readyz 200 again');
     } finally {
       await w.close();
     }
