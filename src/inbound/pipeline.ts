@@ -228,6 +228,10 @@ export class InboundPipeline {
    * they go on outside it (`trailing`) while the next download starts; the cycle waits for them.
    */
   private async processParcel(parcelId: number, result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
+    // A parcel queued behind the stop or a lost lease starts nothing, not even its journal read:
+    // with the journal's server frozen each such read waited for the connect timeout, queued
+    // parcels a few at a time, and a cycle of 40 parcels took a minute to give up.
+    if (signal?.aborted) return;
     const started = this.now();
     this.active++;
     try {
