@@ -253,7 +253,7 @@ export class LeaseKeeper {
         if (this.inTime(h)) this.armFence(mailboxId, h);
         else this.lose(mailboxId, 'renewal-late');
       },
-      Math.max(1, h.deadline - this.now()),
+      Math.max(0, h.deadline - this.now()),
     );
     h.fence.unref();
   }

@@ -48,8 +48,8 @@ const UNFENCED = (): Promise<void> => Promise.resolve();
 /**
  * An error the server sent for one item's statement (pg's DatabaseError: a SQLSTATE as `code`, a
  * `severity`): a read-only server's 25006, a dropped table's 42P01. It leaves the journal typed like
- * a broken connection does; the pipelines logged the bare SQLSTATE as the code before, and `once`
- * took it for a system error.
+ * a broken connection does, so that what logs it or decides on it sees `JOURNAL_UNAVAILABLE` and
+ * the SQLSTATE as `dbCode`, never a bare SQLSTATE as the code.
  */
 function fromDatabase(err: unknown): boolean {
   return err instanceof Error && !isGridsyncError(err) && typeof (err as { severity?: unknown }).severity === 'string';
