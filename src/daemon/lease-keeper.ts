@@ -76,7 +76,7 @@ export class LeaseKeeper {
   /** Hand-backs of leases renewed too late: a round takes nothing before they are done. */
   private readonly releasing = new Set<Promise<void>>();
   private refused: Error | undefined;
-  /** The last round's failure to use the journal, until a round gets through again. */
+  /** `unreachable()`. */
   private unreachableBy: Error | undefined;
 
   constructor(private readonly options: LeaseKeeperOptions) {
@@ -101,9 +101,18 @@ export class LeaseKeeper {
     return this.refused;
   }
 
-  /** Why the last round could not use the journal (its announce and list failed: unreachable, read-only, out of slots). */
+  /**
+   * The last failure to use the journal (unreachable, frozen, read-only, out of slots), until a
+   * round's announce and list get through again.
+   */
   unreachable(): Error | undefined {
     return this.unreachableBy;
+  }
+
+  /** A step failed for a reason other than the lease: the database (`LeaseKeeperOptions.onError`). */
+  private failed(err: unknown, mailboxId?: number): void {
+    if (err instanceof Error) this.unreachableBy = err;
+    this.options.onError?.(err, mailboxId);
   }
 
   /** The leases held now, by mailbox. */
@@ -156,8 +165,7 @@ export class LeaseKeeper {
       [rows, live] = await Promise.all([leases.list(), leases.instances()]);
       this.unreachableBy = undefined;
     } catch (err) {
-      this.unreachableBy = err instanceof Error ? err : undefined;
-      this.options.onError?.(err);
+      this.failed(err);
       return;
     }
     if (this.stopped) return;
@@ -165,7 +173,7 @@ export class LeaseKeeper {
     for (const m of plan.release) {
       const h = this.held.get(m);
       this.lose(m, 'handed-back');
-      if (h) await leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, m));
+      if (h) await leases.release(h.lease).catch((err: unknown) => this.failed(err, m));
     }
     await Promise.all(
       plan.acquire.map((m) =>
@@ -192,7 +200,7 @@ export class LeaseKeeper {
       h.wallDeadline = selfFenceDeadline(sentAtWall, this.options.ttlMs, this.options.marginMs);
       this.armFence(mailboxId, h);
     } catch (err) {
-      this.options.onError?.(err, mailboxId);
+      this.failed(err, mailboxId);
     }
     if (this.held.get(mailboxId) === h && !this.inTime(h)) this.lose(mailboxId, 'renewal-late');
   }
@@ -218,7 +226,7 @@ export class LeaseKeeper {
       this.armFence(mailboxId, h);
       this.options.onAcquired?.(lease, unheldMs);
     } catch (err) {
-      this.options.onError?.(err, mailboxId);
+      this.failed(err, mailboxId);
     }
   }
 
@@ -227,13 +235,13 @@ export class LeaseKeeper {
     try {
       this.refused = await check();
     } catch (err) {
-      this.options.onError?.(err);
+      this.failed(err);
       return this.refused !== undefined;
     }
     if (!this.refused) return false;
     for (const [m, h] of [...this.held]) {
       this.lose(m, 'refused');
-      await this.options.leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, m));
+      await this.options.leases.release(h.lease).catch((err: unknown) => this.failed(err, m));
     }
     return true;
   }
@@ -281,7 +289,7 @@ export class LeaseKeeper {
     // takes it next (this instance too) does so under a new token — work of the abandoned holding
     // (an aborted upload that may still land, a download still writing) never passes for the new one's.
     if (why === 'renewal-late') {
-      const handing = this.options.leases.release(h.lease).catch((err: unknown) => this.options.onError?.(err, mailboxId));
+      const handing = this.options.leases.release(h.lease).catch((err: unknown) => this.failed(err, mailboxId));
       this.releasing.add(handing);
       void handing.finally(() => this.releasing.delete(handing));
     }

@@ -1,9 +1,10 @@
 /**
  * The journal's PostgreSQL server frozen under `gridsync run` (SIGSTOP to the postmaster and every
  * backend: the sockets stay open, nothing answers — a database host paused by its hypervisor, or
- * swapping): SIGTERM stops the daemon within its shutdown deadline, not after the journal's query
- * and connect timeouts of a renewal round; woken, the server gets every parcel and file delivered
- * exactly once, by the same daemon and by the next one.
+ * swapping): /readyz turns 503 naming the journal once the lease is gone and the lease round's
+ * statements have timed out; SIGTERM stops the daemon within its shutdown deadline, not after the
+ * journal's query and connect timeouts of a renewal round; woken, the server gets every parcel and
+ * file delivered exactly once, by the same daemon and by the next one.
  */
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
@@ -12,6 +13,18 @@ import { startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-wo
 import { postgresForFile } from '../../helpers/postgres.js';
 
 const server = postgresForFile('a frozen journal server is not tested');
+
+/** /readyz of the instance's current run: its status and the error it names. */
+async function readyz(a: HaInstance): Promise<{ status: number; lastError: string | null }> {
+  const url = a.lines().findLast((l) => l.msg === 'health and metrics endpoint listening')?.url;
+  try {
+    const res = await fetch(`${String(url)}/readyz`, { signal: AbortSignal.timeout(5_000) });
+    return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
+  } catch (err) {
+    // Not answered (yet): told apart from both answers.
+    return { status: 0, lastError: String(err) };
+  }
+}
 
 async function settled(w: HaWorld, a: HaInstance, what: string): Promise<void> {
   let last: string[] = [];
@@ -42,14 +55,25 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       try {
         await w.inject('frozen-in.x12', Buffer.from(x12(control++)));
         w.dropOutbox('frozen-out.x12', Buffer.from(x12(control++)));
-        // Past the lease and the journal's query timeout (15 s): the holding ends, the hung statements fail.
-        await new Promise((r) => setTimeout(r, 18_000));
+        // Past the lease and the journal's query timeout (15 s): the holding ends, the hung
+        // statements fail, and /readyz says why (it said ready throughout before).
+        const unready = await eventually(
+          async () => {
+            const r = await readyz(a);
+            return r.status === 503 && r;
+          },
+          30_000,
+          '/readyz 503',
+        ).catch(async () => readyz(a));
+        expect(unready.status).toBe(503);
+        expect(unready.lastError).toMatch(/^journal .* unavailable/);
         expect(a.running).toBe(true);
       } finally {
         server.freeze(false);
       }
       await settled(w, a, 'everything delivered once after the wake');
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
+      await eventually(async () => (await readyz(a)).status === 200, 15_000, '/readyz 200 again');
     } finally {
       await w.close();
     }

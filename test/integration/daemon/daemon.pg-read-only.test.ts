@@ -18,8 +18,13 @@ const server = postgresForFile('a journal turned read-only is not tested');
 /** /readyz of the instance's current run: its status and body. */
 async function readyz(a: HaInstance): Promise<{ status: number; lastError: string | null }> {
   const url = a.lines().findLast((l) => l.msg === 'health and metrics endpoint listening')?.url;
-  const res = await fetch(`${String(url)}/readyz`, { signal: AbortSignal.timeout(5_000) });
-  return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
+  try {
+    const res = await fetch(`${String(url)}/readyz`, { signal: AbortSignal.timeout(5_000) });
+    return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
+  } catch (err) {
+    // Not answered (yet): told apart from both answers.
+    return { status: 0, lastError: String(err) };
+  }
 }
 
 const setReadOnly = async (db: string, on: boolean): Promise<void> => {
