@@ -429,10 +429,10 @@ export class Daemon {
       // refuses this instance's writes from now on): the next holder need not wait for expiry —
       // within the deadline: a database that does not answer holds a renewal round for its timeouts.
       const deadline = this.config.shutdownTimeout;
-      const deadlineAt = Date.now() + deadline;
+      const deadlineAt = performance.now() + deadline; // monotonic: a clock step must not move a stop
       if (this.keeper) await withDeadline(this.keeper.stop(), deadline);
       const inFlight = this.scheduler?.inFlight?.catch(() => undefined);
-      if (inFlight && !(await withDeadline(inFlight, deadlineAt - Date.now()))) {
+      if (inFlight && !(await withDeadline(inFlight, deadlineAt - performance.now()))) {
         this.logger.warn(
           { deadlineMs: deadline },
           'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
