@@ -34,7 +34,8 @@
  * The state lives as long as the pipeline, across cycles. On loopback, answers come a few ms apart
  * and scatter widely: windows of 8 of them read that scatter as queueing, and the limit, cut on it,
  * never met a latency flat enough to grow back (every cycle after a month-end backlog's first ran
- * at a third to a half of a fixed 8's rate). Hence `minWindowMs` and the second window in a row.
+ * at a third to a half of a fixed 8's rate). Hence `minWindowMs`, the second window in a row, and
+ * `resumedAfterIdle`.
  *
  * A service that queues without ever refusing lets the limit creep by one step per floor period at
  * most (the floor is measured afresh, and a raise then looks flat); `maxConcurrency` bounds it.
@@ -82,6 +83,8 @@ export const LIMIT_RULES = {
   maxWindow: 64,
   /** A window lasts at least this long: enough answers that a pause of the host does not make its median. */
   minWindowMs: 100,
+  /** Nothing in flight this long: the window in progress starts afresh with the next call. */
+  idleMs: 100,
   /** Window median / no-load latency at or below which latency counts as flat. */
   flat: 1.3,
   /** … at or above which calls are queueing somewhere: back off. */
@@ -114,6 +117,16 @@ export function initialLimitState(max: number, now: number): LimitState {
     lastCutAt: -Infinity,
     queued: false,
   };
+}
+
+/**
+ * The state when a call starts on a queue that has had nothing in flight for `idleMs` or more
+ * (between two cycles, mostly): the window in progress starts afresh from `now`. Spanning the
+ * pause, it counted the pause's time in its throughput and the pause's idle loop as room to grow:
+ * on loopback, its loop saturated, a daemon could raise its limit at a cycle's first answers.
+ */
+export function resumedAfterIdle(state: LimitState, now: number): LimitState {
+  return { ...state, window: [], windowStart: now, windowPeak: 0 };
 }
 
 /** The state after one more finished call, at `now` (the same clock as `startedAt`). */
