@@ -6,11 +6,11 @@
  * Across a WAN a call costs the round trip whatever else is in flight, so throughput grows with
  * the calls in flight until something queues: the service, the network, the connection pool or
  * our own CPU. Queueing shows as latency rising, long before errors do. Per window of about one
- * limit's worth of answers and at least `minWindowMs`, the window's median latency is compared
- * with two levels: the latency without load (`floor`, the lowest window median, measured afresh
- * every `floorPeriodMs` so that a slower path for good is not read as queueing for ever) and the
- * usual latency (`usual`, smoothed over the earlier windows: what a sudden rise is measured
- * against). Then:
+ * limit's worth of answers (and at least `minWindowMs` once slow start is over), the window's
+ * median latency is compared with two levels: the latency without load (`floor`, the lowest
+ * window median, measured afresh every `floorPeriodMs` so that a slower path for good is not read
+ * as queueing for ever) and the usual latency (`usual`, smoothed over the earlier windows: what a
+ * sudden rise is measured against). Then:
  * - near the floor (within `flat`) and the limit actually used: grow — doubling while in slow
  *   start, by √limit after the first back-off;
  * - the last raise of the limit bought throughput (`minGain` or more): grow too, whatever the
@@ -81,7 +81,11 @@ export const LIMIT_RULES = {
   /** Answers per window: one limit's worth, within these bounds (fewer are noise, more are slow). */
   minWindow: 8,
   maxWindow: 64,
-  /** A window lasts at least this long: enough answers that a pause of the host does not make its median. */
+  /**
+   * After slow start, a window lasts at least this long: enough answers that a pause of the host
+   * does not make its median. Slow start keeps windows of answers alone: a burst across a WAN
+   * ramps in a few round trips, and its first back-off ends it.
+   */
   minWindowMs: 100,
   /** Nothing in flight this long: the window in progress starts afresh with the next call. */
   idleMs: 100,
@@ -135,7 +139,8 @@ export function nextLimit(state: LimitState, sample: CallSample, now: number, ma
   if (sample.outcome !== 'ok') return cut(state, LIMIT_RULES.dropCut, now, max);
   const window = [...state.window, sample.latencyMs];
   const windowPeak = Math.max(state.windowPeak, sample.inFlight);
-  if (window.length < windowSize(state.limit) || now - state.windowStart < LIMIT_RULES.minWindowMs) return { ...state, window, windowPeak };
+  const short = window.length < windowSize(state.limit) || (!state.slowStart && now - state.windowStart < LIMIT_RULES.minWindowMs);
+  if (short) return { ...state, window, windowPeak };
   const median = medianOf(window);
   const usual = state.usualMs ?? median;
   const follow = median < usual ? LIMIT_RULES.followFall : LIMIT_RULES.followRise;

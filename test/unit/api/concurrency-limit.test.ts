@@ -69,6 +69,15 @@ describe('adaptive concurrency limit', () => {
     seen.forEach((l, i) => expect(l).toBeGreaterThanOrEqual(seen[i - 1] ?? 0));
   });
 
+  it('slow start keeps its pace: at 20 ms per call the limit reaches the maximum within six round trips', () => {
+    // A window of at least minWindowMs while ramping cost a WAN burst 100 ms per doubling.
+    const clock = { now: 0 };
+    let s = initialLimitState(MAX, 0);
+    while (s.limit < MAX && clock.now < 10_000) s = run(s, clock, 1, 20);
+    expect(s.limit).toBe(MAX);
+    expect(clock.now).toBeLessThanOrEqual(6 * 20);
+  });
+
   it('does not grow while our own event loop is saturated, even on a flat latency or a throughput that seems bought', () => {
     const clock = { now: 0 };
     expect(run(initialLimitState(MAX, 0), clock, 400, 80, { loopBusy: 0.97 }).limit).toBe(LIMIT_RULES.initial);
