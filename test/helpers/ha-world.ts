@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { cliPath, startCli, type CliChild } from './daemon-child.js';
+import { cliPath, eventually, startCli, type CliChild } from './daemon-child.js';
 import { repoRoot } from './journal-child.js';
 
 export const MAILBOX = 1001;
@@ -30,6 +30,8 @@ export interface HaInstance {
   lines(): Record<string, unknown>[];
   /** The current run's /metrics text. */
   scrape(): Promise<string>;
+  /** The current run's /readyz: its status and the error it names (status 0: not answered, yet). */
+  readyz(): Promise<{ status: number; lastError: string | null }>;
 }
 
 export interface HaWorld {
@@ -47,6 +49,8 @@ export interface HaWorld {
   parcels(): Promise<{ parcelId: number; status?: string; parcelStatus?: string; fileName: string; direction: string; sha256: string }[]>;
   /** What is still wrong (empty: every expectation met). */
   violations(): Promise<string[]>;
+  /** Waits until nothing is wrong; fails with what still is. `alive` ends the wait early (a daemon that exited). */
+  settled(timeoutMs: number, alive?: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -170,6 +174,20 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
       if (errors.length > 0) v.push(`in errorDir: ${errors.join(', ')}`);
       return v;
     },
+    settled: async (timeoutMs, alive = () => true) => {
+      let last: string[] = [];
+      await eventually(
+        async () => {
+          if (!alive()) throw new Error('the daemon exited');
+          last = await world.violations();
+          return last.length === 0;
+        },
+        timeoutMs,
+        'every parcel and file delivered exactly once',
+      ).catch((err: unknown) => {
+        throw new Error(`not settled (${String(err)}):\n${last.join('\n')}`);
+      });
+    },
     close: async () => {
       for (const i of instances) await i.kill('SIGKILL');
       emulator.kill('SIGKILL');
@@ -181,6 +199,13 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
     },
   };
   return world;
+}
+
+/** The current run's /healthz, /readyz and /metrics address, from its log. */
+function httpUrlOf(i: HaInstance): string {
+  const url = i.lines().findLast((l) => l.msg === 'health and metrics endpoint listening')?.url;
+  if (typeof url !== 'string') throw new Error(`${i.name}: no metrics endpoint in its log yet`);
+  return url;
 }
 
 function haInstance(name: string, configFile: string, logFile: string, journalUrl: string): HaInstance {
@@ -219,10 +244,15 @@ function haInstance(name: string, configFile: string, logFile: string, journalUr
       if (running()) proc?.kill(signal);
     },
     async scrape() {
-      const listening = this.lines().filter((l) => l.msg === 'health and metrics endpoint listening');
-      const url = listening.at(-1)?.url;
-      if (typeof url !== 'string') throw new Error(`${name}: no metrics endpoint in its log yet`);
-      return (await fetch(`${url}/metrics`)).text();
+      return (await fetch(`${httpUrlOf(this)}/metrics`)).text();
+    },
+    async readyz() {
+      try {
+        const res = await fetch(`${httpUrlOf(this)}/readyz`, { signal: AbortSignal.timeout(5_000) });
+        return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
+      } catch (err) {
+        return { status: 0, lastError: String(err) };
+      }
     },
     lines() {
       if (!fs.existsSync(logFile)) return [];

@@ -32,20 +32,6 @@ async function burst(w: HaWorld, tag: string, n: number): Promise<void> {
   }
 }
 
-async function settled(w: HaWorld, timeoutMs: number): Promise<void> {
-  let last: string[] = [];
-  await eventually(
-    async () => {
-      last = await w.violations();
-      return last.length === 0;
-    },
-    timeoutMs,
-    'every parcel and file delivered exactly once',
-  ).catch(() => {
-    throw new Error(`not settled:\n${last.join('\n')}`);
-  });
-}
-
 describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () => {
   it('one holder works the mailbox; a killed holder is replaced within the lease + 2 s; SIGTERM hands over at once; nothing lost or doubled', async () => {
     const url = await server.createDatabase('ha_pair');
@@ -56,7 +42,7 @@ describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () =
       await eventually(() => taken(a) === 1, 20_000, 'a takes the lease');
       b.start();
       await burst(w, 'one', 12);
-      await settled(w, 30_000);
+      await w.settled(30_000);
       expect(taken(b)).toBe(0); // the holder is alive and renews: b never works the mailbox
 
       // The holder dies: the other takes over after the expiry, at once.
@@ -71,7 +57,7 @@ describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () =
       await eventually(() => taken(b) === 1, LEASE_MS + 10_000, 'b takes over');
       const failoverMs = Date.now() - killedAt;
       expect(failoverMs).toBeLessThan(LEASE_MS + 2_000);
-      await settled(w, 30_000);
+      await w.settled(30_000);
       expect(fs.existsSync(orphan)).toBe(false);
       // What an operator sees of it: b holds the mailbox, took it once, after a gap it measured.
       const bMetrics = await b.scrape();
@@ -91,7 +77,7 @@ describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () =
       await b.kill('SIGTERM');
       await eventually(() => taken(a) > before, 10_000, 'a takes over after the handover');
       expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS);
-      await settled(w, 30_000);
+      await w.settled(30_000);
       expect(series(await a.scrape(), 'gridsync_lease_held')).toBe(1);
       const tokens = [...a.lines(), ...b.lines()].filter((l) => l.msg === 'mailbox lease taken').map((l) => Number(l.fencingToken));
       expect(tokens.length).toBeGreaterThanOrEqual(3);

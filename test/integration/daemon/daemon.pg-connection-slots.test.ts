@@ -64,17 +64,7 @@ describe.skipIf(!server.available)('PostgreSQL server out of connection slots un
       expect(a.running).toBe(true);
 
       for (const c of held.splice(0)) await c.end();
-      let last: string[] = [];
-      await eventually(
-        async () => {
-          last = await w.violations();
-          return last.length === 0;
-        },
-        40_000,
-        'everything delivered once',
-      ).catch((err: unknown) => {
-        throw new Error(`not settled (${String(err)}):\n${last.join('\n')}`);
-      });
+      await w.settled(40_000);
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
     } finally {
       for (const c of held) await c.end().catch(() => undefined);

@@ -30,18 +30,7 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
       expect(a.running).toBe(true);
       await w.inject('after-in.x12', Buffer.from(x12(control++)));
       w.dropOutbox('after-out.x12', Buffer.from(x12(control++)));
-      let last: string[] = [];
-      await eventually(
-        async () => {
-          if (!a.running) throw new Error('the daemon exited');
-          last = await w.violations();
-          return last.length === 0;
-        },
-        40_000,
-        'everything delivered once',
-      ).catch((err: unknown) => {
-        throw new Error(`not settled (${String(err)}; running: ${a.running}):\n${last.join('\n')}`);
-      });
+      await w.settled(40_000, () => a.running);
       expect(a.running).toBe(true);
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
     } finally {

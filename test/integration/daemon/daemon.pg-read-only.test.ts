@@ -15,18 +15,6 @@ import { postgresForFile } from '../../helpers/postgres.js';
 
 const server = postgresForFile('a journal turned read-only is not tested');
 
-/** /readyz of the instance's current run: its status and body. */
-async function readyz(a: HaInstance): Promise<{ status: number; lastError: string | null }> {
-  const url = a.lines().findLast((l) => l.msg === 'health and metrics endpoint listening')?.url;
-  try {
-    const res = await fetch(`${String(url)}/readyz`, { signal: AbortSignal.timeout(5_000) });
-    return { status: res.status, lastError: ((await res.json()) as { lastError: string | null }).lastError };
-  } catch (err) {
-    // Not answered (yet): told apart from both answers.
-    return { status: 0, lastError: String(err) };
-  }
-}
-
 const setReadOnly = async (db: string, on: boolean): Promise<void> => {
   await server.admin(`ALTER DATABASE ${db} SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
   // The setting applies to new sessions: end the daemon's, as a failover does.
@@ -74,29 +62,19 @@ describe.skipIf(!server.available)('PostgreSQL journal turned read-only under a 
       // why (before, its cycles of no mailbox succeeded and /readyz said ready throughout).
       const unready = await eventually(
         async () => {
-          const r = await readyz(a);
+          const r = await a.readyz();
           return r.status === 503 && r;
         },
         15_000,
         '/readyz 503',
-      ).catch(async () => readyz(a));
+      ).catch(async () => a.readyz());
       expect(unready.status).toBe(503);
       expect(unready.lastError).toMatch(/read-only transaction/);
 
       await setReadOnly(db, false);
-      let last: string[] = [];
-      await eventually(
-        async () => {
-          last = await w.violations();
-          return last.length === 0;
-        },
-        40_000,
-        'everything delivered once',
-      ).catch((err: unknown) => {
-        throw new Error(`not settled (${String(err)}):\n${last.join('\n')}`);
-      });
+      await w.settled(40_000);
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
-      await eventually(async () => (await readyz(a)).status === 200, 15_000, '/readyz 200 again');
+      await eventually(async () => (await a.readyz()).status === 200, 15_000, '/readyz 200 again');
     } finally {
       await w.close();
     }
