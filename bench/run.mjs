@@ -1313,7 +1313,12 @@ async function main() {
       const emu = await startEmulatorProcess();
       if (latencyMs > 0) await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs }] });
       const n = latencyMs > 0 ? size.cycleItemsWan : size.cycleItems;
-      const settings = [['adaptive', undefined], [8, undefined], ...(against ? [['adaptive', against]] : [])];
+      /** @type {[number | 'adaptive', string | undefined][]} */
+      const settings = [
+        ['adaptive', undefined],
+        [8, undefined],
+        ...(against ? [/** @type {['adaptive', string]} */ (['adaptive', against])] : []),
+      ];
       const res = settings.map(() => []);
       for (let i = 0; i < runs; i++) {
         // Each run starts with another setting: the emulator's store grows run by run, and the
