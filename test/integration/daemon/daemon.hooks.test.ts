@@ -39,14 +39,16 @@ if (process.argv[3] === 'hang') setTimeout(() => {}, 60_000);
     return { dir, emu, script, calls: path.join(dir, 'calls.jsonl') };
   }
 
-  const calls = (file: string): Array<{ argv: string[]; env: Record<string, string> }> =>
-    fs.existsSync(file)
-      ? fs
-          .readFileSync(file, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l))
-      : [];
+  /** The hooks' lines written so far: a line a hook is still appending is left for the next read. */
+  const calls = (file: string): Array<{ argv: string[]; env: Record<string, string> }> => {
+    if (!fs.existsSync(file)) return [];
+    const text = fs.readFileSync(file, 'utf8');
+    return text
+      .slice(0, text.lastIndexOf('\n') + 1)
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> });
+  };
 
   it('runs the argv after each received and each sent file, with the item in the environment and no shell', async () => {
     const w = await setup();
