@@ -30,11 +30,13 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
         await w.inject('frozen-in.x12', Buffer.from(x12(control++)));
         w.dropOutbox('frozen-out.x12', Buffer.from(x12(control++)));
         // Past the lease and the journal's query timeout (15 s): the holding ends, the hung
-        // statements fail, and /readyz says why (it said ready throughout before).
+        // statements fail, and /readyz says why (it said ready throughout before). A mailbox that
+        // fails mid-cycle turns /readyz 503 at once (its `failing` entry) while `lastError` is set
+        // when the cycle ends: the 503 looked for is the one that names the journal.
         const unready = await eventually(
           async () => {
             const r = await a.readyz();
-            return r.status === 503 && r;
+            return r.status === 503 && /^journal .* unavailable/.test(r.lastError ?? '') && r;
           },
           30_000,
           '/readyz 503',
