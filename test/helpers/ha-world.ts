@@ -24,6 +24,8 @@ export interface HaInstance {
   readonly proc: ChildProcess | undefined;
   readonly running: boolean;
   start(env?: Record<string, string>): void;
+  /** Starts the instance and waits until it holds a mailbox lease (a single instance takes every one). */
+  startHolding(): Promise<void>;
   kill(signal: NodeJS.Signals): Promise<void>;
   signal(signal: NodeJS.Signals): void;
   /** The JSON log lines of every run of this instance so far. */
@@ -220,6 +222,10 @@ function haInstance(name: string, configFile: string, logFile: string, journalUr
     },
     get running() {
       return running();
+    },
+    async startHolding() {
+      this.start();
+      await eventually(() => this.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, `${name}: the lease taken`);
     },
     start(env = {}) {
       const fd = fs.openSync(logFile, 'a');

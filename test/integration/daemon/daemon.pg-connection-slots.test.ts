@@ -33,10 +33,9 @@ describe.skipIf(!server.available)('PostgreSQL server out of connection slots un
     };
     try {
       const a = w.instances[0] as HaInstance;
-      a.start();
-      await eventually(() => a.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, 'the lease taken');
+      await a.startHolding();
       await w.inject('before.x12', Buffer.from(x12(1)));
-      await eventually(async () => (await w.violations()).length === 0, 20_000, 'the first parcel delivered');
+      await w.settled(20_000);
 
       await takeSlots();
       const from = a.lines().length;

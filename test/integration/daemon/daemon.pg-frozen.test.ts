@@ -20,8 +20,7 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
       const a = w.instances[0] as HaInstance;
-      a.start();
-      await eventually(() => a.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, 'the lease taken');
+      await a.startHolding();
       let control = 1;
       for (let i = 0; i < 4; i++) await w.inject(`in${i}.x12`, Buffer.from(x12(control++)));
       for (let i = 0; i < 3; i++) w.dropOutbox(`out${i}.x12`, Buffer.from(x12(control++)));
@@ -60,8 +59,7 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
       const a = w.instances[0] as HaInstance;
-      a.start();
-      await eventually(() => a.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, 'the lease taken');
+      await a.startHolding();
       await w.inject('before.x12', Buffer.from(x12(1)));
       await w.settled(40_000, () => a.running);
       let stopMs = Number.NaN;

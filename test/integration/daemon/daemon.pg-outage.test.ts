@@ -5,7 +5,6 @@
  * outage exactly once.
  */
 import { describe, expect, it } from 'vitest';
-import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
 import { postgresForFile } from '../../helpers/postgres.js';
@@ -18,8 +17,7 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
       const a = w.instances[0] as HaInstance;
-      a.start();
-      await eventually(() => a.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, 'the lease taken');
+      await a.startHolding();
       let control = 1;
       w.dropOutbox('before.x12', Buffer.from(x12(control++)));
       // Down for several outbox rescans (every 500 ms here).

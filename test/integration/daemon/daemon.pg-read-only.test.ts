@@ -28,10 +28,9 @@ describe.skipIf(!server.available)('PostgreSQL journal turned read-only under a 
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
       const a = w.instances[0] as HaInstance;
-      a.start();
-      await eventually(() => a.lines().some((l) => l.msg === 'mailbox lease taken'), 20_000, 'the lease taken');
+      await a.startHolding();
       await w.inject('before.x12', Buffer.from(x12(1)));
-      await eventually(async () => (await w.violations()).length === 0, 20_000, 'the first parcel delivered');
+      await w.settled(20_000);
 
       await setReadOnly(db, true);
       const from = a.lines().length;
