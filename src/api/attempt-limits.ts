@@ -13,8 +13,10 @@ export interface AttemptLimits {
   readonly deadlineMs?: number;
   /** The deadline starts when the caller calls `armDeadline` (an upload: once its body is sent). */
   readonly deadlineArmed?: boolean;
-  /** At least `bytesPerSecond` over every `windowMs`, as `progress` counts them (0 turns it off). */
+  /** At least `bytesPerSecond` over every `windowMs`, as `progress` counts them (0 turns the check off). */
   readonly minRate?: { readonly bytesPerSecond: number; readonly windowMs: number; readonly progress: () => number };
+  /** Told the count at the end of each `minRate` window in which it grew. */
+  readonly moved?: (bytes: number) => void;
 }
 
 export interface AttemptControl {
@@ -56,12 +58,13 @@ export async function withAttemptLimits<T>(
   if (!limits.deadlineArmed) armDeadline();
   const rate = limits.minRate;
   let ticker: NodeJS.Timeout | undefined;
-  if (rate && rate.bytesPerSecond > 0) {
+  if (rate && (rate.bytesPerSecond > 0 || limits.moved)) {
     let mark = rate.progress();
     ticker = setInterval(() => {
       const now = rate.progress();
-      if (now - mark < (rate.bytesPerSecond * rate.windowMs) / 1000)
+      if (rate.bytesPerSecond > 0 && now - mark < (rate.bytesPerSecond * rate.windowMs) / 1000)
         fire('GRIDSYNC_TOO_SLOW', `less than ${rate.bytesPerSecond} bytes/s over ${rate.windowMs} ms (api.limits.minBytesPerSecond)`);
+      else if (now > mark) limits.moved?.(now);
       mark = now;
     }, rate.windowMs);
   }

@@ -231,7 +231,7 @@ export class GridClient implements MailboxTransport {
     const resettable = isDownloadTarget(target);
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
-    return this.core.run(retry, { transfer: () => written }, async (headers, { signal }) => {
+    return this.core.run(retry, { transfer: () => written, onProgress: options.onProgress }, async (headers, { signal }) => {
       const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, headers ?? {}, body, signal);
       if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
       const writable = await openAttemptFor(target, res.body);

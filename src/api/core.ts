@@ -52,8 +52,15 @@ export interface CoreOptions {
 
 const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
 
-/** How one attempt is bounded in time: a call (deadline from the start) or a transfer (minimum rate). */
-export type AttemptKind = { readonly call: true } | { readonly transfer: () => number } | { readonly upload: true };
+/**
+ * How one attempt is bounded in time: a call (deadline from the start), a download (minimum rate
+ * on the bytes `transfer` counts; `onProgress` hears the count at the end of each rate window in
+ * which it grew) or an upload (deadline once its body is out).
+ */
+export type AttemptKind =
+  | { readonly call: true }
+  | { readonly transfer: () => number; readonly onProgress?: ((bytes: number) => void) | undefined }
+  | { readonly upload: true };
 
 export class ClientCore<C> {
   readonly http: HttpChannel;
@@ -126,6 +133,7 @@ export class ClientCore<C> {
         'transfer' in kind
           ? {
               minRate: { bytesPerSecond: this.limits.minBytesPerSecond, windowMs: this.limits.rateWindowMs, progress: kind.transfer },
+              ...(kind.onProgress ? { moved: kind.onProgress } : {}),
             }
           : { deadlineMs: this.callMs, deadlineArmed: 'upload' in kind },
         (control) => {

@@ -30,6 +30,11 @@ export interface DownloadOptions extends CallOptions {
    * before the first byte past it (DownloadRoomError).
    */
   readonly roomBytes?: number | undefined;
+  /**
+   * Called with the content bytes written so far at the end of each `api.limits.rateWindowMs` in
+   * which some arrived: a single large download is busy, not a stalled cycle.
+   */
+  readonly onProgress?: ((bytes: number) => void) | undefined;
 }
 
 export interface UploadCallOptions extends CallOptions {

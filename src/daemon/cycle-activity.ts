@@ -9,8 +9,18 @@
  */
 import type { EventBus, PipelineEvents } from '../events/index.js';
 
-/** Steps forward: the disk or the service took an item (failures and deferrals are not progress). */
-const FORWARD = ['inbound:placed', 'inbound:received', 'outbound:uploaded', 'outbound:sent', 'outbound:rejected'] as const;
+/**
+ * Steps forward: the disk or the service took an item (failures and deferrals are not progress),
+ * or a download's bytes still arrive (a single large parcel can take longer than the window).
+ */
+const FORWARD = [
+  'inbound:placed',
+  'inbound:received',
+  'inbound:transferring',
+  'outbound:uploaded',
+  'outbound:sent',
+  'outbound:rejected',
+] as const;
 
 /** Calls `moved` whenever an item steps forward inside a running cycle of its mailbox and direction. */
 export function watchCycleActivity(events: EventBus<PipelineEvents>, moved: () => void): void {

@@ -64,6 +64,14 @@ export interface WaitingEvent extends ItemsEvent {
   readonly oldestAgeSeconds: number;
 }
 
+/** A download still receiving bytes, at the end of each `api.limits.rateWindowMs` it lasts. */
+export interface TransferringEvent {
+  readonly mailbox: string;
+  readonly parcelId: number;
+  /** Content bytes written so far in this attempt. */
+  readonly bytes: number;
+}
+
 export interface PipelineEvents {
   /** New parcels seen in the pending list and journalled. */
   'inbound:listed': ListedEvent;
@@ -81,6 +89,8 @@ export interface PipelineEvents {
   'inbound:waiting': WaitingEvent;
   /** Listed parcels gridsync cannot act on (no usable id): left on the service, logged once. */
   'inbound:skipped': ProblemEvent;
+  /** A download that outlasts a rate window and still receives bytes. */
+  'inbound:transferring': TransferringEvent;
   /** Files claimed from an outbox. */
   'outbound:claimed': ItemsEvent;
   /** Files whose upload the service accepted (archiving follows). */

@@ -76,6 +76,7 @@ export class ParcelDownload {
         ...(row.declared_bytes !== null ? { expectedBytes: row.declared_bytes } : {}),
         roomBytes,
         ...(signal ? { signal } : {}),
+        onProgress: (bytes) => this.ctx.events.emit('inbound:transferring', { mailbox: this.ctx.mailbox, parcelId: row.parcel_id, bytes }),
       });
       return { part, target, info };
     } catch (err) {

@@ -1,12 +1,15 @@
 // A proxy on 127.0.0.1 in front of a real service (our emulator) that holds the requests a rule
 // picks, the three ways a service stops answering without closing: it accepts and never answers
 // (`silent`), answers its headers and never the body (`headers`), or trickles the body a byte at a
-// time (`trickle`). Everything else is passed on unchanged. A request is named as the service would
-// see it: `METHOD /path` over REST (no query), the operation of the SOAPAction header over SOAP.
+// time (`trickle`) — and one way it is merely slow: the request passed on, both its bodies paced at
+// `slowBytesPerSecond` (`slow`, a large file across a thin line). Everything else is passed on
+// unchanged. A request is named as the service would see it: `METHOD /path` over REST (no query),
+// the operation of the SOAPAction header over SOAP.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Transform } from 'node:stream';
 
-export type HangMode = 'silent' | 'headers' | 'trickle';
+export type HangMode = 'silent' | 'headers' | 'trickle' | 'slow';
 
 export interface HeldRequest {
   readonly name: string;
@@ -22,6 +25,8 @@ export interface HungProxy {
   readonly held: HeldRequest[];
   /** Every request seen, held or passed on, by name. */
   readonly seen: string[];
+  /** The pace of `slow` requests' bodies, both ways. */
+  slowBytesPerSecond: number;
   close(): Promise<void>;
 }
 
@@ -36,7 +41,34 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const proxy: HungProxy = { url: '', rule: () => undefined, held: [], seen: [], close: async () => undefined };
+  const proxy: HungProxy = {
+    url: '',
+    rule: () => undefined,
+    held: [],
+    seen: [],
+    slowBytesPerSecond: 200_000,
+    close: async () => undefined,
+  };
+
+  /** Passes each chunk on in tenth-of-a-second slices of the pace. */
+  const paced = (): Transform =>
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        const slice = Math.max(1, Math.floor(proxy.slowBytesPerSecond / 10));
+        let at = 0;
+        const next = (): void => {
+          if (at >= chunk.length) return done();
+          this.push(chunk.subarray(at, at + slice));
+          at += slice;
+          const t = setTimeout(() => {
+            timers.delete(t);
+            next();
+          }, 100);
+          timers.add(t);
+        };
+        next();
+      },
+    });
 
   const hold = (mode: HangMode, res: ServerResponse, soap: boolean): void => {
     if (mode === 'silent') return;
@@ -60,7 +92,7 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
     const name = nameOf(req);
     proxy.seen.push(name);
     const mode = proxy.rule(name);
-    if (mode) {
+    if (mode && mode !== 'slow') {
       proxy.held.push({ name, mode, at: Date.now() });
       req.resume();
       hold(mode, res, typeof req.headers.soapaction === 'string');
@@ -70,11 +102,15 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        if (mode === 'slow') answer.pipe(paced()).pipe(res);
+        else answer.pipe(res);
       },
     );
     out.on('error', () => res.destroy());
-    req.pipe(out);
+    if (mode === 'slow') {
+      proxy.held.push({ name, mode, at: Date.now() });
+      req.pipe(paced()).pipe(out);
+    } else req.pipe(out);
   });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -85,7 +121,7 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
   Object.assign(proxy, {
     url: `http://127.0.0.1:${port}${upstream.pathname === '/' ? '' : upstream.pathname}`,
     close: async () => {
-      for (const t of timers) clearInterval(t);
+      for (const t of timers) clearTimeout(t);
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

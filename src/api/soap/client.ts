@@ -230,7 +230,7 @@ export class SoapClient implements MailboxTransport {
     const resettable = isDownloadTarget(target);
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(def, options), mayRetry: () => resettable || written === 0 };
-    return this.core.run(retry, { transfer: () => written }, async (sessionId, { signal }) => {
+    return this.core.run(retry, { transfer: () => written, onProgress: options.onProgress }, async (sessionId, { signal }) => {
       const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), signal);
       if (res.statusCode !== 200) return readAnswer(def, res, this.core.limits, this.core.now()) as never;
       written = 0;

@@ -401,6 +401,36 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
     expect(Date.now() - started).toBeLessThan(15_000);
   }, 40_000);
 
+  it('a download that outlasts rate windows reports its growing byte count at each, and none once it is done', async () => {
+    const { head, tail } = wire.download(24_000);
+    const s = await start((_k, res) => {
+      res.writeHead(200, { 'content-type': typeOf(wire) });
+      res.write(head);
+      // 32,000 base64 characters (24,000 bytes) in 16 pieces, one every 100 ms: ~1.6 s.
+      let pieces = 0;
+      const t = setInterval(() => {
+        res.write('QUFB'.repeat(500));
+        if (++pieces === 16) {
+          clearInterval(t);
+          res.end(tail);
+        }
+      }, 100);
+      res.on('close', () => clearInterval(t));
+    });
+    const st = stage();
+    const reports: number[] = [];
+    const info = await client(s.url, { limits: { rateWindowMs: 300, minBytesPerSecond: 1 } }).downloadParcel(7, st.target, {
+      onProgress: (n) => reports.push(n),
+    });
+    expect(info.bytes).toBe(24_000);
+    expect(reports.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < reports.length; i++) expect(reports[i]).toBeGreaterThan(reports[i - 1] as number);
+    expect(Math.max(...reports)).toBeLessThanOrEqual(24_000);
+    const after = reports.length;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(reports.length).toBe(after); // the window's timer ended with the download
+  }, 30_000);
+
   it('a 429 pauses every request of the client until its Retry-After has passed', async () => {
     const s = await start((kind, res, _count, n) => {
       if (kind === 'whoami' && n === 1)
