@@ -6,7 +6,7 @@
  * a committed "upload started" row, after which a file may be sent twice.
  */
 import { journalServiceVerdict, serviceChangedAdvice, serviceHeldAdvice } from '../daemon/index.js';
-import { openJournal, PG_SCHEMA_VERSION, type JournalStore } from '../journal/index.js';
+import { JournalSchemaDamagedError, openJournal, PgJournal, PG_SCHEMA_VERSION, type JournalStore } from '../journal/index.js';
 import type { CheckResult } from './doctor.js';
 
 /** The service the config names (`serviceIdentity`) and the config's file, for the advice. */
@@ -43,7 +43,14 @@ export async function serviceVerdict(journal: JournalStore | undefined, configur
 /** Skew beyond this is worth a note: row timestamps and logs of different hosts stop lining up. */
 export const CLOCK_SKEW_NOTE_MS = 1_000;
 
-export function schemaVerdict(version: number, known: number = PG_SCHEMA_VERSION): CheckResult {
+/** `missing`: the tables and columns the schema's versions created and the database lacks (a start refuses then). */
+export function schemaVerdict(
+  version: number,
+  known: number = PG_SCHEMA_VERSION,
+  missing: readonly string[] = [],
+  location = '',
+): CheckResult {
+  if (missing.length > 0) return { level: 'fail', detail: new JournalSchemaDamagedError(location, missing).message };
   if (version === known) return { level: 'ok', detail: `version ${version}` };
   if (version === 0) return { level: 'note', detail: 'empty: the first run (or journal migrate) creates the schema' };
   if (version < known) return { level: 'note', detail: `version ${version}; the next run migrates it to ${known}` };
@@ -115,7 +122,14 @@ export function postgresJournalChecks(
         return { level: 'ok', detail: String(row?.v ?? '').split(' on ')[0] ?? '' };
       },
     },
-    { name: 'journal schema', run: async () => schemaVerdict(await (await journal()).schemaVersion()) },
+    {
+      name: 'journal schema',
+      run: async () => {
+        const j = await journal();
+        const missing = j instanceof PgJournal ? await j.missingObjects() : [];
+        return schemaVerdict(await j.schemaVersion(), PG_SCHEMA_VERSION, missing, location);
+      },
+    },
     {
       name: SERVICE_CHECK_NAME,
       run: async () => {

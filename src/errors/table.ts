@@ -116,6 +116,12 @@ export const ERROR_TABLE = {
     'the journal was written by a newer gridsync; it is left untouched',
     'run the newer version',
   ),
+  JOURNAL_SCHEMA_DAMAGED: row(
+    EXIT.operator,
+    false,
+    'the shared (PostgreSQL) journal lacks a table or column its schema version needs (dropped by hand, a partial restore); the message names each; nothing is created in its place',
+    'restore the table from a backup of the database ("When the shared journal is damaged" in the operations guide)',
+  ),
   JOURNAL_IN_USE: row(
     EXIT.operator,
     false,

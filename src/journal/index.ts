@@ -12,6 +12,7 @@ export { JournalLeaseLostError, selfFenceDeadline, mayAct, fairShare, planLeases
 export type { Lease, LeaseRow, MailboxLease } from './lease.js';
 export { JournalUnavailableError } from './unavailable-error.js';
 export { JournalSchemaTooNewError } from './schema-error.js';
+export { JournalSchemaDamagedError } from './schema-damaged-error.js';
 export { copyJournal, assertNotInUse, JournalInUseError, JournalSchemaMismatchError } from './copy.js';
 export type { CopiedTable } from './copy.js';
 export { crashPoint, pausePoint } from './crash-points.js';

@@ -3,15 +3,21 @@
  * same logical schema on both backends, so `gridsync journal migrate` copies between equal
  * versions. PostgreSQL adds the lease table (one row per mailbox). The applied versions are rows
  * of `schema_migrations`. Add an entry for every change once a version has shipped.
+ *
+ * Each entry names the tables and columns it creates (`creates`): with them a start recognises a
+ * version whose record was lost, and a journal missing what its versions created
+ * (`./migration-plan.ts`). Indexes are left out: a missing one loses nothing.
  */
+import type { PlannedMigration } from './migration-plan.js';
 import type { Migration } from './migrations.js';
 import { INBOUND_CONFIRM_UNVERIFIED } from './schema-inbound.js';
 import { OUTBOUND_ATTEMPT_SERVICE_AT } from './schema-outbound.js';
 
-export const PG_MIGRATIONS: readonly Migration[] = [
+export const PG_MIGRATIONS: readonly (Migration & PlannedMigration)[] = [
   {
     version: 1,
     description: 'inbound parcels, outbound files, event trail, daemon metadata, mailbox leases',
+    creates: ['inbound_parcels', 'outbound_files', 'events', 'meta', 'lease'],
     sql: `
       CREATE TABLE inbound_parcels (
         mailbox_id      bigint  NOT NULL,
@@ -84,11 +90,13 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     description: 'inbound: confirms not yet seen to take survive a restart',
+    creates: ['inbound_parcels.confirm_unverified'],
     sql: INBOUND_CONFIRM_UNVERIFIED,
   },
   {
     version: 3,
     description: "outbound: an upload attempt's start in the service's time",
+    creates: ['outbound_files.attempt_service_at'],
     sql: OUTBOUND_ATTEMPT_SERVICE_AT,
   },
 ];

@@ -8,11 +8,12 @@
 import type pg from 'pg';
 import { scrubSecrets } from '../errors/index.js';
 import { JournalLeaseLostError } from './lease.js';
-import type { Migration } from './migrations.js';
+import { planMigrations } from './migration-plan.js';
 import { PgBatcher } from './postgres-batch.js';
 import { openPool, statement, urlSecrets } from './postgres-connection.js';
 import { PgLeases } from './postgres-leases.js';
 import { PG_MIGRATIONS } from './postgres-migrations.js';
+import { JournalSchemaDamagedError } from './schema-damaged-error.js';
 import { JournalSchemaTooNewError } from './schema-error.js';
 import {
   GET_META_SQL,
@@ -25,6 +26,15 @@ import {
   type JournalTx,
 } from './store.js';
 import { JournalUnavailableError } from './unavailable-error.js';
+
+/** The tables of the connection's schema and their columns (`table.column`): what the migrations find already there. */
+const PRESENT_OBJECTS_SQL = `
+  SELECT table_name::text AS name FROM information_schema.tables WHERE table_schema = current_schema()
+  UNION ALL
+  SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = current_schema()`;
+
+const versionsOf = (rows: readonly { version: number }[]): number[] => rows.map((r) => Number(r.version));
+const namesOf = (rows: readonly { name: string }[]): Set<string> => new Set(rows.map((r) => r.name));
 
 /** The schema version this build writes and expects on PostgreSQL. */
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)?.version ?? 0;
@@ -101,6 +111,13 @@ export class PgJournal implements JournalStore {
     return (await this.get<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations'))?.v ?? 0;
   }
 
+  /** What the schema lacks that its versions created, changing nothing (doctor): see `migrate`. */
+  async missingObjects(): Promise<readonly string[]> {
+    const recorded = (await this.schemaVersion()) === 0 ? [] : await this.all<{ version: number }>('SELECT version FROM schema_migrations');
+    const present = await this.all<{ name: string }>(PRESENT_OBJECTS_SQL);
+    return planMigrations(PG_MIGRATIONS, versionsOf(recorded), namesOf(present)).missing;
+  }
+
   /** Group commit (`JournalStore.commit`, `./postgres-batch.ts`). */
   commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T> {
     if (this.closed) return Promise.reject(new JournalUnavailableError(this.location, 'the journal is closed'));
@@ -115,7 +132,11 @@ export class PgJournal implements JournalStore {
     }
   }
 
-  /** Migrations, one transaction each, serialised between instances starting together. */
+  /**
+   * Migrations in one transaction, serialised between instances starting together. What runs is
+   * decided by the objects present as well as by `schema_migrations` (`./migration-plan.ts`): a
+   * version whose record was lost is recorded again, a journal missing a table is refused.
+   */
   private async migrate(): Promise<void> {
     const c = await this.pool.connect();
     try {
@@ -126,11 +147,15 @@ export class PgJournal implements JournalStore {
       await c.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
       );
-      const current = Number((await c.query('SELECT coalesce(max(version), 0) AS v FROM schema_migrations')).rows[0].v);
+      const recorded = versionsOf((await c.query('SELECT version FROM schema_migrations')).rows as { version: number }[]);
+      const current = Math.max(0, ...recorded);
       if (current > PG_SCHEMA_VERSION) throw new JournalSchemaTooNewError(this.location, current, PG_SCHEMA_VERSION);
-      for (const m of PG_MIGRATIONS.filter((x: Migration) => x.version > current)) {
-        await c.query(m.sql);
-        await c.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [m.version, m.description]);
+      const plan = planMigrations(PG_MIGRATIONS, recorded, namesOf((await c.query(PRESENT_OBJECTS_SQL)).rows as { name: string }[]));
+      if (plan.missing.length > 0) throw new JournalSchemaDamagedError(this.location, plan.missing);
+      for (const m of PG_MIGRATIONS) {
+        if (plan.apply.includes(m.version)) await c.query(m.sql);
+        if (plan.apply.includes(m.version) || plan.record.includes(m.version))
+          await c.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [m.version, m.description]);
       }
       await c.query('COMMIT');
       c.release();
@@ -142,7 +167,12 @@ export class PgJournal implements JournalStore {
 
   /** Errors leave this journal typed, with the password scrubbed from their text. */
   private wrap(err: unknown): Error {
-    if (err instanceof JournalLeaseLostError || err instanceof JournalSchemaTooNewError || err instanceof JournalUnavailableError)
+    if (
+      err instanceof JournalLeaseLostError ||
+      err instanceof JournalSchemaTooNewError ||
+      err instanceof JournalSchemaDamagedError ||
+      err instanceof JournalUnavailableError
+    )
       return err;
     const e = err as { message?: string; code?: string };
     return new JournalUnavailableError(this.location, scrubSecrets(String(e.message ?? err), this.secrets), e.code);

@@ -13,10 +13,12 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
 import { ERROR_TABLE, EXIT } from '../../../src/errors/index.js';
-import { InboundJournal, Journal, recordService } from '../../../src/journal/index.js';
+import { InboundJournal, Journal, PgJournal, recordService } from '../../../src/journal/index.js';
 import { cliPath } from '../../helpers/daemon-child.js';
+import { postgresForFile } from '../../helpers/postgres.js';
 import { startScriptedService, type ScriptedService } from '../../helpers/scripted-service.js';
 
+const pgServer = postgresForFile('the refusal of a shared journal missing a table is not tested');
 type Emu = Awaited<ReturnType<typeof startEmulator>>;
 let emu: Emu;
 let scripted: ScriptedService;
@@ -91,6 +93,8 @@ interface Scenario {
   readonly what: string;
   /** `once` unless the refusal belongs to `run` only (the http endpoint). */
   readonly command?: 'run' | 'once';
+  /** Needs the file's PostgreSQL server (skipped, with the helper's notice, where there is none). */
+  readonly postgres?: true;
   readonly setup: () => World | Promise<World>;
 }
 
@@ -122,6 +126,18 @@ const SCENARIOS: readonly Scenario[] = [
       fs.mkdirSync(path.join(w.dir, 'state'));
       fs.writeFileSync(path.join(w.dir, 'state', 'journal.sqlite'), Buffer.alloc(8192, 0x5a));
       return w;
+    },
+  },
+  {
+    code: 'JOURNAL_SCHEMA_DAMAGED',
+    what: 'a table of the shared (PostgreSQL) journal dropped',
+    postgres: true,
+    setup: async () => {
+      const url = await pgServer.createDatabase('refusal_damaged');
+      const journal = await PgJournal.open(url, 'setup', { owner: 'setup' });
+      await journal.maintain('DROP TABLE events');
+      await journal.close();
+      return world(base({ journal: { url } }));
     },
   },
   {
@@ -224,7 +240,7 @@ describe('doctor fails on every start-up refusal of run and once', () => {
   });
 
   for (const s of SCENARIOS) {
-    it(`${s.code}: ${s.what}`, async () => {
+    it.skipIf(s.postgres && !pgServer.available)(`${s.code}: ${s.what}`, async () => {
       const w = await s.setup();
       const refused = await cli([s.command ?? 'once', '-c', w.configFile], w.dir);
       expect(refused.status, refused.out).toBe(2);

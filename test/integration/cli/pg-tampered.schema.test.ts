@@ -1,0 +1,136 @@
+/**
+ * The shared PostgreSQL journal changed under gridsync by an operator, a restore or a careless DBA
+ * (the built CLI, a real PostgreSQL started by the test, the tampering in real SQL):
+ *
+ * - `schema_migrations` emptied (or dropped) while the tables stayed: every `once` failed with
+ *   `relation "inbound_parcels" already exists` (exit 1), for good, though nothing was wrong with
+ *   the journal's data. Now the migrations recognise their own objects, record themselves again
+ *   and the run goes on: every parcel once in the inbox.
+ * - a table of the journal dropped: `once` failed with `relation … does not exist` (exit 1, as if
+ *   the database were briefly unreachable) — or, with `schema_migrations` itself emptied, created
+ *   the table again empty. Now the start is refused with one line naming the table (exit 2,
+ *   `JOURNAL_SCHEMA_DAMAGED`), nothing is created, and `doctor` fails its schema line with the same words.
+ */
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startEmulator } from '@gridsync/emulator';
+import { makeDaemonWorld, seedEmbeddedService } from '../../helpers/daemon-config.js';
+import { runCli } from '../../helpers/daemon-child.js';
+import { x12 } from '../../helpers/edi.js';
+import { postgresForFile } from '../../helpers/postgres.js';
+
+const server = postgresForFile('a tampered PostgreSQL journal schema is not tested');
+
+async function injectMore(dataFile: string, fileName: string, control: number): Promise<void> {
+  const emu = await startEmulator({ port: 0, dataFile });
+  try {
+    await emu.inject({ mailboxId: 1001, fileName, content: Buffer.from(x12(control)) });
+  } finally {
+    await emu.close();
+  }
+}
+
+const inboxFiles = (dir: string): string[] =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.x12'))
+    .sort();
+
+describe.skipIf(!server.available)('a tampered PostgreSQL journal schema', () => {
+  it('schema_migrations emptied, then dropped: once records the versions again and delivers each parcel once (exit 0)', async () => {
+    const w = makeDaemonWorld();
+    const url = await server.createDatabase('tamper_versions');
+    const env = { GRIDSYNC_JOURNAL_URL: url };
+    try {
+      const { dataFile } = await seedEmbeddedService(w, [{ fileName: 'a.x12', content: x12(1) }]);
+      const first = runCli(['once', '-c', w.configFile], env);
+      expect(first.status, first.stderr).toBe(0);
+      expect(inboxFiles(w.inbox)).toEqual(['a.x12']);
+      const recorded = await versionsIn(url);
+      expect(recorded.length).toBeGreaterThan(0);
+
+      await adminIn(url, 'TRUNCATE schema_migrations');
+      await injectMore(dataFile, 'b.x12', 2);
+      const second = runCli(['once', '-c', w.configFile], env);
+      expect(second.stderr).not.toMatch(/already exists/);
+      expect(second.status, second.stderr).toBe(0);
+      expect(inboxFiles(w.inbox)).toEqual(['a.x12', 'b.x12']);
+      expect(await versionsIn(url)).toEqual(recorded);
+
+      await adminIn(url, 'DROP TABLE schema_migrations');
+      await injectMore(dataFile, 'c.x12', 3);
+      const third = runCli(['once', '-c', w.configFile], env);
+      expect(third.status, third.stderr).toBe(0);
+      expect(inboxFiles(w.inbox)).toEqual(['a.x12', 'b.x12', 'c.x12']);
+      expect(await versionsIn(url)).toEqual(recorded);
+    } finally {
+      w.cleanup();
+    }
+  }, 120_000);
+
+  it('a table dropped: once refuses with one line naming it (exit 2), creates nothing, and runs again once it is back', async () => {
+    const w = makeDaemonWorld();
+    const url = await server.createDatabase('tamper_dropped');
+    const env = { GRIDSYNC_JOURNAL_URL: url };
+    try {
+      const { dataFile } = await seedEmbeddedService(w, [{ fileName: 'a.x12', content: x12(1) }]);
+      expect(runCli(['once', '-c', w.configFile], env).status).toBe(0);
+      await adminIn(url, 'ALTER TABLE inbound_parcels RENAME TO inbound_parcels_aside');
+      await injectMore(dataFile, 'b.x12', 2);
+      for (const tamper of [[], ['TRUNCATE schema_migrations']]) {
+        for (const sql of tamper) await adminIn(url, sql);
+        const r = runCli(['once', '-c', w.configFile], env);
+        expect(r.status, r.stderr).toBe(2);
+        const lines = r.stderr.trim().split('\n');
+        expect(lines, r.stderr).toHaveLength(1);
+        expect(lines[0]).toMatch(/journal postgres:\/\/\S+ is damaged: table inbound_parcels missing .*\[JOURNAL_SCHEMA_DAMAGED\]$/);
+        expect(await tablesIn(url)).not.toContain('inbound_parcels');
+      }
+      expect(inboxFiles(w.inbox)).toEqual(['a.x12']);
+      const doctor = runCli(['doctor', '-c', w.configFile], env);
+      expect(doctor.status).toBe(2);
+      expect(doctor.stdout + doctor.stderr).toMatch(/^✗ journal schema\b.*table inbound_parcels missing/m);
+
+      // The table restored (here: renamed back): the run goes on, and a.x12 is not delivered again.
+      await adminIn(url, 'ALTER TABLE inbound_parcels_aside RENAME TO inbound_parcels');
+      const after = runCli(['once', '-c', w.configFile], env);
+      expect(after.status, after.stderr).toBe(0);
+      expect(inboxFiles(w.inbox)).toEqual(['a.x12', 'b.x12']);
+    } finally {
+      w.cleanup();
+    }
+  }, 120_000);
+});
+
+async function adminIn(url: string, sql: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+async function tablesIn(url: string): Promise<string[]> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'")).rows.map(
+      (r: { t: string }) => r.t,
+    );
+  } finally {
+    await c.end();
+  }
+}
+async function versionsIn(url: string): Promise<number[]> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r: { version: number }) => r.version);
+  } finally {
+    await c.end();
+  }
+}
