@@ -15,18 +15,31 @@ import type { Leases } from './store.js';
 
 const FENCE_SQL = 'SELECT 1 AS held FROM lease WHERE mailbox_id = ? AND owner = ? AND token = ? FOR SHARE';
 /**
- * Take a free or expired lease (token + 1), or renew our own unexpired one with the token we hold
- * (token kept). A process that restarts under the same name never inherits its old token.
+ * Take a free or expired lease (a new token), or renew our own unexpired one with the token we
+ * hold (token kept). A process that restarts under the same name never inherits its old token.
+ *
+ * A new token is above the row's and above the highest the mailbox ever had, kept in `meta`
+ * (`lease-token:<mailbox>`) by the same statement: the lease rows may be deleted under us (a
+ * TRUNCATE, a restore without them), and a fresh row at 1 made tokens go back and repeat — an
+ * earlier holder's staging files then passed for the new holder's own (never removed as
+ * orphans), and a same-named process frozen under an old token had its writes accepted again.
  */
 const ACQUIRE_SQL = `
-  INSERT INTO lease AS l (mailbox_id, owner, token, expires_at)
-  VALUES (?, ?, 1, clock_timestamp() + ?::bigint * interval '1 millisecond')
-  ON CONFLICT (mailbox_id) DO UPDATE SET
-    token = CASE WHEN l.owner = excluded.owner AND l.token = ?::bigint AND l.expires_at >= clock_timestamp() THEN l.token ELSE l.token + 1 END,
-    owner = excluded.owner,
-    expires_at = excluded.expires_at
-  WHERE (l.owner = excluded.owner AND l.token = ?::bigint) OR l.expires_at < clock_timestamp()
-  RETURNING mailbox_id, owner, token, expires_at`;
+  WITH seen AS (SELECT coalesce(max(value::bigint), 0) AS token FROM meta WHERE key = ?),
+  taken AS (
+    INSERT INTO lease AS l (mailbox_id, owner, token, expires_at)
+    VALUES (?, ?, (SELECT token FROM seen) + 1, clock_timestamp() + ?::bigint * interval '1 millisecond')
+    ON CONFLICT (mailbox_id) DO UPDATE SET
+      token = CASE WHEN l.owner = excluded.owner AND l.token = ?::bigint AND l.expires_at >= clock_timestamp() THEN l.token
+                   ELSE greatest(l.token, (SELECT token FROM seen)) + 1 END,
+      owner = excluded.owner,
+      expires_at = excluded.expires_at
+    WHERE (l.owner = excluded.owner AND l.token = ?::bigint) OR l.expires_at < clock_timestamp()
+    RETURNING mailbox_id, owner, token, expires_at),
+  noted AS (
+    INSERT INTO meta (key, value) SELECT ?, token::text FROM taken
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE meta.value::bigint < excluded.value::bigint)
+  SELECT * FROM taken`;
 /** Extend our lease; a token taken over meanwhile matches nothing. */
 const RENEW_SQL = `
   UPDATE lease SET expires_at = clock_timestamp() + ?::bigint * interval '1 millisecond'
@@ -48,6 +61,8 @@ const INSTANCES_SQL =
   "SELECT substr(key, 10) AS name FROM meta WHERE key LIKE 'instance:%' AND value::bigint > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY key";
 const RETIRE_SQL = 'DELETE FROM meta WHERE key = ?';
 const INSTANCE_KEY = (name: string): string => `instance:${name}`;
+/** The `meta` key of the highest token a mailbox's lease ever had. */
+const TOKEN_KEY = (mailboxId: number): string => `lease-token:${mailboxId}`;
 
 type LeaseDbRow = { mailbox_id: number; owner: string; token: number; expires_at: Date };
 const toLease = (r: LeaseDbRow): Lease => ({ mailboxId: r.mailbox_id, owner: r.owner, token: r.token, expiresAt: r.expires_at });
@@ -68,7 +83,8 @@ export class PgLeases implements Leases {
 
   async acquire(mailboxId: number, ttlMs: number): Promise<Lease | undefined> {
     const mine = this.held.get(mailboxId) ?? 0;
-    const row = (await this.query(ACQUIRE_SQL, [mailboxId, this.owner, ttlMs, mine, mine])).rows[0] as LeaseDbRow | undefined;
+    const key = TOKEN_KEY(mailboxId);
+    const row = (await this.query(ACQUIRE_SQL, [key, mailboxId, this.owner, ttlMs, mine, mine, key])).rows[0] as LeaseDbRow | undefined;
     if (!row) return undefined;
     this.held.set(mailboxId, row.token);
     return toLease(row);

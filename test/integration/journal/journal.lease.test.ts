@@ -144,6 +144,25 @@ describe.skipIf(!server.available)('journal leases (PostgreSQL)', () => {
     expect(again?.token).toBe((lb?.token ?? 0) + 1);
   });
 
+  it('lease rows deleted under a holder: the next token is above every one the mailbox had, so a frozen same-named holder stays fenced', async () => {
+    const { url, a } = await twoInstances();
+    const la = await a.leases.acquire(MB, 60_000);
+    await new InboundJournal(a).recordListed(MB, { parcelId: 1 });
+    // The rows go (a DBA's TRUNCATE, a restore without them) while A, frozen, still holds its token;
+    // the same host's gridsync is started again meanwhile and takes the mailbox.
+    await a.maintain('TRUNCATE lease');
+    const a2 = await PgJournal.open(url, 'test', { owner: 'host-a' });
+    opened.push(a2);
+    const again = await a2.leases.acquire(MB, 60_000);
+    expect.soft(again?.token).toBeGreaterThan(la?.token ?? Infinity);
+    // A wakes and writes under its old token: refused, nothing written.
+    await expect(new InboundJournal(a).recordListed(MB, { parcelId: 2 })).rejects.toBeInstanceOf(JournalLeaseLostError);
+    expect(await a2.all('SELECT parcel_id FROM inbound_parcels ORDER BY parcel_id')).toEqual([{ parcel_id: 1 }]);
+    // And again after a second TRUNCATE: the highest token is kept apart from the rows.
+    await a2.maintain('DELETE FROM lease');
+    expect((await a2.leases.acquire(MB, 60_000))?.token).toBeGreaterThan(again?.token ?? Infinity);
+  });
+
   it('a holder frozen inside its transaction does not block a takeover beyond the idle-in-transaction timeout, and its write never lands', async () => {
     const { a, b } = await twoInstances();
     await a.leases.acquire(MB, 200);
