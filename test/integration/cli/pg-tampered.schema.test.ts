@@ -82,11 +82,15 @@ describe.skipIf(!server.available)('a tampered PostgreSQL journal schema', () =>
         const r = runCli(['once', '-c', w.configFile], env);
         expect(r.status, r.stderr).toBe(2);
         const lines = r.stderr.trim().split('\n');
-        expect(lines, r.stderr).toHaveLength(1);
+        expect(lines, r.stderr).toHaveLength(1); // no stack trace
         expect(lines[0]).toMatch(/journal postgres:\/\/\S+ is damaged: table inbound_parcels missing .*\[JOURNAL_SCHEMA_DAMAGED\]$/);
         expect(await tablesIn(url)).not.toContain('inbound_parcels');
       }
       expect(inboxFiles(w.inbox)).toEqual(['a.x12']);
+      const run = runCli(['run', '-c', w.configFile], env);
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(/table inbound_parcels missing .*\[JOURNAL_SCHEMA_DAMAGED\]$/m);
+      expect(run.stderr).not.toMatch(/^\s+at /m);
       const doctor = runCli(['doctor', '-c', w.configFile], env);
       expect(doctor.status).toBe(2);
       expect(doctor.stdout + doctor.stderr).toMatch(/^✗ journal schema\b.*table inbound_parcels missing/m);
