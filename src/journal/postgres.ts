@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { scrubSecrets } from '../errors/index.js';
 import { JournalLeaseLostError } from './lease.js';
-import { planMigrations } from './migration-plan.js';
+import { planMigrations, type MigrationPlan } from './migration-plan.js';
 import { PgBatcher } from './postgres-batch.js';
 import { openPool, statement, urlSecrets } from './postgres-connection.js';
 import { PgLeases } from './postgres-leases.js';
@@ -104,18 +104,26 @@ export class PgJournal implements JournalStore {
     return pruneRows(this, 'events', EVENTS_BEFORE, this.now() - olderThanMs);
   }
 
+  /**
+   * The schema version as a start finds it: the highest recorded or, with the records lost and
+   * the tables there (`./migration-plan.ts`), the highest whose tables and columns all exist —
+   * status and doctor took such a journal for one gridsync had never run on.
+   */
   async schemaVersion(): Promise<number> {
-    // Two statements: one naming the table fails to plan while the table does not exist, whatever CASE guards it.
-    const present = await this.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
-    if (!present?.t) return 0;
-    return (await this.get<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM schema_migrations'))?.v ?? 0;
+    const { recorded, plan } = await this.readSchema();
+    return Math.max(0, ...recorded, ...plan.record);
   }
 
   /** What the schema lacks that its versions created, changing nothing (doctor): see `migrate`. */
   async missingObjects(): Promise<readonly string[]> {
-    const recorded = (await this.schemaVersion()) === 0 ? [] : await this.all<{ version: number }>('SELECT version FROM schema_migrations');
-    const present = await this.all<{ name: string }>(PRESENT_OBJECTS_SQL);
-    return planMigrations(PG_MIGRATIONS, versionsOf(recorded), namesOf(present)).missing;
+    return (await this.readSchema()).plan.missing;
+  }
+
+  private async readSchema(): Promise<{ recorded: number[]; plan: MigrationPlan }> {
+    // Two statements: one naming the table fails to plan while the table does not exist, whatever CASE guards it.
+    const table = await this.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+    const recorded = table?.t ? versionsOf(await this.all<{ version: number }>('SELECT version FROM schema_migrations')) : [];
+    return { recorded, plan: planMigrations(PG_MIGRATIONS, recorded, namesOf(await this.all<{ name: string }>(PRESENT_OBJECTS_SQL))) };
   }
 
   /** Group commit (`JournalStore.commit`, `./postgres-batch.ts`). */

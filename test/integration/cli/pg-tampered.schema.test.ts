@@ -50,6 +50,10 @@ describe.skipIf(!server.available)('a tampered PostgreSQL journal schema', () =>
       expect(recorded.length).toBeGreaterThan(0);
 
       await adminIn(url, 'TRUNCATE schema_migrations');
+      // Instances still running: status reads the journal they write, not one gridsync never ran on.
+      const status = runCli(['status', '-c', w.configFile], env);
+      expect(status.stderr).not.toMatch(/has not run/);
+      expect(status.status, status.stdout + status.stderr).toBe(0);
       await injectMore(dataFile, 'b.x12', 2);
       const second = runCli(['once', '-c', w.configFile], env);
       expect(second.stderr).not.toMatch(/already exists/);
