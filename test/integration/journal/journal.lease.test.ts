@@ -1,9 +1,10 @@
 /**
  * Leases and fencing tokens on a real PostgreSQL server: two journals (two instances) share one
- * database. What must hold: a takeover bumps the token; a write under the stale token changes
- * nothing and fails with JOURNAL_LEASE_LOST; a holder frozen inside a transaction cannot block a
- * takeover for longer than the server's idle-in-transaction timeout; a killed connection is
- * replaced (or the write fails typed); the password never reaches an error.
+ * database. What must hold: a takeover bumps the token, also after the lease rows were deleted
+ * (above every token the mailbox had); a write under the stale token changes nothing and fails
+ * with JOURNAL_LEASE_LOST; a holder frozen inside a transaction cannot block a takeover for longer
+ * than the server's idle-in-transaction timeout; a killed connection is replaced (or the write
+ * fails typed); the password never reaches an error.
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
