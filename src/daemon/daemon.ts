@@ -22,7 +22,8 @@ import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
 import { workDirOf } from '../config/index.js';
-import { Cleanups, CLEANUP_GRACE_MS, withDeadline } from './cleanups.js';
+import { Cleanups, withDeadline } from './cleanups.js';
+import { StopDeadline } from './stop-deadline.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
 import { RunCycle } from './cycle.js';
 import { drain, unfinished, type DrainResult } from './drain.js';
@@ -427,19 +428,19 @@ export class Daemon {
       this.scheduler?.stop();
       // A planned stop hands the leases back at once (requests in flight aborted, the journal
       // refuses this instance's writes from now on): the next holder need not wait for expiry —
-      // within the deadline: a database that does not answer holds a renewal round for its timeouts.
-      const deadline = this.config.shutdownTimeout;
-      const deadlineAt = performance.now() + deadline; // monotonic: a clock step must not move a stop
-      if (this.keeper) await withDeadline(this.keeper.stop(), deadline);
+      // within the stop's one deadline (stop-deadline.ts): a database that does not answer holds a
+      // renewal round for its timeouts.
+      const deadline = new StopDeadline(this.config.shutdownTimeout);
+      if (this.keeper) await withDeadline(this.keeper.stop(), deadline.transfersLeftMs());
       const inFlight = this.scheduler?.inFlight?.catch(() => undefined);
-      if (inFlight && !(await withDeadline(inFlight, deadlineAt - performance.now()))) {
+      if (inFlight && !(await withDeadline(inFlight, deadline.transfersLeftMs()))) {
         this.logger.warn(
-          { deadlineMs: deadline },
+          { deadlineMs: this.config.shutdownTimeout },
           'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
         );
         this.abort.abort();
         // An aborted transfer ends at once; a cycle waiting on a journal that does not answer, at its query timeout.
-        await withDeadline(inFlight, CLEANUP_GRACE_MS);
+        await withDeadline(inFlight, deadline.allowanceMs());
       }
       this.abort.abort();
       await this.cleanups.runAll(deadline, this.logger);

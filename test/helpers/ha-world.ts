@@ -64,6 +64,8 @@ export interface HaOptions {
   readonly pollMs?: number;
   /** api.timeouts.callMs: the longest an upload lasts, which a new owner waits after a takeover. */
   readonly callMs?: number;
+  /** shutdownTimeout (3 s by default). */
+  readonly shutdownTimeoutMs?: number;
 }
 
 export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
@@ -110,7 +112,7 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
         instance: { name },
         // A free port each: the tests read the lease series off /metrics.
         http: { enabled: true, port: 0 },
-        shutdownTimeout: '3s',
+        shutdownTimeout: `${o.shutdownTimeoutMs ?? 3_000}ms`,
         mailboxes: [
           {
             mailboxId: MAILBOX,
