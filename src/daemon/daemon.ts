@@ -22,8 +22,8 @@ import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
 import { isGridsyncError } from '../errors/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
 import { workDirOf } from '../config/index.js';
-import { Cleanups, withDeadline } from './cleanups.js';
-import { StopDeadline } from './stop-deadline.js';
+import { Cleanups } from './cleanups.js';
+import { StopDeadline, stopTransfers } from './stop-deadline.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
 import { RunCycle } from './cycle.js';
 import { drain, unfinished, type DrainResult } from './drain.js';
@@ -426,23 +426,16 @@ export class Daemon {
       this.stopped.abort();
       this.notifier.stopping();
       this.scheduler?.stop();
-      // A planned stop hands the leases back at once (requests in flight aborted, the journal
-      // refuses this instance's writes from now on): the next holder need not wait for expiry —
-      // within the stop's one deadline (stop-deadline.ts): a database that does not answer holds a
-      // renewal round for its timeouts.
+      // One deadline for the whole stop, on the monotonic clock (stop-deadline.ts); the leases
+      // handed back (the journal refuses this instance's writes from then on), the transfers finished.
       const deadline = new StopDeadline(this.config.shutdownTimeout);
-      if (this.keeper) await withDeadline(this.keeper.stop(), deadline.transfersLeftMs());
-      const inFlight = this.scheduler?.inFlight?.catch(() => undefined);
-      if (inFlight && !(await withDeadline(inFlight, deadline.transfersLeftMs()))) {
-        this.logger.warn(
-          { deadlineMs: this.config.shutdownTimeout },
-          'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
-        );
-        this.abort.abort();
-        // An aborted transfer ends at once; a cycle waiting on a journal that does not answer, at its query timeout.
-        await withDeadline(inFlight, deadline.allowanceMs());
-      }
-      this.abort.abort();
+      const keeper = this.keeper;
+      await stopTransfers(deadline, this.config.shutdownTimeout, {
+        ...(keeper ? { handBack: () => keeper.stop() } : {}),
+        inFlight: () => this.scheduler?.inFlight,
+        abort: () => this.abort.abort(),
+        logger: this.logger,
+      });
       await this.cleanups.runAll(deadline, this.logger);
     })();
     return this.closed;

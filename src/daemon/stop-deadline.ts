@@ -6,6 +6,8 @@
  * stop took twice shutdownTimeout and more, past systemd's TimeoutStopSec. What is not done by then
  * is left to the process exit, which the journal survives as it survives a SIGKILL.
  */
+import type { Logger } from '../log.js';
+import { withDeadline } from './cleanups.js';
 
 /** What a stop may take past `shutdownTimeout`, all releases together. */
 export const STOP_GRACE_MS = 2000;
@@ -44,4 +46,35 @@ export class StopDeadline {
   allowanceMs(atLeastMs: number = CLEANUP_GRACE_MS): number {
     return Math.max(0, allowanceMs(this.now(), { transfersAt: this.transfersAt, endAt: this.endAt }, atLeastMs));
   }
+}
+
+export interface TransfersInStop {
+  /** The lease keeper's stop (the leases handed back), with a shared journal. */
+  readonly handBack?: () => Promise<void>;
+  /** The cycle in flight, when one is. */
+  readonly inFlight?: () => Promise<unknown> | undefined;
+  /** Aborts every transfer and wait still under way. */
+  readonly abort: () => void;
+  readonly logger: Logger;
+}
+
+/**
+ * The stop's first part, within `shutdownTimeout`: the leases handed back at once (the next holder
+ * need not wait for their expiry), then the cycle in flight let finish; one still running then is
+ * aborted and gets what the grace allows. Everything is aborted when it returns.
+ */
+export async function stopTransfers(deadline: StopDeadline, shutdownTimeoutMs: number, t: TransfersInStop): Promise<void> {
+  // A database that does not answer holds a renewal round for its timeouts: within the deadline.
+  if (t.handBack) await withDeadline(t.handBack(), deadline.transfersLeftMs());
+  const inFlight = t.inFlight?.()?.catch(() => undefined);
+  if (inFlight && !(await withDeadline(inFlight, deadline.transfersLeftMs()))) {
+    t.logger.warn(
+      { deadlineMs: shutdownTimeoutMs },
+      'shutdown deadline reached; aborting in-flight transfers (they resume from the journal at the next start)',
+    );
+    t.abort();
+    // An aborted transfer ends at once; a cycle waiting on a journal that does not answer, at its query timeout.
+    await withDeadline(inFlight, deadline.allowanceMs());
+  }
+  t.abort();
 }
