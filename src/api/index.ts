@@ -19,6 +19,7 @@ export type {
 } from './transport.js';
 export * from './errors.js';
 export { mayHaveReachedService } from './retry.js';
+export { waitShared } from './shared-wait.js';
 export { CallConcurrency } from './call-concurrency.js';
 export type { ConcurrencySetting } from './call-concurrency.js';
 export { CONFIRMED_STATUS } from './tolerant.js';

@@ -206,6 +206,7 @@ export class Daemon {
       timeoutMs: Math.min(DEFAULTS.partners.lookupTimeoutMs, cfg.api.timeouts.callMs),
       now: this.now,
       logger: this.logger,
+      signal: this.abort.signal,
     });
     const ids = cfg.mailboxes.map((m) => (m.mailboxId ?? me) as number);
     // A shared journal: this instance serves the mailboxes whose lease it holds (its fair share).

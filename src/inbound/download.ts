@@ -85,7 +85,7 @@ export class ParcelDownload {
   }
 
   /** The local half: the staging file made durable, its final name chosen, `staged` journalled. */
-  async stage(row: InboundRow, { part, target, info }: Fetched): Promise<void> {
+  async stage(row: InboundRow, { part, target, info }: Fetched, signal?: AbortSignal): Promise<void> {
     try {
       await target.finish();
     } catch (err) {
@@ -93,7 +93,7 @@ export class ParcelDownload {
     }
     crashPoint('in.downloaded');
     const fileName = info.fileName ?? row.file_name;
-    const finalPath = await this.placement.chooseFinalPath(row, fileName);
+    const finalPath = await this.placement.chooseFinalPath(row, fileName, signal);
     try {
       await this.ctx.journal.markStaged(this.ctx.mailboxId, row.parcel_id, {
         stagingPath: part,

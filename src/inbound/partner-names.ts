@@ -9,7 +9,8 @@
  * while the service has a bad moment). The decisions are the pure functions below; PartnerNames
  * is the thin shell that calls the service and keeps the cache.
  */
-import { GridApiError, type CallOptions } from '../api/index.js';
+import { setMaxListeners } from 'node:events';
+import { GridApiError, waitShared, type CallOptions } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { errorFields } from '../errors/index.js';
 import { sanitizeFileName } from '../files/index.js';
@@ -127,6 +128,11 @@ export interface PartnerNamesOptions {
   readonly timeoutMs?: number;
   readonly now?: () => number;
   readonly logger?: Logger;
+  /**
+   * The process's stop: a lookup under way is given up (the service's client cannot close while
+   * one of its requests waits for an answer: `once` waited out the lookup's deadline to exit).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The `partners:` config section (grid id as text → name) as the map PartnerNames takes. */
@@ -156,10 +162,16 @@ export class PartnerNames {
       failureTtlMs: options.failureTtlMs ?? DEFAULTS.partners.failureTtlMs,
     };
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.partners.lookupTimeoutMs;
+    // One listener per lookup under way (a cycle may ask for many partners at once).
+    if (options.signal) setMaxListeners(0, options.signal);
   }
 
-  /** The name for a sender's grid id, asking the service at most once per cache period and never for longer than the deadline. */
-  async nameOf(gridId: number | null | undefined): Promise<string> {
+  /**
+   * The name for a sender's grid id, asking the service at most once per cache period and never for
+   * longer than the deadline. A caller whose `signal` aborts (a stop, a lost lease) stops waiting at
+   * once with its reason; the lookup goes on for the other parcels waiting on it.
+   */
+  async nameOf(gridId: number | null | undefined, signal?: AbortSignal): Promise<string> {
     const first = this.decide(gridId, true);
     if (first.kind === 'name') return first.name;
     let pending = this.inFlight.get(first.gridId);
@@ -167,7 +179,7 @@ export class PartnerNames {
       pending = this.lookup(first.gridId).finally(() => this.inFlight.delete(first.gridId));
       this.inFlight.set(first.gridId, pending);
     }
-    await pending;
+    await waitShared(pending, signal);
     const after = this.decide(gridId, false);
     return after.kind === 'name' ? after.name : String(first.gridId);
   }
@@ -196,7 +208,11 @@ export class PartnerNames {
   /** One bounded call; whatever happens, the cache holds an entry afterwards and nothing throws. */
   private async lookup(gridId: number): Promise<void> {
     const call = this.options.lookup as PartnerLookup;
+    const stop = this.options.signal;
     const ctl = new AbortController();
+    const giveUp = (): void => ctl.abort(stop?.reason);
+    stop?.addEventListener('abort', giveUp, { once: true });
+    if (stop?.aborted) giveUp();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
@@ -212,6 +228,7 @@ export class PartnerNames {
         );
       } else outcome = { ok: true, name: answer.name };
     } catch (err) {
+      if (stop?.aborted) return; // stopping: nothing to tell, nothing worth caching
       outcome = { ok: false };
       // A sender's record is usually another tenant's: 403/404 is the expected answer, not a fault.
       const expected = err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404);
@@ -221,6 +238,7 @@ export class PartnerNames {
       );
     } finally {
       clearTimeout(timer);
+      stop?.removeEventListener('abort', giveUp);
       ctl.abort();
     }
     const previous = this.cache.get(gridId);

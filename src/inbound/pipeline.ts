@@ -243,7 +243,7 @@ export class InboundPipeline {
       this.active++;
       this.trailing.add(
         this.download
-          .stage(row, fetched)
+          .stage(row, fetched, signal)
           .then(() => this.settle(parcelId, started, result, signal))
           .catch((err: unknown) => this.failures.failed(parcelId, err, result, signal))
           .finally(() => this.active--),

@@ -87,7 +87,7 @@ export class InboxPlacement {
   }
 
   /** The final path from the template and the collision policy; never outside the inbox root. */
-  async chooseFinalPath(row: InboundRow, fileName: string | null): Promise<string> {
+  async chooseFinalPath(row: InboundRow, fileName: string | null, signal?: AbortSignal): Promise<string> {
     const fallback = `parcel-${row.parcel_id}`;
     const vars = {
       fileName: sanitizeFileName(fileName, fallback),
@@ -96,7 +96,7 @@ export class InboxPlacement {
       gridIdTo: row.grid_id_to,
       // Decided here, once: the path is journalled with markStaged. A name found taken when the
       // parcel is placed changes the file's name only, never its folders (chooseAgain).
-      partner: this.usesPartner ? await this.ctx.partners.nameOf(row.grid_id_from) : null,
+      partner: this.usesPartner ? await this.ctx.partners.nameOf(row.grid_id_from, signal) : null,
       mailboxId: this.ctx.mailboxId,
       date: new Date(this.ctx.now()).toISOString().slice(0, 10),
     };

@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { MailboxTransport } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -38,7 +39,8 @@ export interface OutboundPipelineOptions {
   readonly stateDir: string;
   readonly logger?: Logger;
   readonly now?: () => number;
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** A pause that ends early, without an error, when `signal` aborts. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Where the pipeline reports progress (`outbound:*`); the daemon shares one bus among mailboxes. */
   readonly events?: EventBus<PipelineEvents>;
   /** The mailbox's lease in a shared journal; default `ALWAYS_HELD` (SQLite). */
@@ -86,7 +88,7 @@ export class OutboundPipeline {
   private readonly mailboxName: string;
   private readonly journal: OutboundJournal;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly scanner: OutboxScanner;
   private readonly sender: Sender;
   private readonly disposal: Disposal;
@@ -104,7 +106,7 @@ export class OutboundPipeline {
     this.journal = new OutboundJournal(options.journal);
     this.events = options.events ?? new EventBus<PipelineEvents>();
     this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined));
     const mailboxId = options.mailbox.mailboxId;
     const processingDir = this.cfg.processingDir ?? path.join(options.stateDir, 'processing');
     let calls = FileCalls.POOL;
@@ -210,10 +212,12 @@ export class OutboundPipeline {
       const wait = await this.scanner.scan();
       if (wait === 0 || waited >= patience) break;
       const ms = Math.min(wait, patience - waited) + 5;
-      await this.sleep(ms);
+      // A stop or a lost lease must not wait out a writer's pause (up to stableMs).
+      await this.sleep(ms, opts.signal);
       waited += ms;
     }
-    await this.enqueueJournalWork();
+    // Stopped: the rows claimed so far are the next run's (or the new lease holder's) to send.
+    if (!opts.signal?.aborted) await this.enqueueJournalWork();
     await this.settled();
   }
 

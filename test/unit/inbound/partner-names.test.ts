@@ -102,6 +102,36 @@ describe('PartnerNames (shell)', () => {
     expect(names.known(7001)).toBe('Acme Corp');
   });
 
+  it('a caller whose signal aborts stops waiting at once; the lookup goes on for the others, and the stop gives it up', async () => {
+    let answer: (name: string) => void = () => undefined;
+    let lookupSignal: AbortSignal | undefined;
+    const stop = new AbortController();
+    const names = new PartnerNames({
+      lookup: (_g, { signal }) => {
+        lookupSignal = signal;
+        return new Promise((resolve, reject) => {
+          answer = resolve;
+          signal?.addEventListener('abort', () => reject(signal.reason as Error));
+        });
+      },
+      timeoutMs: 60_000,
+      signal: stop.signal,
+    });
+    const lease = new AbortController();
+    const other = names.nameOf(7004);
+    const mine = names.nameOf(7004, lease.signal);
+    lease.abort(new Error('lease lost'));
+    await expect(mine).rejects.toThrow('lease lost');
+    expect(lookupSignal?.aborted).toBe(false);
+    answer('Acme Corp');
+    expect(await other).toBe('Acme Corp');
+    // The stop: a lookup under way is given up, its request aborted.
+    const pending = names.nameOf(7005);
+    stop.abort();
+    expect(await pending).toBe('7005');
+    expect(lookupSignal?.aborted).toBe(true);
+  });
+
   it('a lookup that never answers costs one deadline, then the grid id; it is aborted and not asked again per parcel', async () => {
     let aborted = false;
     let calls = 0;
