@@ -4,7 +4,7 @@
  * the cycle record, the stuck watch, the last-success time, reachability.
  */
 import { GridApiError } from '../api/index.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, type TroubleLog } from '../errors/index.js';
 import { JournalLeaseLostError } from '../journal/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
@@ -12,7 +12,7 @@ import { failsEveryMailbox, type FailingMailboxes } from './failing-mailboxes.js
 import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
-import { describeStuck, observeCycle, recordInJournal } from './reporting.js';
+import { cycleRecordTrouble, describeStuck, observeCycle, recordInJournal } from './reporting.js';
 import PQueue from 'p-queue';
 import { addCounts, emptyTotals, type CycleTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
@@ -44,8 +44,10 @@ export class RunCycle {
   private readonly sinceCycle = new Map<string, OutboundCycleResult>();
   /** Why each mailbox's last inbound parcel was deferred (reported when deliveries stop). */
   private readonly deferReason = new Map<string, string>();
+  private readonly recording: TroubleLog;
 
   constructor(private readonly d: CycleDeps) {
+    this.recording = cycleRecordTrouble(d.rt.logger);
     const since = (mailbox: string): OutboundCycleResult => {
       let r = this.sinceCycle.get(mailbox);
       if (!r) this.sinceCycle.set(mailbox, (r = emptyOutboundResult()));
@@ -116,7 +118,7 @@ export class RunCycle {
       await Promise.all(started);
       if (this.d.stopping()) return true;
       if (failure) throw failure.err;
-      recordInJournal(rt, 'lastCycle', totals);
+      recordInJournal(rt, 'lastCycle', totals, this.recording);
       const failed = failing.any ? failing.list(rt.now())[0] : undefined;
       // With cron windows no cycle follows until the next window: a mailbox left out is retried
       // within this one, on the scheduler's backoff as after a failed cycle, not a night later.

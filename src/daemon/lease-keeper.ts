@@ -43,6 +43,8 @@ export interface LeaseKeeperOptions {
   readonly onAcquired?: (lease: Lease, unheldMs?: number) => void;
   /** A round step that failed for a reason other than the lease (database down); mailboxId when it concerned one. */
   readonly onError?: (err: unknown, mailboxId?: number) => void;
+  /** A round's announce and list got through: the journal answers (again, after `onError`s). */
+  readonly onReachable?: () => void;
   /**
    * Asked at the start of every round: a reason this instance may not hold any lease now (the
    * journal serves another service), or undefined. While there is one, every held lease is handed
@@ -164,6 +166,7 @@ export class LeaseKeeper {
       await leases.announce(ttlMs);
       [rows, live] = await Promise.all([leases.list(), leases.instances()]);
       this.unreachableBy = undefined;
+      this.options.onReachable?.();
     } catch (err) {
       this.failed(err);
       return;

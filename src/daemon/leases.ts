@@ -4,7 +4,7 @@
  * unfinished journal rows are finished first), and the view the cycles get of it.
  */
 import type { Leases } from '../journal/index.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, TroubleLog } from '../errors/index.js';
 import type { Logger } from '../log.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { LeaseMetrics } from './lease-metrics.js';
@@ -29,6 +29,13 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
   const nameOf = (mailboxId: number): string => d.names.get(mailboxId) ?? `mb${mailboxId}`;
   // Mailboxes taken since their last cycle: what the journal holds unfinished for them goes first.
   const fresh = new Set<number>();
+  // Every round fails while the journal's database is down: told when it starts and when it ends.
+  const rounds = new TroubleLog({
+    logger: log,
+    level: 'warn',
+    started: 'lease renewal round failed; retrying',
+    ended: 'lease rounds get through again',
+  });
   const keeper = new LeaseKeeper({
     leases: d.leases,
     mailboxIds: [...d.names.keys()],
@@ -56,7 +63,8 @@ export function daemonLeases(d: DaemonLeaseDeps): { keeper: LeaseKeeper; view: M
       d.metrics.lost(nameOf(mailboxId));
       log.warn(fields, 'mailbox lease lost; its pipelines stop (requests in flight aborted)');
     },
-    onError: (err, mailboxId) => log.warn({ mailboxId, ...errorFields(err) }, 'lease renewal round failed; retrying'),
+    onError: (err, mailboxId) => rounds.failed(err, { mailboxId }),
+    onReachable: () => rounds.ok(),
     ...(d.check ? { check: refusalLogged(d.check, log) } : {}),
   });
   // Every refused write, not only the first (which ends the holding): writes already under way

@@ -2,22 +2,39 @@
  * What the daemon tells about its cycles: the record in the journal (`status` reads it), the
  * stuck-deliveries watch turned into metrics and error-level log lines.
  */
-import { errorFields } from '../errors/index.js';
+import { errorFields, TroubleLog } from '../errors/index.js';
 import type { Logger } from '../log.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { DaemonRuntime } from './runtime.js';
 import type { CycleObservation, DeliveryWatch, Direction, StuckDirection } from './stuck.js';
 
-/** Stores one record under `key` in the journal's meta table; a failure is a warning, never the cycle's. */
-export function recordInJournal(rt: DaemonRuntime, key: 'lastCycle' | 'lastOnce', record: object): void {
-  rt.journal
-    .setMeta(key, JSON.stringify({ at: new Date(rt.now()).toISOString(), ...record }))
-    .catch((err: unknown) =>
-      rt.logger.warn(
-        { ...errorFields(err) },
-        key === 'lastOnce' ? 'cannot record the run in the journal' : 'cannot record the cycle in the journal',
-      ),
-    );
+/**
+ * Stores one record under `key` in the journal's meta table; a failure is a warning, never the
+ * cycle's. `trouble`: where the failures of a record written every cycle are told (once while the
+ * journal's database is down, not once per cycle).
+ */
+export function recordInJournal(rt: DaemonRuntime, key: 'lastCycle' | 'lastOnce', record: object, trouble?: TroubleLog): void {
+  rt.journal.setMeta(key, JSON.stringify({ at: new Date(rt.now()).toISOString(), ...record })).then(
+    () => trouble?.ok(),
+    (err: unknown) => {
+      if (trouble) trouble.failed(err);
+      else
+        rt.logger.warn(
+          { ...errorFields(err) },
+          key === 'lastOnce' ? 'cannot record the run in the journal' : 'cannot record the cycle in the journal',
+        );
+    },
+  );
+}
+
+/** Where `run` tells that its cycles cannot be recorded (recordInJournal). */
+export function cycleRecordTrouble(logger: Logger): TroubleLog {
+  return new TroubleLog({
+    logger,
+    level: 'warn',
+    started: 'cannot record the cycle in the journal',
+    ended: 'cycles are recorded in the journal again',
+  });
 }
 
 /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */

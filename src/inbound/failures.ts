@@ -31,8 +31,9 @@ export class InboundFailures {
     } catch (journalErr) {
       // The journal itself failed (disk full stops even SQLite): the row keeps its state and the next cycle retries.
       this.ctx.tally(result, 'deferred', 1, { reason: describe(journalErr), code: codeOf(journalErr), parcelId });
+      // The journal's error is the line's (its code to alert on); the attempt's beside it.
       this.ctx.logger.error(
-        { parcelId, err: describe(err), journalErr: describe(journalErr) },
+        { parcelId, ...errorFields(journalErr), attemptErr: describe(err), attemptCode: codeOf(err) },
         'could not record a failed attempt in the journal',
       );
     }

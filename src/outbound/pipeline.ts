@@ -28,7 +28,7 @@ import {
   type OutboxContext,
   type TallyDetail,
 } from './types.js';
-import { codeOf, errorFields } from '../errors/index.js';
+import { codeOf, errorFields, TroubleLog } from '../errors/index.js';
 
 export type { OutboundCycleResult, OutboundMailbox, OutboxConfig } from './types.js';
 
@@ -99,6 +99,12 @@ export class OutboundPipeline {
   private result: OutboundCycleResult = emptyResult();
   private readonly events: EventBus<PipelineEvents>;
   private started = false;
+  /**
+   * The journal out of reach (its database down for an hour): the rescans' reads of the unfinished
+   * rows and the files' drives fail every time, the rows stay as the journal has them, and the next
+   * rescan to read them queues them again. Told when it starts and when it ends.
+   */
+  private readonly journalTrouble: TroubleLog;
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
@@ -137,11 +143,19 @@ export class OutboundPipeline {
     this.trailing = new TrailingWork((err) => this.ctx.logger.error({ ...errorFields(err) }, 'outbound archive failed unexpectedly'));
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
+    this.journalTrouble = new TroubleLog({
+      logger: this.ctx.logger,
+      level: 'warn',
+      started: 'outbound work waits: the journal cannot be used; the next scan queues the rows again',
+      ended: 'outbound work goes on: the journal can be used again',
+      now: this.ctx.monotonic,
+    });
     // The journal may be out of reach (a PostgreSQL restart): the rows stay, the next scan queues them.
     this.scanner = new OutboxScanner(this.ctx, this.disposal, (claimed) => {
       if (claimed) return this.enqueue(claimed);
-      this.enqueueJournalWork().catch((err: unknown) =>
-        this.ctx.logger.warn({ ...errorFields(err) }, 'outbox rows not queued: the journal cannot be read; the next scan tries again'),
+      this.enqueueJournalWork().then(
+        () => this.journalTrouble.ok(),
+        (err: unknown) => this.journalTrouble.failed(err),
       );
     });
     // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
@@ -274,7 +288,13 @@ export class OutboundPipeline {
             else this.queued.delete(id);
           }
         })
-        .catch((err: unknown) => this.ctx.logger.error({ id, ...errorFields(err) }, 'outbound task failed unexpectedly'));
+        .catch((err: unknown) => {
+          // An expected, coded failure: the row stays as the journal has it, as after a crash.
+          const code = codeOf(err);
+          if (code === 'JOURNAL_UNAVAILABLE') this.journalTrouble.failed(err, { id });
+          else if (code === 'JOURNAL_LEASE_LOST') this.ctx.logger.debug({ id, code }, 'outbound file left to the mailbox lease holder');
+          else this.ctx.logger.error({ id, ...errorFields(err) }, 'outbound task failed unexpectedly');
+        });
     }
   }
 

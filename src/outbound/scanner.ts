@@ -17,7 +17,7 @@ import {
   pathToText,
   UnsafeFileError,
 } from '../files/index.js';
-import { codeOf, GridsyncError, errorFields } from '../errors/index.js';
+import { codeOf, GridsyncError, errorFields, TroubleLog } from '../errors/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
@@ -53,6 +53,12 @@ export class OutboxScanner {
   private scanning: Promise<number> | undefined;
   private rescanSoon = false;
   private running = false;
+  /**
+   * A scan, or the journalling of claims, that fails every time while its cause lasts (the
+   * journal's database down or read-only): told when it starts and when it ends, not per rescan.
+   */
+  private readonly failing: TroubleLog;
+  private readonly claimsRefused: TroubleLog;
 
   /**
    * `onScanned` runs after each group of claims with the journal ids of that group, and after each
@@ -67,6 +73,20 @@ export class OutboxScanner {
     this.isIgnored = outboxIgnore(ctx.cfg);
     this.stability = new StabilityTracker(ctx.cfg.stableMs);
     this.clockSteps = new WallClockSteps(() => Date.now(), ctx.monotonic);
+    this.failing = new TroubleLog({
+      logger: ctx.logger,
+      level: 'warn',
+      started: 'outbox scan failed; retrying',
+      ended: 'outbox scans get through again',
+      now: ctx.monotonic,
+    });
+    this.claimsRefused = new TroubleLog({
+      logger: ctx.logger,
+      level: 'error',
+      started: 'cannot journal the claim; will retry',
+      ended: 'claims are journalled again',
+      now: ctx.monotonic,
+    });
   }
 
   /** `run` mode: watch the folder and rescan periodically until `stop`. */
@@ -109,10 +129,11 @@ export class OutboxScanner {
     let wait = this.ctx.cfg.rescanMs;
     try {
       const w = await this.scan();
+      this.failing.ok();
       this.onScanned();
       if (w > 0) wait = Math.min(wait, w + 5);
     } catch (err) {
-      this.ctx.logger.warn({ ...errorFields(err) }, 'outbox scan failed; retrying');
+      this.failing.failed(err);
       wait = Math.min(wait, 5000);
     }
     if (this.rescanSoon) {
@@ -221,9 +242,10 @@ export class OutboxScanner {
     const sourceText = typeof file.source === 'string' ? file.source : pathToText(file.source);
     try {
       row = await this.ctx.journal.markClaiming(this.ctx.mailboxId, this.ctx.cfg.dir, file.name, sourceText, this.ctx.processingDir);
+      this.claimsRefused.ok();
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return undefined; // no longer the lease holder: the holder claims it
-      this.ctx.logger.error({ file: file.name, ...errorFields(err) }, 'cannot journal the claim; will retry');
+      this.claimsRefused.failed(err, { file: file.name });
       return undefined;
     }
     crashPoint('out.claiming');

@@ -35,4 +35,54 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
       await w.close();
     }
   }, 90_000);
+
+  it('through an outage of many rescans and lease rounds: one line when the trouble starts, one when it ends', async () => {
+    const url = await server.createDatabase('outage_lines');
+    const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
+    try {
+      const a = w.instances[0] as HaInstance;
+      await a.startHolding();
+      w.dropOutbox('before.x12', Buffer.from(x12(1)));
+      await w.settled(40_000, () => a.running);
+      const before = a.lines().length;
+      // Down for about 24 outbox rescans (every 500 ms) and 12 lease rounds (every second).
+      const down = server.restart(12_000);
+      await new Promise((r) => setTimeout(r, 500));
+      w.dropOutbox('during.x12', Buffer.from(x12(2)));
+      await down;
+      await w.inject('after-in.x12', Buffer.from(x12(3)));
+      await w.settled(40_000, () => a.running);
+      const lines = a.lines().slice(before);
+      const loud = lines.filter((l) => (l.level as number) >= 40).map((l) => `${String(l.msg)} [${String(l.code)}]`);
+      const said = (msg: string, level: number): Record<string, unknown>[] => lines.filter((l) => l.msg === msg && l.level === level);
+      // Each trouble once at warn with its code when it starts, once at info when it ends, with
+      // how long it lasted and how much was not told. Before: 27 lease-round lines, 20 of the
+      // outbox's rows, 5 of its scans, each at warn.
+      for (const [started, ended] of [
+        ['lease renewal round failed; retrying', 'lease rounds get through again'],
+        [
+          'outbound work waits: the journal cannot be used; the next scan queues the rows again',
+          'outbound work goes on: the journal can be used again',
+        ],
+      ] as const) {
+        expect(
+          said(started, 40).map((l) => l.code),
+          started,
+        ).toEqual(['JOURNAL_UNAVAILABLE']);
+        const end = said(ended, 30);
+        expect(
+          end.map((l) => l.code),
+          ended,
+        ).toEqual(['JOURNAL_UNAVAILABLE']);
+        expect(end[0]?.suppressed as number, ended).toBeGreaterThanOrEqual(5);
+        expect(end[0]?.durationMs as number, ended).toBeGreaterThanOrEqual(5_000);
+      }
+      for (const msg of ['outbox scan failed; retrying', 'cannot record the cycle in the journal'])
+        expect(loud.filter((l) => l.startsWith(msg)).length, msg).toBeLessThanOrEqual(1);
+      expect(loud.filter((l) => l.startsWith('outbound task failed unexpectedly'))).toEqual([]);
+      expect(loud.length, loud.join('\n')).toBeLessThanOrEqual(12);
+    } finally {
+      await w.close();
+    }
+  }, 120_000);
 });
