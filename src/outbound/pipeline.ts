@@ -102,9 +102,10 @@ export class OutboundPipeline {
   /**
    * The journal out of reach (its database down for an hour): the rescans' reads of the unfinished
    * rows and the files' drives fail every time, the rows stay as the journal has them, and the next
-   * rescan to read them queues them again. Told when it starts and when it ends.
+   * rescan to read them queues them again. Each is told when it starts and when it ends.
    */
-  private readonly journalTrouble: TroubleLog;
+  private readonly rowsTrouble: TroubleLog;
+  private readonly drivesTrouble: TroubleLog;
 
   constructor(options: OutboundPipelineOptions) {
     this.cfg = options.mailbox.outbox;
@@ -143,19 +144,19 @@ export class OutboundPipeline {
     this.trailing = new TrailingWork((err) => this.ctx.logger.error({ ...errorFields(err) }, 'outbound archive failed unexpectedly'));
     this.disposal = new Disposal(this.ctx);
     this.sender = new Sender(this.ctx, options.client, this.disposal);
-    this.journalTrouble = new TroubleLog({
-      logger: this.ctx.logger,
-      level: 'warn',
-      started: 'outbound work waits: the journal cannot be used; the next scan queues the rows again',
-      ended: 'outbound work goes on: the journal can be used again',
-      now: this.ctx.monotonic,
-    });
+    const trouble = (started: string, ended: string): TroubleLog =>
+      new TroubleLog({ logger: this.ctx.logger, level: 'warn', started, ended, now: this.ctx.monotonic });
+    this.rowsTrouble = trouble('outbox rows not queued: the journal cannot be read; the next scan tries again', 'outbox rows queued again');
+    this.drivesTrouble = trouble(
+      'outbound files wait: the journal cannot be used; the next scan queues them again',
+      'outbound files go on again',
+    );
     // The journal may be out of reach (a PostgreSQL restart): the rows stay, the next scan queues them.
     this.scanner = new OutboxScanner(this.ctx, this.disposal, (claimed) => {
       if (claimed) return this.enqueue(claimed);
       this.enqueueJournalWork().then(
-        () => this.journalTrouble.ok(),
-        (err: unknown) => this.journalTrouble.failed(err),
+        () => this.rowsTrouble.ok(),
+        (err: unknown) => this.rowsTrouble.failed(err),
       );
     });
     // Files in progress: more than the uploads in flight (the Sender's own bound), so that the
@@ -282,6 +283,7 @@ export class OutboundPipeline {
           let after: Promise<void> | undefined;
           try {
             after = (await this.drive(id)).after;
+            this.drivesTrouble.ok();
           } finally {
             // A row stays queued until its archive is done too: a rescan must not drive it twice.
             if (after) this.trailing.add(after.finally(() => this.queued.delete(id)));
@@ -291,7 +293,7 @@ export class OutboundPipeline {
         .catch((err: unknown) => {
           // An expected, coded failure: the row stays as the journal has it, as after a crash.
           const code = codeOf(err);
-          if (code === 'JOURNAL_UNAVAILABLE') this.journalTrouble.failed(err, { id });
+          if (code === 'JOURNAL_UNAVAILABLE') this.drivesTrouble.failed(err, { id });
           else if (code === 'JOURNAL_LEASE_LOST') this.ctx.logger.debug({ id, code }, 'outbound file left to the mailbox lease holder');
           else this.ctx.logger.error({ id, ...errorFields(err) }, 'outbound task failed unexpectedly');
         });
