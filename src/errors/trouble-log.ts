@@ -5,8 +5,15 @@
  * lasted and how many repetitions were not told. Another code is another trouble. The decisions
  * are `troubleStep`; TroubleLog is the shell that writes the lines.
  */
-import type { Logger } from '../log.js';
 import { codeOf, errorFields } from './log-fields.js';
+
+/** What a TroubleLog writes its lines to: any Logger (log.ts, a layer beside this one). */
+export interface TroubleLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
 
 /** A trouble under way: its code, since when (the clock TroubleLog is given), how often it came again. */
 export interface Trouble {
@@ -42,7 +49,7 @@ export function troubleStep(
 }
 
 export interface TroubleLogOptions {
-  readonly logger: Logger;
+  readonly logger: TroubleLogger;
   /** The level of the line that tells a trouble has started. */
   readonly level: 'warn' | 'error';
   /** That line's message (the one the failure was always logged with). */

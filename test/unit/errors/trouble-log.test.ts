@@ -35,7 +35,13 @@ describe('TroubleLog', () => {
   it('writes the start at its level with the error’s fields, repetitions at debug, the end at info', () => {
     const log = recorder();
     let now = 0;
-    const trouble = new TroubleLog({ logger: log, level: 'warn', started: 'round failed', ended: 'rounds get through again', now: () => now });
+    const trouble = new TroubleLog({
+      logger: log,
+      level: 'warn',
+      started: 'round failed',
+      ended: 'rounds get through again',
+      now: () => now,
+    });
     const err = new JournalUnavailableError('postgres://db/x', 'connection refused', 'ECONNREFUSED');
     for (let i = 0; i < 10; i++, now += 1_000) trouble.failed(err, { mailboxId: 7 });
     trouble.ok();
