@@ -1,8 +1,8 @@
 /**
  * A failure that repeats at every rescan or lease round while its cause lasts (the journal's
- * database down for an hour) is told three times, not once per repetition: a line when it starts,
- * with its stable code; debug lines while it repeats; an info line when it ends, with how long it
- * lasted and how many repetitions were not told. Another code is another trouble. The decisions
+ * database down for an hour) is told when it starts, with its stable code, and when it ends, with
+ * how long it lasted and how many repetitions were not told — at debug only in between, where an
+ * operator's warnings and errors were one line per repetition. Another code is another trouble. The decisions
  * are `troubleStep`; TroubleLog is the shell that writes the lines.
  */
 import { codeOf, errorFields } from './log-fields.js';
