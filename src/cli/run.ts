@@ -50,8 +50,9 @@ export async function main(argv: string[]): Promise<number> {
     logger.flush();
     // A forced stop leaves a transfer holding the event loop: exit now, the journal resumes it.
     if (daemon.forcedStop) process.exit(0);
-    // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on it.
-    setTimeout(() => process.exit(0), 2000).unref();
+    // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on
+    // it, nor go past the stop's bound (shutdownTimeout and its grace).
+    setTimeout(() => process.exit(0), Math.min(2000, daemon.stopLeftMs)).unref();
     return 0;
   });
 }

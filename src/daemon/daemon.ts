@@ -88,6 +88,7 @@ export class Daemon {
   /** Why the service did not answer the session check at open, when it did not. */
   private unreachableAtStart: string | undefined;
   private closed: Promise<void> | undefined;
+  private stopDeadline: StopDeadline | undefined;
   /** The mailbox leases, with a shared journal only. */
   private keeper: LeaseKeeper | undefined;
   private leaseView: MailboxLeases | undefined;
@@ -420,6 +421,11 @@ export class Daemon {
     return this.cleanups.forced;
   }
 
+  /** What is left of the stop's bound (stop-deadline.ts) once close() has begun. */
+  get stopLeftMs(): number {
+    return this.stopDeadline?.leftMs() ?? 0;
+  }
+
   /** Stop taking work, let in-flight transfers finish up to the deadline, close everything. Safe twice. */
   async close(): Promise<void> {
     this.closed ??= (async () => {
@@ -429,10 +435,9 @@ export class Daemon {
       this.scheduler?.stop();
       // One deadline for the whole stop, on the monotonic clock (stop-deadline.ts); the leases
       // handed back (the journal refuses this instance's writes from then on), the transfers finished.
-      const deadline = new StopDeadline(this.config.shutdownTimeout);
-      const keeper = this.keeper;
+      const deadline = (this.stopDeadline = new StopDeadline(this.config.shutdownTimeout));
       await stopTransfers(deadline, this.config.shutdownTimeout, {
-        ...(keeper ? { handBack: () => keeper.stop() } : {}),
+        ...(this.keeper ? { leases: this.keeper } : {}),
         inFlight: () => this.scheduler?.inFlight,
         abort: () => this.abort.abort(),
         logger: this.logger,

@@ -42,6 +42,11 @@ export class StopDeadline {
     return Math.max(0, this.transfersAt - this.now());
   }
 
+  /** Until the end of the grace: the whole stop's bound (0 once it is reached). */
+  leftMs(): number {
+    return Math.max(0, this.endAt - this.now());
+  }
+
   /** What a step started now may take (`allowanceMs`); 0 once the grace is used up. */
   allowanceMs(atLeastMs: number = CLEANUP_GRACE_MS): number {
     return Math.max(0, allowanceMs(this.now(), { transfersAt: this.transfersAt, endAt: this.endAt }, atLeastMs));
@@ -49,8 +54,8 @@ export class StopDeadline {
 }
 
 export interface TransfersInStop {
-  /** The lease keeper's stop (the leases handed back), with a shared journal. */
-  readonly handBack?: () => Promise<void>;
+  /** The lease keeper, with a shared journal: its stop hands the leases back. */
+  readonly leases?: { stop(): Promise<void> };
   /** The cycle in flight, when one is. */
   readonly inFlight?: () => Promise<unknown> | undefined;
   /** Aborts every transfer and wait still under way. */
@@ -65,7 +70,7 @@ export interface TransfersInStop {
  */
 export async function stopTransfers(deadline: StopDeadline, shutdownTimeoutMs: number, t: TransfersInStop): Promise<void> {
   // A database that does not answer holds a renewal round for its timeouts: within the deadline.
-  if (t.handBack) await withDeadline(t.handBack(), deadline.transfersLeftMs());
+  if (t.leases) await withDeadline(t.leases.stop(), deadline.transfersLeftMs());
   const inFlight = t.inFlight?.()?.catch(() => undefined);
   if (inFlight && !(await withDeadline(inFlight, deadline.transfersLeftMs()))) {
     t.logger.warn(

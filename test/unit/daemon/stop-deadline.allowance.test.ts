@@ -23,11 +23,14 @@ describe('StopDeadline', () => {
     let now = 100;
     const deadline = new StopDeadline(3_000, () => now);
     expect(deadline.transfersLeftMs()).toBe(3_000);
+    expect(deadline.leftMs()).toBe(3_000 + STOP_GRACE_MS);
     now += 3_500;
     expect(deadline.transfersLeftMs()).toBe(0);
     expect(deadline.allowanceMs()).toBe(CLEANUP_GRACE_MS);
+    expect(deadline.leftMs()).toBe(STOP_GRACE_MS - 500);
     now += STOP_GRACE_MS;
     expect(deadline.allowanceMs()).toBe(0);
+    expect(deadline.leftMs()).toBe(0);
   });
 });
 
