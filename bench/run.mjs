@@ -497,6 +497,58 @@ const children = {
     return { ...r, firstCycleMs: cycles[0] };
   },
 
+  /**
+   * A daemon's inbound pipeline over consecutive cycles, built once as `gridsync run` builds it:
+   * `n` parcels injected before each of `cycles` cycles, each cycle timed on its own, with the
+   * downloads' limit it started at, ended at and ran at (sampled every 20 ms). The default
+   * connection pool for every setting, as a daemon has it. (`downloads` is private to the
+   * pipeline's TypeScript, read here for the report only.)
+   * @param {{ url: string, n: number, cycles: number, concurrency: number | 'adaptive', emulatorPid?: number }} o
+   */
+  async 'inbound-cycles'({ url, n, cycles, concurrency, emulatorPid }) {
+    const { GridClient } = await import(dist('api/index.js'));
+    const { Journal } = await import(dist('journal/index.js'));
+    const { InboundPipeline } = await import(dist('inbound/index.js'));
+    const dirs = await tempDirs(['inbox', 'state']);
+    const journal = Journal.open(path.join(dirs.state, 'journal.sqlite'));
+    const client = new GridClient({ baseUrl: url, auth: { apiKey: KEY } });
+    const pipeline = new InboundPipeline({
+      client,
+      journal,
+      mailbox: inboxMailbox(dirs.inbox, concurrency),
+      stateDir: dirs.state,
+      logger: silentLogger(),
+    });
+    await pipeline.recover();
+    const out = [];
+    for (let k = 0; k < cycles; k++) {
+      await injectMany(url, n, 5 * 1024, `c${k}`);
+      const limits = [];
+      const sampler = setInterval(() => limits.push(pipeline.downloads.limit), 20);
+      const startLimit = pipeline.downloads.limit;
+      const e0 = emulatorPid ? processCpuSeconds(emulatorPid) : 0;
+      const m = meter();
+      const t0 = performance.now();
+      const r = await pipeline.runCycle({});
+      const seconds = (performance.now() - t0) / 1000;
+      clearInterval(sampler);
+      out.push({
+        placed: r.placed ?? 0,
+        seconds,
+        perSecond: (r.placed ?? 0) / seconds,
+        ...m(r.placed ?? 0),
+        emulatorCpuMsPerItem: emulatorPid ? ((processCpuSeconds(emulatorPid) - e0) * 1000) / Math.max(1, r.placed ?? 0) : undefined,
+        startLimit,
+        endLimit: pipeline.downloads.limit,
+        medianLimit: limits.length ? median(limits) : startLimit,
+      });
+    }
+    await client.close();
+    await journal.close();
+    await cleanUp(dirs.root);
+    return { cycles: out };
+  },
+
   /** The journal alone (bench/journal-commit.mjs): 2,000 parcels through their transitions; `journalUrl` unset: SQLite. */
   async 'journal-commit'({ concurrency, journalUrl }) {
     const { measureJournal } = await import('./journal-commit.mjs');
@@ -1013,7 +1065,16 @@ async function main() {
     /** Concurrency curve at 80 ms per call: the fixed points (up to the default maximum), items per slot at each point, the directions. */
     curve: [1, 2, 4, 8, 16, 32, MAX_CONCURRENCY],
     curvePerSlot: Number(process.env.BENCH_CURVE_PER_SLOT ?? (quick ? 10 : 25)),
+    /** The fixed points measured (BENCH_CURVE_POINTS=8,64 to measure fewer); the default's items follow the largest of `curve`. */
+    curvePoints: process.env.BENCH_CURVE_POINTS
+      ? process.env.BENCH_CURVE_POINTS.split(',').map(Number)
+      : [1, 2, 4, 8, 16, 32, MAX_CONCURRENCY],
     curveDirections: (process.env.BENCH_CURVE_DIRECTIONS ?? 'inbound,outbound').split(','),
+    /** Consecutive inbound cycles of one pipeline: cycles per child, parcels per cycle on loopback and across the WAN, the latencies (0: none). */
+    cycles: Number(process.env.BENCH_CYCLES ?? (quick ? 4 : 6)),
+    cycleItems: Number(process.env.BENCH_CYCLE_ITEMS ?? (quick ? 1000 : 2000)),
+    cycleItemsWan: Number(process.env.BENCH_CYCLE_ITEMS_WAN ?? (quick ? 400 : 1000)),
+    cycleLatencies: (process.env.BENCH_CYCLE_LATENCIES ?? '0,20').split(',').map(Number),
     /** Many mailboxes in one process (BENCH_MAILBOXES, default 500); idle measured over whole poll intervals (one, or two). */
     mailboxes: Number(process.env.BENCH_MAILBOXES ?? 500),
     mailboxIdleSeconds: quick ? 30 : 60,
@@ -1205,15 +1266,27 @@ async function main() {
     await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs: 80 }] });
     for (const dir of size.curveDirections) {
       const defaultSetting = DEFAULTS[dir === 'inbound' ? 'inbox' : 'outbox'].concurrency;
-      const points = [...new Set([...size.curve, defaultSetting])];
+      const points = [...new Set([...size.curvePoints, defaultSetting])];
+      // Run-major, so that the machine's load in one stretch of time does not land on one point;
+      // the default of --against's build right after ours.
+      const res = new Map(points.map((c) => [c, { ours: [], theirs: [] }]));
+      for (let i = 0; i < runs; i++) {
+        for (const c of points) {
+          const n = size.curvePerSlot * (c === 'adaptive' ? Math.max(...size.curve) : c);
+          const params = { url: emu.url, n, warm: 8, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid };
+          res.get(c).ours.push(await runChild(`${dir}-gridsync`, params));
+          if (against && c === defaultSetting) res.get(c).theirs.push(await runChild(`${dir}-gridsync`, params, against));
+        }
+      }
       const curve = [];
       for (const c of points) {
-        const n = size.curvePerSlot * (c === 'adaptive' ? Math.max(...size.curve) : c);
-        const xs = await repeat(runs, () =>
-          runChild(`${dir}-gridsync`, { url: emu.url, n, warm: 8, size: 5 * 1024, concurrency: c, emulatorPid: emu.proc.pid }),
-        );
-        curve.push({ concurrency: c, perSecond: stat(xs, 'perSecond'), isDefault: c === defaultSetting });
-        console.log(`  ${dir} at 80 ms per call, ${c}${c === defaultSetting ? ' (default)' : ''}: ${f(stat(xs, 'perSecond').median)}/s`);
+        const { ours, theirs } = res.get(c);
+        curve.push({ concurrency: c, perSecond: stat(ours, 'perSecond'), isDefault: c === defaultSetting });
+        console.log(`  ${dir} at 80 ms per call, ${c}${c === defaultSetting ? ' (default)' : ''}: ${f(stat(ours, 'perSecond').median)}/s`);
+        if (!theirs.length) continue;
+        const label = `${c} (gridsync of ${path.basename(path.dirname(against))}/)`;
+        curve.push({ concurrency: label, perSecond: stat(theirs, 'perSecond'), isDefault: false });
+        console.log(`  ${dir} at 80 ms per call, ${label}: ${f(stat(theirs, 'perSecond').median)}/s`);
       }
       const best = Math.max(...curve.filter((p) => typeof p.concurrency === 'number').map((p) => p.perSecond.median));
       const def = curve.find((p) => p.isDefault);
@@ -1230,6 +1303,64 @@ async function main() {
       );
     }
     await emu.close();
+  }
+  if (want('cycles')) {
+    // A daemon's consecutive cycles, inbound: the default (adaptive) limit lives as long as the
+    // pipeline, so what one cycle taught it is where the next one starts. Adaptive and a fixed 8
+    // in the same run, interleaved run by run, on loopback and at 20 ms per call; the first cycle
+    // apart from the later ones, each child's figures per cycle, medians over the runs.
+    for (const latencyMs of size.cycleLatencies) {
+      const emu = await startEmulatorProcess();
+      if (latencyMs > 0) await admin(emu.url, 'POST', '/_emulator/faults', { rules: [{ endpoint: '*', latencyMs }] });
+      const n = latencyMs > 0 ? size.cycleItemsWan : size.cycleItems;
+      /** @type {[number | 'adaptive', string | undefined][]} */
+      const settings = [
+        ['adaptive', undefined],
+        [8, undefined],
+        ...(against ? [/** @type {['adaptive', string]} */ (['adaptive', against])] : []),
+      ];
+      const res = settings.map(() => []);
+      for (let i = 0; i < runs; i++) {
+        // Each run starts with another setting: the emulator's store grows run by run, and the
+        // machine's load drifts, neither of which may land on one setting.
+        for (let k = 0; k < settings.length; k++) {
+          const j = (i + k) % settings.length;
+          const [c, distDir] = settings[j];
+          const r = await runChild(
+            'inbound-cycles',
+            { url: emu.url, n, cycles: size.cycles, concurrency: c, emulatorPid: emu.proc.pid },
+            distDir,
+          );
+          res[j].push(r.cycles);
+          console.log(
+            `  run ${i + 1}, ${c}${distDir ? ` (${path.basename(path.dirname(distDir))})` : ''} at ${latencyMs} ms: ` +
+              r.cycles.map((x) => `${f(x.perSecond)}/s (limit ${x.startLimit}→${x.endLimit}, ~${x.medianLimit})`).join(', '),
+          );
+        }
+      }
+      for (const [j, [c, distDir]] of settings.entries()) {
+        const first = res[j].map((cs) => cs[0]);
+        const later = res[j].map((cs) => ({
+          perSecond: median(cs.slice(1).map((x) => x.perSecond)),
+          cpuMsPerItem: median(cs.slice(1).map((x) => x.cpuMsPerItem)),
+          medianLimit: median(cs.slice(1).map((x) => x.medianLimit)),
+        }));
+        row(
+          `inbound cycles ${size.cycles} × ${n} × 5 KB at ${latencyMs} ms per call, ${c}${distDir ? ` (gridsync of ${path.basename(path.dirname(distDir))}/)` : ''}: later cycles items/s`,
+          stat(later, 'perSecond'),
+          null,
+          null,
+          {
+            firstCycle: stat(first, 'perSecond'),
+            laterCpuMsPerItem: stat(later, 'cpuMsPerItem'),
+            limit: stat(later, 'medianLimit'),
+            latencyMs,
+            concurrency: c,
+          },
+        );
+      }
+      await emu.close();
+    }
   }
   if (want('mailboxes')) {
     const many = (dist) => manyMailboxes({ count: size.mailboxes, pollSeconds: 30, idleSeconds: size.mailboxIdleSeconds, dist });

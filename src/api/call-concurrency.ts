@@ -9,7 +9,7 @@
  */
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { GridApiError, GridTransportError } from './errors.js';
-import { initialLimitState, nextLimit, type CallSample, type LimitState } from './concurrency-limit.js';
+import { initialLimitState, LIMIT_RULES, nextLimit, resumedAfterIdle, type CallSample, type LimitState } from './concurrency-limit.js';
 
 /** A fixed number of calls at once, or `adaptive`: between 1 and the configured maximum. */
 export type ConcurrencySetting = number | 'adaptive';
@@ -32,6 +32,8 @@ export class CallConcurrency {
   private readonly followers = new Map<Throttled, number>();
   private readonly now: () => number;
   private inFlight = 0;
+  /** When the last call ended: idle since for `idleMs`, the queue starts its window afresh. */
+  private settledAt = -Infinity;
   /** The event loop's utilization when the limit's current window began. */
   private loopAtWindow: EventLoopUtilization;
 
@@ -62,6 +64,10 @@ export class CallConcurrency {
   async measure<T>(call: () => Promise<T>): Promise<T> {
     if (!this.state) return call();
     const startedAt = this.now();
+    if (this.inFlight === 0 && startedAt - this.settledAt >= LIMIT_RULES.idleMs) {
+      this.state = resumedAfterIdle(this.state, startedAt);
+      this.loopAtWindow = performance.eventLoopUtilization();
+    }
     const overloads = this.options.overloadAnswers?.() ?? 0;
     const sample = (outcome: CallSample['outcome']): void => {
       const seen = (this.options.overloadAnswers?.() ?? 0) > overloads;
@@ -84,6 +90,7 @@ export class CallConcurrency {
       throw err;
     } finally {
       this.inFlight--;
+      this.settledAt = this.now();
     }
   }
 

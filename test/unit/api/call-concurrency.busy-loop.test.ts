@@ -10,8 +10,7 @@ import { CallConcurrency } from '../../../src/api/call-concurrency.js';
 import { LIMIT_RULES } from '../../../src/api/concurrency-limit.js';
 
 /** `total` calls through a queue that follows the limit; the highest limit seen. */
-async function highestLimit(call: () => Promise<void>, total = 400): Promise<number> {
-  const cc = new CallConcurrency('adaptive', 64);
+async function highestLimit(call: () => Promise<void>, total = 400, cc = new CallConcurrency('adaptive', 64)): Promise<number> {
   const queue = new PQueue({ concurrency: cc.limit });
   cc.follow(queue);
   let highest = cc.limit;
@@ -36,5 +35,19 @@ describe('adaptive concurrency and the event loop', () => {
     };
     expect(await highestLimit(busy)).toBe(LIMIT_RULES.initial);
     expect(await highestLimit(waiting)).toBeGreaterThan(LIMIT_RULES.initial);
+  });
+
+  it('a pause between two cycles is not counted as room on the loop', async () => {
+    // The window in progress when a cycle ends would otherwise span the pause: its loop mostly
+    // idle, its latency unchanged, the limit grew at the next cycle's first answers.
+    const busy = async (): Promise<void> => {
+      await sleep(0);
+      const end = performance.now() + 3;
+      while (performance.now() < end);
+    };
+    const cc = new CallConcurrency('adaptive', 64);
+    expect(await highestLimit(busy, 200, cc)).toBe(LIMIT_RULES.initial);
+    await sleep(400);
+    expect(await highestLimit(busy, 200, cc)).toBe(LIMIT_RULES.initial);
   });
 });

@@ -69,6 +69,15 @@ describe('adaptive concurrency limit', () => {
     seen.forEach((l, i) => expect(l).toBeGreaterThanOrEqual(seen[i - 1] ?? 0));
   });
 
+  it('slow start keeps its pace: at 20 ms per call the limit reaches the maximum within six round trips', () => {
+    // A window of at least minWindowMs while ramping cost a WAN burst 100 ms per doubling.
+    const clock = { now: 0 };
+    let s = initialLimitState(MAX, 0);
+    while (s.limit < MAX && clock.now < 10_000) s = run(s, clock, 1, 20);
+    expect(s.limit).toBe(MAX);
+    expect(clock.now).toBeLessThanOrEqual(6 * 20);
+  });
+
   it('does not grow while our own event loop is saturated, even on a flat latency or a throughput that seems bought', () => {
     const clock = { now: 0 };
     expect(run(initialLimitState(MAX, 0), clock, 400, 80, { loopBusy: 0.97 }).limit).toBe(LIMIT_RULES.initial);
@@ -83,6 +92,15 @@ describe('adaptive concurrency limit', () => {
     const high = run(initialLimitState(MAX, 0), clock, 400, 80);
     expect(overload(high, clock).limit).toBe(MAX / 2);
     expect(run(overload(high, clock), clock, 400, 80, { loopBusy: 0.97 }).limit).toBe(MAX / 2);
+  });
+
+  it('does not back off on latency either while our own event loop is saturated: the calls wait for our CPU', () => {
+    const clock = { now: 0 };
+    const high = run(initialLimitState(MAX, 0), clock, 400, 80);
+    clock.now += 1000;
+    expect(run(high, clock, 1000, 80 * 3, { loopBusy: 0.97 }).limit).toBe(MAX);
+    // With room on the loop, a latency that stays high is a queue elsewhere.
+    expect(run(high, clock, 1000, 80 * 3, { loopBusy: 0.5 }).limit).toBeLessThan(MAX);
   });
 
   it('does not grow a limit the queue does not use', () => {
@@ -147,14 +165,17 @@ describe('adaptive concurrency limit', () => {
     expect(s.limit).toBe(MAX);
   });
 
-  it('backs off when latency rises well above the no-load latency (calls queue somewhere), holds when it rises a little', () => {
+  it('backs off when latency stays well above the no-load latency for two windows (calls queue somewhere), holds for one or when it rises a little', () => {
     const clock = { now: 0 };
     const high = run(initialLimitState(MAX, 0), clock, 400, 80);
     clock.now += 1000;
     const held = run(high, clock, 64, 80 * 1.6);
     expect(held.limit).toBe(MAX);
     clock.now += 1000;
-    const queued = run(high, clock, 64, 80 * 3);
+    // One window: a pause of the host as likely as a queue.
+    const once = run(high, clock, 64, 80 * 3);
+    expect(once.limit).toBe(MAX);
+    const queued = run(once, clock, 64, 80 * 3);
     expect(queued.limit).toBeLessThan(MAX);
     expect(queued.limit).toBeGreaterThanOrEqual(MAX / 2);
   });
@@ -177,7 +198,7 @@ describe('adaptive concurrency limit', () => {
     let s = run(initialLimitState(MAX, 0), clock, 400, 20);
     expect(s.limit).toBe(MAX);
     // From now on every call costs 80 ms: read as queueing first, the limit backs off…
-    s = run(s, clock, 200, 80);
+    s = run(s, clock, 400, 80);
     expect(s.limit).toBeLessThan(MAX);
     // … until the no-load latency is measured afresh and the limit grows again.
     clock.now += LIMIT_RULES.floorPeriodMs;
@@ -195,5 +216,22 @@ describe('adaptive concurrency limit', () => {
       seen.push(s.limit);
     }
     expect(seen.slice(-500).every((l) => l >= MAX / 2)).toBe(true);
+  });
+
+  it('a fast path whose latency grows with the calls in flight and scatters widely is not walked down to 1', () => {
+    // Loopback: our CPU and the service's share the machine, so each call more in flight adds
+    // latency and still some throughput (4L / (L + 4) answers per ms), and single answers scatter
+    // as service times do (exponentially). A window of a few milliseconds then reads noise as
+    // queueing, and the limit, cut on it, never met a flat enough latency to grow back.
+    let seed = 1;
+    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+    const clock = { now: 0 };
+    let s = initialLimitState(MAX, 0);
+    const seen: number[] = [];
+    for (let i = 0; i < 40_000; i++) {
+      s = run(s, clock, 1, ((s.limit + 4) / 4) * -Math.log(1 - 0.999 * random()));
+      seen.push(s.limit);
+    }
+    expect(Math.min(...seen.slice(-20_000))).toBeGreaterThanOrEqual(2 * LIMIT_RULES.initial);
   });
 });
