@@ -1015,7 +1015,7 @@ async function main() {
   }
   if (args.includes('--help')) {
     console.log(
-      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,cold,wan,wan-curve,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
+      'usage: npm run bench -- [--quick] [--runs N] [--only inbound,outbound,cold,wan,wan-curve,cycles,mailboxes,postgres,large,latency,callbacks,idle,journal,emulator] [--concurrency 1,8] [--against OTHER_CHECKOUT]',
     );
     console.log('  --against DIR: also measure the gridsync built in DIR/dist (e.g. a worktree of main), interleaved in the same run');
     console.log("  GRIDSYNC_BENCH_ROOT=DIR: put every measurement's files under DIR (another filesystem) instead of the temp folder");
