@@ -30,7 +30,7 @@ const PER_ROUND = 600;
 const WARM_ROUNDS = 3;
 /**
  * Heap a round may keep, per parcel it took (each round also takes as many uploads and their
- * acknowledgments). Without a leak, runs read 5 and 11 on Node 20, 0, 9 and 10 on Node 24; a name
+ * acknowledgments). Without a leak, runs read 5, 6 and 11 on Node 20, 0, 9, 10 and 16 on Node 24; a name
  * remembered in a set for every upload (~62 bytes) read 73 and 81 on Node 20, 72 and 84 on Node 24;
  * a map entry per item is ~100–300. (Before the pool was held to POOL and the heap read in the
  * collection's turn, runs without a leak read up to 66 with the adaptive limits.)
