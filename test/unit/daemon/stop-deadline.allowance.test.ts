@@ -44,11 +44,13 @@ describe('Cleanups.runAll', () => {
     await cleanups.runAll(new StopDeadline(100), silentLogger);
     const took = performance.now() - started;
     expect(cleanups.forced).toBe(true);
-    // 1 s each for the first two (their share of the grace), the rest of it for the third (none on a
-    // machine so busy that the timers ran late), none for the others.
+    // 1 s each for the first two (their share of the grace), the rest of it for those after. How
+    // many more start is not asserted: Node reckons a timer from the event loop's cached clock, so
+    // on a busy machine a timer can fire a little before its time by performance.now(), and the
+    // next release then starts with the few milliseconds left (a CI run saw all five start). What
+    // holds whatever the timers do: nothing is waited for past the grace.
     expect(ran.slice(0, 2)).toEqual(['http', 'retention']);
-    expect(ran.length).toBeLessThanOrEqual(3);
-    expect(took).toBeGreaterThanOrEqual(100 + STOP_GRACE_MS - 10);
+    expect(took).toBeGreaterThanOrEqual(100 + STOP_GRACE_MS - 50);
     expect(took).toBeLessThan(100 + STOP_GRACE_MS + 1_000);
   });
 
