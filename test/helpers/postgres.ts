@@ -58,6 +58,17 @@ function serverPids(data: string): number[] {
 }
 
 /** The folder holding initdb, pg_ctl and postgres, or undefined. */
+/** One statement on a connection of its own to the database at `url` (a test's tampering, its checks): the rows. */
+export async function queryIn<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
 export function postgresBinDir(): string | undefined {
   const fromConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
   const candidates = [fromConfig.status === 0 ? fromConfig.stdout.trim() : ''];
@@ -133,15 +144,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   };
   start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const admin = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      return (await c.query(sql, params)).rows as T[];
-    } finally {
-      await c.end();
-    }
-  };
+  const admin = <T>(sql: string, params: unknown[] = []): Promise<T[]> => queryIn<T>(url, sql, params);
   let stopped = false;
   return {
     url,

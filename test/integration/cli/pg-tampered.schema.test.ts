@@ -17,7 +17,7 @@ import { startEmulator } from '@gridsync/emulator';
 import { makeDaemonWorld, seedEmbeddedService } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
-import { postgresForFile } from '../../helpers/postgres.js';
+import { postgresForFile, queryIn } from '../../helpers/postgres.js';
 
 const server = postgresForFile('a tampered PostgreSQL journal schema is not tested');
 
@@ -110,35 +110,10 @@ describe.skipIf(!server.available)('a tampered PostgreSQL journal schema', () =>
   }, 120_000);
 });
 
-async function adminIn(url: string, sql: string): Promise<void> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-async function tablesIn(url: string): Promise<string[]> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'")).rows.map(
-      (r: { t: string }) => r.t,
-    );
-  } finally {
-    await c.end();
-  }
-}
-async function versionsIn(url: string): Promise<number[]> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r: { version: number }) => r.version);
-  } finally {
-    await c.end();
-  }
-}
+const adminIn = async (url: string, sql: string): Promise<void> => void (await queryIn(url, sql));
+const tablesIn = async (url: string): Promise<string[]> =>
+  (await queryIn<{ t: string }>(url, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'")).map(
+    (r) => r.t,
+  );
+const versionsIn = async (url: string): Promise<number[]> =>
+  (await queryIn<{ version: number }>(url, 'SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);

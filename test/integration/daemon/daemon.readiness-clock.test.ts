@@ -8,13 +8,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { Daemon } from '../../../src/daemon/index.js';
-import type { Timers } from '../../../src/daemon/scheduler.js';
 import { startEmulator } from '@gridsync/emulator';
 import { eventually } from '../../helpers/daemon-child.js';
+import { stillTimers } from '../../helpers/first-cycle-daemon.js';
 import { recorder } from '../../helpers/log-recorder.js';
-
-/** The scheduler's next poll never comes: only the start's cycle runs. */
-const stillTimers: Timers = { set: () => undefined, clear: () => undefined };
 
 describe('daemon readiness across wall-clock steps', () => {
   const cleanups: (() => Promise<void> | void)[] = [];

@@ -6,15 +6,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/index.js';
-import { Daemon } from '../../../src/daemon/index.js';
-import type { Timers } from '../../../src/daemon/scheduler.js';
 import { startEmulator } from '@gridsync/emulator';
 import { eventually } from '../../helpers/daemon-child.js';
-import { recorder } from '../../helpers/log-recorder.js';
+import { firstCycleDaemon } from '../../helpers/first-cycle-daemon.js';
 
-/** The scheduler's next poll never comes: only the start's cycle runs. */
-const stillTimers: Timers = { set: () => undefined, clear: () => undefined };
 const PARCELS = 60;
 /** Past the freshness window of `poll: 1s` (one minute). */
 const PAST_WINDOW = 61_000;
@@ -37,25 +32,9 @@ describe('daemon readiness during a long cycle', () => {
     emu.setFaults({ rules: [{ endpoint: 'parcels.download', latencyMs: 40 }] });
     const inbox = path.join(dir, 'inbox');
     fs.mkdirSync(inbox);
-    const loaded = parseConfig(
-      {
-        api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
-        stateDir: 'state',
-        schedule: { poll: '1s' },
-        shutdownTimeout: '1s',
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox', concurrency: 1 } }],
-      },
-      'readiness-long-cycle-test',
-      {},
-      dir,
-    );
-    let offset = 0;
-    const daemon = await Daemon.open({
-      loaded,
-      logger: recorder(),
-      waitForService: true,
-      timers: stillTimers,
-      monotonic: () => performance.now() + offset,
+    const { daemon, advance } = await firstCycleDaemon(dir, {
+      api: { baseUrl: emu.url, apiKey: 'demo-key-1001' },
+      mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox', concurrency: 1 } }],
     });
     cleanups.push(() => daemon.close());
     const delivered = (): number => fs.readdirSync(inbox).length;
@@ -63,7 +42,7 @@ describe('daemon readiness during a long cycle', () => {
     await eventually(async () => delivered() >= 5 || undefined, 20_000, 'the first parcels delivered');
 
     // The window passes while the cycle goes on delivering.
-    offset += PAST_WINDOW;
+    advance(PAST_WINDOW);
     const before = delivered();
     await eventually(async () => delivered() >= before + 3 || undefined, 20_000, 'more parcels after the window passed');
     const busy = daemon.readiness();
@@ -87,7 +66,7 @@ describe('daemon readiness during a long cycle', () => {
       'deliveries to stop',
     );
     expect(daemon.readiness().ready).toBe(true); // within the window of its last step
-    offset += PAST_WINDOW;
+    advance(PAST_WINDOW);
     const stalled = daemon.readiness();
     expect(delivered()).toBeLessThan(PARCELS);
     expect(stalled.ready).toBe(false);

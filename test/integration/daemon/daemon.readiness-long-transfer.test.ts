@@ -9,17 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/index.js';
-import { Daemon } from '../../../src/daemon/index.js';
-import type { Timers } from '../../../src/daemon/scheduler.js';
 import { startEmulator } from '@gridsync/emulator';
 import { eventually } from '../../helpers/daemon-child.js';
+import { firstCycleDaemon } from '../../helpers/first-cycle-daemon.js';
 import { x12 } from '../../helpers/edi.js';
 import { startHungProxy } from '../../helpers/hung-proxy.js';
-import { recorder } from '../../helpers/log-recorder.js';
 
-/** The scheduler's next poll never comes: only the start's cycle runs. */
-const stillTimers: Timers = { set: () => undefined, clear: () => undefined };
 /** Past the freshness window of `poll: 1s` (one minute). */
 const PAST_WINDOW = 61_000;
 const LINES = 50_000;
@@ -47,25 +42,9 @@ describe('daemon readiness during one long download', () => {
     await emu.inject({ mailboxId: 1001, fileName: 'large.x12', content: CONTENT });
     const inbox = path.join(dir, 'inbox');
     fs.mkdirSync(inbox);
-    const loaded = parseConfig(
-      {
-        api: { baseUrl: proxy.url, apiKey: 'demo-key-1001', limits: { rateWindowMs: '500ms' } },
-        stateDir: 'state',
-        schedule: { poll: '1s' },
-        shutdownTimeout: '1s',
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }],
-      },
-      'readiness-long-transfer-test',
-      {},
-      dir,
-    );
-    let offset = 0;
-    const daemon = await Daemon.open({
-      loaded,
-      logger: recorder(),
-      waitForService: true,
-      timers: stillTimers,
-      monotonic: () => performance.now() + offset,
+    const { daemon, advance } = await firstCycleDaemon(dir, {
+      api: { baseUrl: proxy.url, apiKey: 'demo-key-1001', limits: { rateWindowMs: '500ms' } },
+      mailboxes: [{ mailboxId: 1001, inbox: { dir: 'inbox' } }],
     });
     cleanups.push(() => daemon.close());
     const delivered = (): number => fs.readdirSync(inbox).length;
@@ -73,7 +52,7 @@ describe('daemon readiness during one long download', () => {
     await eventually(async () => proxy.held.length > 0 || undefined, 20_000, 'the download under way');
 
     // The window passes in the middle of the download: whatever happened before it is stale.
-    offset += PAST_WINDOW;
+    advance(PAST_WINDOW);
     await eventually(async () => daemon.readiness().ready || undefined, 20_000, 'ready again while the bytes arrive');
     expect(delivered()).toBe(0); // the same download, still under way
     expect(daemon.readiness().lastSuccessAt).toBeNull();

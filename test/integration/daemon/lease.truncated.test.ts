@@ -10,12 +10,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { MAILBOX, startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
-import { postgresForFile } from '../../helpers/postgres.js';
+import { postgresForFile, queryIn } from '../../helpers/postgres.js';
 
 const server = postgresForFile('the lease table emptied under two instances is not tested');
 
@@ -42,16 +41,6 @@ async function burst(w: HaWorld, tag: string, n: number): Promise<void> {
   }
 }
 
-async function sql(url: string, text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
 describe.skipIf(!server.available)('the lease table emptied under running instances', () => {
   it('tokens never go back: an earlier holder’s unfinished download is removed, every parcel and file once', async () => {
     const url = await server.createDatabase('lease_truncated');
@@ -68,7 +57,7 @@ describe.skipIf(!server.available)('the lease table emptied under running instan
       // A download a holding under that token left unfinished (the holder lost its lease mid-download).
       const orphan = path.join(path.dirname(w.inbox), '.gridsync-staging', `${MAILBOX}-987654.t${highest}.part`);
       fs.writeFileSync(orphan, 'half a download');
-      await sql(url, 'TRUNCATE lease');
+      await queryIn(url, 'TRUNCATE lease');
       await burst(w, 'two', 6);
       await eventually(() => takes(w).length > before.length, 20_000, 'the mailbox taken again after the TRUNCATE');
       await w.settled(30_000);
