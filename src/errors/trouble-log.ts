@@ -75,7 +75,8 @@ export class TroubleLog {
 
   /** The step got through: a trouble under way has ended. */
   ok(): void {
-    this.step(undefined, {});
+    // Called after every drive and claim that gets through: nothing to read or allocate then.
+    if (this.trouble) this.step(undefined, {});
   }
 
   private step(failure: string | undefined, fields: Record<string, unknown>): void {
