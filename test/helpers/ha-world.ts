@@ -13,6 +13,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { cliPath, eventually, startCli, type CliChild } from './daemon-child.js';
+import { x12 } from './edi.js';
 import { repoRoot } from './journal-child.js';
 
 export const MAILBOX = 1001;
@@ -46,6 +47,8 @@ export interface HaWorld {
   readonly instances: HaInstance[];
   inject(fileName: string, content: Buffer): Promise<number>;
   dropOutbox(fileName: string, content: Buffer): void;
+  /** `n` parcels from the partner and `n` files from the ERP, named `<tag>-in-<k>.x12` / `<tag>-out-<k>.x12`, each interchange its own control number. */
+  burst(tag: string, n: number): Promise<void>;
   setFaults(rules: unknown[]): Promise<void>;
   /** The emulator's own records of the mailbox. */
   parcels(): Promise<{ parcelId: number; status?: string; parcelStatus?: string; fileName: string; direction: string; sha256: string }[]>;
@@ -82,6 +85,7 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
   const emulator: CliChild = startCli(['emulator', '--port', '0', '--data', dataFile]);
   const [, url] = (await emulator.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as unknown as [string, string];
   const injected = new Set<number>();
+  let control = 1;
   const dropped = new Map<string, string>();
 
   const admin = async (method: string, p: string, body?: unknown): Promise<unknown> => {
@@ -143,6 +147,12 @@ export async function startHaWorld(o: HaOptions): Promise<HaWorld> {
       fs.writeFileSync(tmp, content);
       fs.renameSync(tmp, path.join(d.outbox, fileName));
       dropped.set(fileName, sha(content));
+    },
+    burst: async (tag, n) => {
+      for (let k = 0; k < n; k++) {
+        await world.inject(`${tag}-in-${k}.x12`, Buffer.from(x12(control++)));
+        world.dropOutbox(`${tag}-out-${k}.x12`, Buffer.from(x12(control++)));
+      }
     },
     setFaults: async (rules) => void (await admin('POST', '/_emulator/faults', { rules })),
     parcels: async () => (await admin('GET', `/_emulator/parcels?mailboxId=${MAILBOX}`)) as Awaited<ReturnType<HaWorld['parcels']>>,

@@ -9,8 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
-import { x12 } from '../../helpers/edi.js';
-import { MAILBOX, startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
+import { MAILBOX, startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
 import { postgresForFile } from '../../helpers/postgres.js';
 
 const server = postgresForFile('two instances on one journal are not tested');
@@ -24,14 +23,6 @@ const series = (text: string, name: string): number | undefined => {
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 };
 
-let control = 1;
-async function burst(w: HaWorld, tag: string, n: number): Promise<void> {
-  for (let k = 0; k < n; k++) {
-    await w.inject(`${tag}-in-${k}.x12`, Buffer.from(x12(control++)));
-    w.dropOutbox(`${tag}-out-${k}.x12`, Buffer.from(x12(control++)));
-  }
-}
-
 describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () => {
   it('one holder works the mailbox; a killed holder is replaced within the lease + 2 s; SIGTERM hands over at once; nothing lost or doubled', async () => {
     const url = await server.createDatabase('ha_pair');
@@ -41,12 +32,12 @@ describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () =
       a.start();
       await eventually(() => taken(a) === 1, 20_000, 'a takes the lease');
       b.start();
-      await burst(w, 'one', 12);
+      await w.burst('one', 12);
       await w.settled(30_000);
       expect(taken(b)).toBe(0); // the holder is alive and renews: b never works the mailbox
 
       // The holder dies: the other takes over after the expiry, at once.
-      await burst(w, 'two', 12);
+      await w.burst('two', 12);
       const killedAt = Date.now();
       await a.kill('SIGKILL');
       // A download the dead holder had not finished (its token in the name): the next holder
@@ -71,7 +62,7 @@ describe.skipIf(!server.available)('two instances, one PostgreSQL journal', () =
       const starts = a.lines().filter((l) => l.msg === 'gridsync started').length;
       a.start();
       await eventually(() => a.lines().filter((l) => l.msg === 'gridsync started').length > starts, 30_000, 'a runs again');
-      await burst(w, 'three', 6);
+      await w.burst('three', 6);
       const before = taken(a);
       const stoppedAt = Date.now();
       await b.kill('SIGTERM');

@@ -15,6 +15,24 @@ import { postgresForFile } from '../../helpers/postgres.js';
 
 const server = postgresForFile('a frozen journal server is not tested');
 
+/**
+ * Freezes the server, does `meanwhile`, lets 1.5 s pass (the daemon's steps hang on the journal),
+ * sends SIGTERM and wakes the server once the daemon has exited (or 60 s on): the ms from signal to exit.
+ */
+async function sigtermWhileFrozen(a: HaInstance, meanwhile: () => void | Promise<void>): Promise<number> {
+  server.freeze(true);
+  try {
+    await meanwhile();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const t = performance.now();
+    a.signal('SIGTERM');
+    await eventually(() => !a.running, 60_000, 'the daemon exited').catch(() => undefined);
+    return performance.now() - t;
+  } finally {
+    server.freeze(false);
+  }
+}
+
 describe.skipIf(!server.available)('PostgreSQL server frozen under a running daemon', () => {
   it('woken, it delivers what arrived meanwhile once, without a restart', async () => {
     const url = await server.createDatabase('frozen_wake');
@@ -63,19 +81,8 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       await a.startHolding();
       await w.inject('before.x12', Buffer.from(x12(1)));
       await w.settled(40_000, () => a.running);
-      let stopMs = Number.NaN;
-      server.freeze(true);
-      try {
-        w.dropOutbox('frozen-out.x12', Buffer.from(x12(2)));
-        // A renewal round is under way and hangs on its first statement (the query timeout is 15 s).
-        await new Promise((r) => setTimeout(r, 1_500));
-        const t = performance.now();
-        a.signal('SIGTERM');
-        await eventually(() => !a.running, 40_000, 'the daemon exited').catch(() => undefined);
-        stopMs = performance.now() - t;
-      } finally {
-        server.freeze(false);
-      }
+      // A renewal round is under way and hangs on its first statement (the query timeout is 15 s).
+      const stopMs = await sigtermWhileFrozen(a, () => w.dropOutbox('frozen-out.x12', Buffer.from(x12(2))));
       // shutdownTimeout is 3 s: the leases' hand-back and the transfers share it, the releases
       // after them a grace of 2 s; it took 16 s and more before.
       expect(stopMs, 'SIGTERM to exit (ms)').toBeLessThan(15_000);
@@ -99,21 +106,12 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       await a.startHolding();
       await w.inject('before.x12', Buffer.from(x12(1)));
       await w.settled(40_000, () => a.running);
-      let stopMs = Number.NaN;
-      server.freeze(true);
-      try {
-        // Now every step hangs on the journal: the lease round, the outbox rescan and the drive of
-        // the file dropped, the cycle's reads — each until its query or connect timeout (15 s, 5 s).
+      // Now every step hangs on the journal: the lease round, the outbox rescan and the drive of
+      // the file dropped, the cycle's reads — each until its query or connect timeout (15 s, 5 s).
+      const stopMs = await sigtermWhileFrozen(a, async () => {
         w.dropOutbox('frozen-out.x12', Buffer.from(x12(2)));
         await w.inject('frozen-in.x12', Buffer.from(x12(3)));
-        await new Promise((r) => setTimeout(r, 1_500));
-        const t = performance.now();
-        a.signal('SIGTERM');
-        await eventually(() => !a.running, 60_000, 'the daemon exited').catch(() => undefined);
-        stopMs = performance.now() - t;
-      } finally {
-        server.freeze(false);
-      }
+      });
       // The stop's bound is shutdownTimeout and a grace of 2 s (docs/reliability.md), 3 s more for a
       // busy machine. It took 13 s when the releases after the transfers had a deadline of their own.
       expect(stopMs, 'SIGTERM to exit (ms)').toBeLessThan(shutdownMs + 5_000);

@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
-import { x12 } from '../../helpers/edi.js';
 import { MAILBOX, startHaWorld, type HaInstance, type HaWorld } from '../../helpers/ha-world.js';
 import { postgresForFile, queryIn } from '../../helpers/postgres.js';
 
@@ -33,14 +32,6 @@ function takes(w: HaWorld): { at: number; who: string; token: number }[] {
     .sort((x, y) => x.at - y.at);
 }
 
-let control = 1;
-async function burst(w: HaWorld, tag: string, n: number): Promise<void> {
-  for (let k = 0; k < n; k++) {
-    await w.inject(`${tag}-in-${k}.x12`, Buffer.from(x12(control++)));
-    w.dropOutbox(`${tag}-out-${k}.x12`, Buffer.from(x12(control++)));
-  }
-}
-
 describe.skipIf(!server.available)('the lease table emptied under running instances', () => {
   it('tokens never go back: an earlier holder’s unfinished download is removed, every parcel and file once', async () => {
     const url = await server.createDatabase('lease_truncated');
@@ -49,7 +40,7 @@ describe.skipIf(!server.available)('the lease table emptied under running instan
       const [a, b] = w.instances as [HaInstance, HaInstance];
       await a.startHolding();
       b.start();
-      await burst(w, 'one', 6);
+      await w.burst('one', 6);
       await w.settled(30_000);
       const before = takes(w);
       const highest = Math.max(...before.map((t) => t.token));
@@ -58,7 +49,7 @@ describe.skipIf(!server.available)('the lease table emptied under running instan
       const orphan = path.join(path.dirname(w.inbox), '.gridsync-staging', `${MAILBOX}-987654.t${highest}.part`);
       fs.writeFileSync(orphan, 'half a download');
       await queryIn(url, 'TRUNCATE lease');
-      await burst(w, 'two', 6);
+      await w.burst('two', 6);
       await eventually(() => takes(w).length > before.length, 20_000, 'the mailbox taken again after the TRUNCATE');
       await w.settled(30_000);
       const retaken = takes(w)[before.length];
@@ -69,7 +60,7 @@ describe.skipIf(!server.available)('the lease table emptied under running instan
       const holder = w.instances.find((i) => i.name === takes(w).at(-1)?.who) as HaInstance;
       const taken = takes(w).length;
       await holder.kill('SIGKILL');
-      await burst(w, 'three', 6);
+      await w.burst('three', 6);
       await eventually(() => takes(w).length > taken, LEASE_MS + 15_000, 'the survivor takes over');
       await w.settled(30_000);
       const tokens = takes(w).map((t) => t.token);

@@ -4,9 +4,8 @@
 // messages and no code before.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InboundPipeline } from '../../../src/inbound/index.js';
-import type { JournalStore } from '../../../src/journal/index.js';
-import { JournalUnavailableError } from '../../../src/journal/unavailable-error.js';
 import { x12 } from '../../helpers/edi.js';
+import { journalReadsDown } from '../../helpers/journal-reads-down.js';
 import { recorder } from '../../helpers/log-recorder.js';
 import { inboxConfig, makeWorld, type TestWorld } from '../../helpers/world.js';
 
@@ -21,23 +20,13 @@ describe('a failed attempt the journal cannot record', () => {
   it('is logged with the journal error’s code and the attempt’s', async () => {
     await w.emu.inject({ mailboxId: 1001, fileName: 'order.x12', content: Buffer.from(x12(91)) });
     let down = false;
-    const store = w.journal as JournalStore;
     // The reads of one parcel's row fail once the download has started, as while the server is down.
-    const journal = new Proxy(store, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return (sql: string, ...params: unknown[]) =>
-          down && /FROM inbound_parcels WHERE mailbox_id = \? AND parcel_id = \?/.test(sql)
-            ? Promise.reject(new JournalUnavailableError('postgres://db/gridsync', 'connection refused', 'ECONNREFUSED'))
-            : (value as (sql: string, ...p: unknown[]) => Promise<unknown>).call(target, sql, ...params);
-      },
-    });
+    const journal = journalReadsDown(w.journal, /FROM inbound_parcels WHERE mailbox_id = \? AND parcel_id = \?/, () => down);
     const logger = recorder();
     const inbox = w.dirs.inbox;
     const p = new InboundPipeline({
       client: w.client,
-      journal: journal as typeof w.journal,
+      journal,
       mailbox: { mailboxId: 1001, name: 'mb1001', inbox: inboxConfig(inbox) },
       stateDir: w.dirs.state,
       logger,

@@ -7,10 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JournalStore } from '../../../src/journal/index.js';
-import { JournalUnavailableError } from '../../../src/journal/unavailable-error.js';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
+import { journalReadsDown } from '../../helpers/journal-reads-down.js';
 import { recorder } from '../../helpers/log-recorder.js';
 import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
@@ -24,19 +23,9 @@ describe('an outbound file whose drive meets the journal out of reach', () => {
 
   it('is told once when it starts and once when it ends, then sent', async () => {
     let down = true;
-    const store = w.journal as JournalStore;
-    const journal = new Proxy(store, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return (sql: string, ...params: unknown[]) =>
-          down && /FROM outbound_files WHERE id = \?/.test(sql)
-            ? Promise.reject(new JournalUnavailableError('postgres://db/gridsync', 'connection refused', 'ECONNREFUSED'))
-            : (value as (sql: string, ...p: unknown[]) => Promise<unknown>).call(target, sql, ...params);
-      },
-    });
+    const journal = journalReadsDown(w.journal, /FROM outbound_files WHERE id = \?/, () => down);
     const logger = recorder();
-    const p = outboundPipeline({ ...w, journal: journal as typeof w.journal }, { rescanMs: 100 }, { logger });
+    const p = outboundPipeline({ ...w, journal }, { rescanMs: 100 }, { logger });
     await p.start();
     try {
       fs.writeFileSync(path.join(w.dirs.outbox, 'inv.x12'), x12(81));
