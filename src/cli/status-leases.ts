@@ -33,5 +33,5 @@ export function mailboxLease(
 export function leaseLine(name: string, l: MailboxLease): string {
   const who = l.owner ?? 'nobody';
   const until = l.expiresAt ? `${l.expiresAt}${l.live ? '' : ' (expired: free to take over)'}` : l.live ? 'while it runs' : '-';
-  return `  ${name.padEnd(14)} ${who.padEnd(28)} ${String(l.token ?? '-').padStart(6)}  ${until}`;
+  return `  ${name.padEnd(14)} ${who.padEnd(28)} ${String(l.token ?? '-').padStart(16)}  ${until}`;
 }

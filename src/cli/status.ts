@@ -163,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
           return `  ${m.name.padEnd(14)} ${m.inbound ? `${n(i?.inFlight).padStart(9)}  ${n(i?.waiting).padStart(7)}` : `${'-'.padStart(9)}  ${'-'.padStart(7)}`}   ${o ? `${n(o.inFlight).padStart(13)}  ${n(o.waitingInOutbox).padStart(7)}  ${n(o.inErrorDir).padStart(8)}` : ''}`.trimEnd();
         }),
         '',
-        'lease          owner                         token  expires',
+        'lease          owner                                    token  expires',
         ...mailboxes.map((m) => leaseLine(m.name, m.lease)),
         '',
         table('inbound parcels', inbound.counts),

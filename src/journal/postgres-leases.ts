@@ -23,15 +23,21 @@ const FENCE_SQL = 'SELECT 1 AS held FROM lease WHERE mailbox_id = ? AND owner = 
  * TRUNCATE, a restore without them), and a fresh row at 1 made tokens go back and repeat — an
  * earlier holder's staging files then passed for the new holder's own (never removed as
  * orphans), and a same-named process frozen under an old token had its writes accepted again.
+ * `meta` can go with them (a DBA emptying both, an older backup restored), and no other table
+ * keeps every token issued (an upload leaves none), so a token is also at least the server's
+ * clock in microseconds: what nobody resets with the tables. Tokens go back only if both the
+ * tables and the server's clock do.
  */
 const ACQUIRE_SQL = `
-  WITH seen AS (SELECT coalesce(max(value::bigint), 0) AS token FROM meta WHERE key = ?),
+  WITH seen AS (
+    SELECT greatest(coalesce(max(value::bigint), 0) + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) AS next
+    FROM meta WHERE key = ?),
   taken AS (
     INSERT INTO lease AS l (mailbox_id, owner, token, expires_at)
-    VALUES (?, ?, (SELECT token FROM seen) + 1, clock_timestamp() + ?::bigint * interval '1 millisecond')
+    VALUES (?, ?, (SELECT next FROM seen), clock_timestamp() + ?::bigint * interval '1 millisecond')
     ON CONFLICT (mailbox_id) DO UPDATE SET
       token = CASE WHEN l.owner = excluded.owner AND l.token = ?::bigint AND l.expires_at >= clock_timestamp() THEN l.token
-                   ELSE greatest(l.token, (SELECT token FROM seen)) + 1 END,
+                   ELSE greatest(l.token + 1, (SELECT next FROM seen)) END,
       owner = excluded.owner,
       expires_at = excluded.expires_at
     WHERE (l.owner = excluded.owner AND l.token = ?::bigint) OR l.expires_at < clock_timestamp()

@@ -50,12 +50,13 @@ describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
       await ka.stop(); // planned: handed back at once
       await eventually(() => MAILBOXES.every((m) => kb.mayAct(m)), 5_000, 'b takes over after a release');
       // The one b took from a has a grown token; the one it held keeps its own.
-      expect(
-        kb
-          .heldLeases()
-          .sort((x, y) => x.mailboxId - y.mailboxId)
-          .map((l) => l.token),
-      ).toEqual(MAILBOXES.map((m, i) => (tokens[i] as number) + (fromA.includes(m) ? 1 : 0)));
+      const after = kb
+        .heldLeases()
+        .sort((x, y) => x.mailboxId - y.mailboxId)
+        .map((l) => l.token);
+      for (const [i, m] of MAILBOXES.entries())
+        if (fromA.includes(m)) expect(after[i]).toBeGreaterThan(tokens[i] as number);
+        else expect(after[i]).toBe(tokens[i]);
 
       // b freezes (no renewals); a new a takes over after the expiry; b wakes.
       const frozen = kb as unknown as { timer: NodeJS.Timeout };
@@ -95,6 +96,7 @@ describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
     });
     try {
       await k.start();
+      const first = k.heldLeases()[0]?.token ?? Infinity;
       expect(k.mayAct(1001)).toBe(true);
       t = 8_999;
       expect(k.mayAct(1001)).toBe(true);
@@ -113,7 +115,7 @@ describe.skipIf(!server.available)('lease keeper (PostgreSQL)', () => {
       // Handed back, then taken again in the same round under a new token (the abandoned holding's
       // work never passes for the new one's), with a deadline counted from this new request.
       expect(acquired).toBe(1);
-      expect(k.heldLeases()[0]?.token).toBe(2);
+      expect(k.heldLeases()[0]?.token).toBeGreaterThan(first);
     } finally {
       await k.stop();
       await a.close();
