@@ -33,7 +33,7 @@ at once (exit 1). Then, when the last one is a day old, the retention pass of ru
   0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
   delivered (inbox not writable, disk full — the reasons are printed), the service was unreachable,
   or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
-  gridsync is running). SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout,
+  gridsync is running), or the shared journal found damaged during the run (a table missing). SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout,
   then exit 1 (the journal resumes the rest next time); a second signal exits at once.`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -74,6 +74,7 @@ export async function main(argv: string[]): Promise<number> {
     // A refusal (StartupError) is said once, on stderr with its code, by the command's caller.
     const daemon = await Daemon.open({ loaded, logger, waitForService: false, signal: interrupted.signal }).finally(() => logger.flush());
     interrupted.signal.addEventListener('abort', () => daemon.interrupt(), { once: true });
+    void daemon.fatal.stopped.then(() => daemon.interrupt());
     const view = new ProgressView({
       tty,
       out: process.stderr,
@@ -85,6 +86,8 @@ export async function main(argv: string[]): Promise<number> {
     try {
       const { totals: t, left, rounds, timedOut, unreachable } = await daemon.runOnce();
       clearInterval(ticker);
+      // Said once on stderr by the command's caller, as a start refused for it (exit 2).
+      if (daemon.fatal.error) throw daemon.fatal.error;
       view.finish(daemon.progressRows());
       logger.info({ inbound: t.inbound, outbound: t.outbound, rounds, interrupted: interrupted.signal.aborted }, 'once: done');
       // Exit 0 only when nothing deliverable is left: a scheduler running `once` must see every

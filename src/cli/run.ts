@@ -2,6 +2,8 @@
 import { Daemon, StartupError } from '../daemon/index.js';
 import { parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+import { describeForOperator, exitCodeFor } from './exit-codes.js';
+import { printError } from './print.js';
 import { progressLogFields, ProgressView } from './progress.js';
 
 const USAGE = `usage: gridsync run [-c FILE] [--log-level L] [--quiet]
@@ -9,7 +11,8 @@ const USAGE = `usage: gridsync run [-c FILE] [--log-level L] [--quiet]
 Runs until SIGTERM/SIGINT: polls the inboxes on schedule, watches the outboxes, serves /healthz,
 /readyz and /metrics when http.enabled. The first signal drains in-flight transfers (up to
 shutdownTimeout), a second one exits at once. SIGHUP is ignored (restart to reload the config).
-Exit codes: 0 clean stop · 2 config, credentials, folders or journal lock.`;
+Exit codes: 0 clean stop · 2 config, credentials, folders or journal lock, or the shared journal
+found damaged while running (a table or column missing: a start would refuse it too).`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -42,17 +45,21 @@ export async function main(argv: string[]): Promise<number> {
     });
     const ticker = setInterval(() => view.tick(daemon.progressRows()), 1000);
     ticker.unref();
-    const sig = await stopped;
+    const sig = await Promise.race([stopped, daemon.fatal.stopped.then(() => undefined)]);
     clearInterval(ticker);
-    logger.info({ signal: sig }, 'stopping: finishing in-flight transfers');
+    logger.info({ signal: sig ?? null }, 'stopping: finishing in-flight transfers');
     await daemon.close();
     logger.info({ forced: daemon.forcedStop }, 'gridsync stopped');
     logger.flush();
+    const fatal = daemon.fatal.error;
+    // The same line and exit code a start refused for this would give (the log has it already).
+    if (fatal) printError(`gridsync: ${describeForOperator(fatal)}\n`);
+    const code = fatal ? exitCodeFor(fatal) : 0;
     // A forced stop leaves a transfer holding the event loop: exit now, the journal resumes it.
-    if (daemon.forcedStop) process.exit(0);
+    if (daemon.forcedStop) process.exit(code);
     // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on
     // it, nor go past the stop's bound (shutdownTimeout and its grace).
-    setTimeout(() => process.exit(0), Math.min(2000, daemon.stopLeftMs)).unref();
-    return 0;
+    setTimeout(() => process.exit(code), Math.min(2000, daemon.stopLeftMs)).unref();
+    return code;
   });
 }

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { GridConfigError, type MailboxTransport } from '../api/index.js';
 import { connectService } from '../service/index.js';
-import type { LoadedConfig } from '../config/index.js';
-import { errorFields } from '../errors/index.js';
+import { workDirOf, type LoadedConfig } from '../config/index.js';
+import { errorFields, isGridsyncError } from '../errors/index.js';
 import { EventBus, type PipelineEvents } from '../events/index.js';
 import { configuredPartners, InboundPipeline, PartnerNames } from '../inbound/index.js';
 import { openJournal, type JournalStore } from '../journal/index.js';
@@ -19,9 +19,7 @@ import { OutboundPipeline } from '../outbound/index.js';
 import { gridsyncVersion } from '../version.js';
 import { startHealthServer, type HealthServer } from './http.js';
 import { DEFAULTS, STUCK_AFTER_CYCLES } from '../config/defaults.js';
-import { isGridsyncError } from '../errors/index.js';
 import { startCallbacks, type CallbackRuntime } from './callbacks.js';
-import { workDirOf } from '../config/index.js';
 import { Cleanups } from './cleanups.js';
 import { StopDeadline, stopTransfers } from './stop-deadline.js';
 import { checkMailboxes, connect, type ConnectDeps } from './connect.js';
@@ -47,6 +45,7 @@ import { DeliveryWatch } from './stuck.js';
 import { claimJournal, serviceIdentity, serviceRefusal } from './journal-service.js';
 import { FailingMailboxes } from './failing-mailboxes.js';
 import { reportOrphanedWork } from './orphans.js';
+import { FatalStop } from './fatal-stop.js';
 
 export interface DaemonOptions {
   readonly loaded: LoadedConfig;
@@ -64,6 +63,7 @@ const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms,
 
 export class Daemon {
   readonly metrics = new DaemonMetrics();
+  readonly fatal = new FatalStop();
   /** Progress of every pipeline (`inbound:*`, `outbound:*`); metrics, progress and hooks subscribe. */
   readonly events: EventBus<PipelineEvents>;
   private readonly cleanups = new Cleanups();
@@ -166,6 +166,7 @@ export class Daemon {
     // After a forced stop a transfer may still write to the journal: leave it to process exit,
     // which the journal survives like a SIGKILL (WAL, synchronous=FULL, the lock dies with the pid).
     this.cleanups.push({ name: 'journal', fn: () => this.journal.close(), skipWhenForced: true });
+    this.fatal.watch(this.journal, this.logger);
     await claimJournal(this.journal, { baseUrl: cfg.api.baseUrl, configFile: path.resolve(this.options.loaded.file) }, this.logger);
     if (cfg.hooks.afterReceive || cfg.hooks.afterSend) {
       const hooks = new HookRunner(cfg.hooks, this.logger.child({ component: 'hooks' }));

@@ -119,7 +119,7 @@ export const ERROR_TABLE = {
   JOURNAL_SCHEMA_DAMAGED: row(
     EXIT.operator,
     false,
-    'the shared (PostgreSQL) journal lacks a table or column its schema version needs (dropped by hand, a partial restore); the message names each; nothing is created in its place',
+    'the shared (PostgreSQL) journal lacks a table or column its schema version needs (dropped by hand, a partial restore); the message names each; nothing is created in its place. Found while running: `run` stops, `once` takes no new item',
     'restore the table from a backup of the database ("When the shared journal is damaged" in the operations guide)',
   ),
   JOURNAL_IN_USE: row(

@@ -15,6 +15,7 @@ import { PgLeases } from './postgres-leases.js';
 import { PG_MIGRATIONS } from './postgres-migrations.js';
 import { JournalSchemaDamagedError } from './schema-damaged-error.js';
 import { JournalSchemaTooNewError } from './schema-error.js';
+import { SchemaWatch } from './schema-watch.js';
 import {
   GET_META_SQL,
   metaParams,
@@ -53,6 +54,7 @@ export class PgJournal implements JournalStore {
   readonly leases: PgLeases;
   readonly now: () => number;
   private readonly batcher: PgBatcher;
+  private readonly schema: SchemaWatch;
   private closed = false;
 
   private constructor(
@@ -62,6 +64,7 @@ export class PgJournal implements JournalStore {
     options: PgJournalOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.schema = new SchemaWatch(location, () => this.missingObjects());
     this.leases = new PgLeases(options.owner, (sql, params) => this.query(sql, params));
     this.batcher = new PgBatcher({ pool, leases: this.leases, now: () => this.now(), wrap: (err) => this.wrap(err) });
   }
@@ -129,7 +132,15 @@ export class PgJournal implements JournalStore {
   /** Group commit (`JournalStore.commit`, `./postgres-batch.ts`). */
   commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T> {
     if (this.closed) return Promise.reject(new JournalUnavailableError(this.location, 'the journal is closed'));
+    // Not one more step on a damaged schema: a step's writes may span tables, and every step of
+    // an item depends on the ones before.
+    if (this.schema.found) return Promise.reject(this.schema.found);
     return this.batcher.commit(fn, options);
+  }
+
+  /** A table or column found missing while this journal is in use (`./schema-watch.ts`); told once. */
+  onSchemaDamaged(listener: (err: JournalSchemaDamagedError) => void): void {
+    this.schema.onDamaged(listener);
   }
 
   private async query(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult> {
@@ -183,6 +194,7 @@ export class PgJournal implements JournalStore {
     )
       return err;
     const e = err as { message?: string; code?: string };
+    this.schema.saw(err);
     return new JournalUnavailableError(this.location, scrubSecrets(String(e.message ?? err), this.secrets), e.code);
   }
 

@@ -108,6 +108,8 @@ export interface JournalStore {
   all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
   /** Group commit (see the glossary above). */
   commit<T>(fn: (tx: JournalTx) => Promise<T>, options?: CommitOptions): Promise<T>;
+  /** The shared journal only: a table or column found missing while in use; every commit is refused from then on. */
+  onSchemaDamaged?(listener: (err: Error) => void): void;
   /**
    * Housekeeping across mailboxes that no lease guards: retention deletes of finished rows and
    * daemon metadata. Returns the number of rows changed.
