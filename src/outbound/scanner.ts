@@ -129,7 +129,8 @@ export class OutboxScanner {
     let wait = this.ctx.cfg.rescanMs;
     try {
       const w = await this.scan();
-      this.failing.ok();
+      // Without the mailbox's lease a scan skips the journal: no sign that it answers again.
+      if (this.ctx.lease.mayAct()) this.failing.ok();
       this.onScanned();
       if (w > 0) wait = Math.min(wait, w + 5);
     } catch (err) {

@@ -47,6 +47,7 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
       const before = a.lines().length;
       // Down for about 24 outbox rescans (every 500 ms) and 12 lease rounds (every second).
       const down = server.restart(12_000);
+      const upAt = Date.now() + 12_000; // stopped by now; started no sooner
       await new Promise((r) => setTimeout(r, 500));
       w.dropOutbox('during.x12', Buffer.from(x12(2)));
       await down;
@@ -82,6 +83,12 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
       ])
         expect(loud.filter((l) => l.startsWith(msg)).length, msg).toBeLessThanOrEqual(1);
       expect(loud.filter((l) => l.startsWith('outbound task failed unexpectedly'))).toEqual([]);
+      // The lease ends a few seconds into the outage; the scans that then skip the journal (only
+      // the holder claims) are no sign it answers again. Before, that line came mid-outage.
+      const scansBack = said('outbox scans get through again', 30).map((l) => Number(l.time));
+      expect(said('outbox scan failed; retrying', 40), 'the outage reached a scan').toHaveLength(1);
+      expect(scansBack, 'told once, when it ends').toHaveLength(1);
+      for (const at of scansBack) expect(at, 'outbox scans get through again, mid-outage').toBeGreaterThanOrEqual(upAt);
       expect(loud.length, loud.join('\n')).toBeLessThanOrEqual(12);
     } finally {
       await w.close();
