@@ -140,11 +140,18 @@ export function configuredPartners(section: Readonly<Record<string, string>> | u
   return new Map(Object.entries(section ?? {}).map(([id, name]) => [Number(id), name]));
 }
 
+/** A lookup under way, with the parcels waiting on it; `ctl` gives it up. */
+interface InFlight {
+  readonly done: Promise<void>;
+  readonly ctl: AbortController;
+  waiters: number;
+}
+
 /** Partner names for one process: one per daemon, shared by every mailbox's inbound pipeline. */
 export class PartnerNames {
   private readonly cache = new Map<number, CachedName>();
   /** Lookups in flight: parcels of one partner downloaded in parallel share one call. */
-  private readonly inFlight = new Map<number, Promise<void>>();
+  private readonly inFlight = new Map<number, InFlight>();
   /** Folder key → the grid id whose learnt name took that folder in this process (first come). */
   private readonly claims = new Map<string, number>();
   private readonly configured: ReadonlyMap<number, string>;
@@ -169,17 +176,35 @@ export class PartnerNames {
   /**
    * The name for a sender's grid id, asking the service at most once per cache period and never for
    * longer than the deadline. A caller whose `signal` aborts (a stop, a lost lease) stops waiting at
-   * once with its reason; the lookup goes on for the other parcels waiting on it.
+   * once with its reason; the lookup goes on for the other parcels waiting on it. The last to stop
+   * so gives the lookup up: nobody would use its answer (every parcel of a lost lease left), and
+   * run to its deadline it would tell and cache a failure nobody met.
    */
   async nameOf(gridId: number | null | undefined, signal?: AbortSignal): Promise<string> {
     const first = this.decide(gridId, true);
     if (first.kind === 'name') return first.name;
-    let pending = this.inFlight.get(first.gridId);
+    const id = first.gridId;
+    let pending = this.inFlight.get(id);
     if (!pending) {
-      pending = this.lookup(first.gridId).finally(() => this.inFlight.delete(first.gridId));
-      this.inFlight.set(first.gridId, pending);
+      const ctl = new AbortController();
+      const entry: InFlight = {
+        ctl,
+        waiters: 0,
+        done: this.lookup(id, ctl).finally(() => {
+          if (this.inFlight.get(id) === entry) this.inFlight.delete(id);
+        }),
+      };
+      this.inFlight.set(id, (pending = entry));
     }
-    await waitShared(pending, signal);
+    pending.waiters++;
+    try {
+      await waitShared(pending.done, signal);
+    } finally {
+      if (--pending.waiters === 0 && signal?.aborted && this.inFlight.get(id) === pending) {
+        this.inFlight.delete(id);
+        pending.ctl.abort(signal.reason);
+      }
+    }
     const after = this.decide(gridId, false);
     return after.kind === 'name' ? after.name : String(first.gridId);
   }
@@ -206,10 +231,9 @@ export class PartnerNames {
   }
 
   /** One bounded call; whatever happens, the cache holds an entry afterwards and nothing throws. */
-  private async lookup(gridId: number): Promise<void> {
+  private async lookup(gridId: number, ctl: AbortController): Promise<void> {
     const call = this.options.lookup as PartnerLookup;
     const stop = this.options.signal;
-    const ctl = new AbortController();
     const giveUp = (): void => ctl.abort(stop?.reason);
     stop?.addEventListener('abort', giveUp, { once: true });
     if (stop?.aborted) giveUp();
@@ -217,9 +241,11 @@ export class PartnerNames {
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs);
     });
+    const given = new Promise<'given-up'>((resolve) => ctl.signal.addEventListener('abort', () => resolve('given-up'), { once: true }));
     let outcome: { ok: true; name: string | undefined } | { ok: false };
     try {
-      const answer = await Promise.race([call(gridId, { signal: ctl.signal }).then((name) => ({ name })), deadline]);
+      const answer = await Promise.race([call(gridId, { signal: ctl.signal }).then((name) => ({ name })), deadline, given]);
+      if (answer === 'given-up') return; // stopping, or nobody waits: nothing to tell, nothing worth caching
       if (answer === 'timeout') {
         outcome = { ok: false };
         this.logger.warn(
@@ -228,7 +254,7 @@ export class PartnerNames {
         );
       } else outcome = { ok: true, name: answer.name };
     } catch (err) {
-      if (stop?.aborted) return; // stopping: nothing to tell, nothing worth caching
+      if (ctl.signal.aborted) return;
       outcome = { ok: false };
       // A sender's record is usually another tenant's: 403/404 is the expected answer, not a fault.
       const expected = err instanceof GridApiError && (err.httpStatus === 403 || err.httpStatus === 404);

@@ -15,6 +15,8 @@ export interface HeldRequest {
   readonly name: string;
   readonly mode: HangMode;
   readonly at: number;
+  /** When the client gave it up (closed its connection), if it has. */
+  closedAt: number | undefined;
 }
 
 export interface HungProxy {
@@ -93,7 +95,9 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
     proxy.seen.push(name);
     const mode = proxy.rule(name);
     if (mode && mode !== 'slow') {
-      proxy.held.push({ name, mode, at: Date.now() });
+      const held: HeldRequest = { name, mode, at: Date.now(), closedAt: undefined };
+      proxy.held.push(held);
+      res.on('close', () => (held.closedAt ??= Date.now()));
       req.resume();
       hold(mode, res, typeof req.headers.soapaction === 'string');
       return;
@@ -108,7 +112,7 @@ export async function startHungProxy(target: string): Promise<HungProxy> {
     );
     out.on('error', () => res.destroy());
     if (mode === 'slow') {
-      proxy.held.push({ name, mode, at: Date.now() });
+      proxy.held.push({ name, mode, at: Date.now(), closedAt: undefined });
       req.pipe(paced()).pipe(out);
     } else req.pipe(out);
   });
