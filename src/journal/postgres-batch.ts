@@ -66,6 +66,8 @@ export interface PgBatcherDeps {
   readonly now: () => number;
   /** Errors leave the journal typed, the password scrubbed. */
   readonly wrap: (err: unknown) => Error;
+  /** The error a failed commit is rejected with: the schema damage its failure revealed, if any (`./schema-watch.ts`). */
+  readonly verdict: (err: Error) => Promise<Error>;
 }
 
 /**
@@ -150,8 +152,9 @@ export class PgBatcher {
       // Nothing of this batch is known to be durable: a COMMIT whose answer was lost may still
       // have committed, which the transitions' own state checks make harmless on a retry.
       client?.release(true);
-      const wrapped = this.deps.wrap(err);
-      for (const p of batch) p.reject(wrapped);
+      void this.deps.verdict(this.deps.wrap(err)).then((e) => {
+        for (const p of batch) p.reject(e);
+      });
       return this.endFlush(ordered);
     }
     batch.forEach((p, i) => {
@@ -159,7 +162,8 @@ export class PgBatcher {
       if (r.ok) return p.resolve(r.value);
       // Counted on the final outcome: an item replayed in savepoints was refused once, not twice.
       if (r.value instanceof JournalLeaseLostError) this.deps.leases.refused(r.value.mailboxId);
-      p.reject(fromDatabase(r.value) ? this.deps.wrap(r.value) : r.value);
+      if (fromDatabase(r.value)) void this.deps.verdict(this.deps.wrap(r.value)).then(p.reject);
+      else p.reject(r.value);
     });
     this.endFlush(ordered);
   }

@@ -66,7 +66,13 @@ export class PgJournal implements JournalStore {
     this.now = options.now ?? Date.now;
     this.schema = new SchemaWatch(location, () => this.missingObjects());
     this.leases = new PgLeases(options.owner, (sql, params) => this.query(sql, params));
-    this.batcher = new PgBatcher({ pool, leases: this.leases, now: () => this.now(), wrap: (err) => this.wrap(err) });
+    this.batcher = new PgBatcher({
+      pool,
+      leases: this.leases,
+      now: () => this.now(),
+      wrap: (err) => this.wrap(err),
+      verdict: (err) => this.schema.verdict(err),
+    });
   }
 
   /** Connects (proving the database is reachable) and brings the schema up to date. */
@@ -124,9 +130,18 @@ export class PgJournal implements JournalStore {
 
   private async readSchema(): Promise<{ recorded: number[]; plan: MigrationPlan }> {
     // Two statements: one naming the table fails to plan while the table does not exist, whatever CASE guards it.
-    const table = await this.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
-    const recorded = table?.t ? versionsOf(await this.all<{ version: number }>('SELECT version FROM schema_migrations')) : [];
-    return { recorded, plan: planMigrations(PG_MIGRATIONS, recorded, namesOf(await this.all<{ name: string }>(PRESENT_OBJECTS_SQL))) };
+    const [table] = await this.unjudged<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+    const recorded = table?.t ? versionsOf(await this.unjudged<{ version: number }>('SELECT version FROM schema_migrations')) : [];
+    return { recorded, plan: planMigrations(PG_MIGRATIONS, recorded, namesOf(await this.unjudged<{ name: string }>(PRESENT_OBJECTS_SQL))) };
+  }
+
+  /** The damage check's own statements: judged by it (`query`), their failure would wait for the check itself. */
+  private async unjudged<T>(sql: string): Promise<T[]> {
+    try {
+      return (await this.pool.query(statement(sql, []))).rows as T[];
+    } catch (err) {
+      throw this.wrap(err);
+    }
   }
 
   /** Group commit (`JournalStore.commit`, `./postgres-batch.ts`). */
@@ -147,7 +162,7 @@ export class PgJournal implements JournalStore {
     try {
       return await this.pool.query(statement(sql, params));
     } catch (err) {
-      throw this.wrap(err);
+      throw await this.schema.verdict(this.wrap(err));
     }
   }
 

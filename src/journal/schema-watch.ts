@@ -6,8 +6,9 @@
  *
  * pg's SQLSTATEs for a relation or a column the statement names and the database lacks (42P01,
  * 42703) start the check a start makes; should it find objects missing, the damage is final for
- * this process: the journal refuses every further commit and tells its listeners once. Those
- * codes alone decide nothing: one that names no object of ours finds nothing missing.
+ * this process: the statement's caller gets the damage instead of its error (`verdict`), the
+ * journal refuses every further commit and tells its listeners once. Those codes alone decide
+ * nothing: one that names no object of ours finds nothing missing.
  */
 import { JournalSchemaDamagedError } from './schema-damaged-error.js';
 
@@ -15,7 +16,7 @@ const MISSING_OBJECT = new Set(['42P01', '42703']);
 
 export class SchemaWatch {
   private damage: JournalSchemaDamagedError | undefined;
-  private checking = false;
+  private checking: Promise<void> | undefined;
   private readonly listeners: ((err: JournalSchemaDamagedError) => void)[] = [];
 
   constructor(
@@ -33,17 +34,26 @@ export class SchemaWatch {
   saw(err: unknown): void {
     const code = (err as { code?: unknown } | null)?.code;
     if (this.damage || this.checking || typeof code !== 'string' || !MISSING_OBJECT.has(code)) return;
-    this.checking = true;
     // A check that fails (the server gone meanwhile) decides nothing: the next such error asks again.
-    this.missing().then(
+    this.checking = this.missing().then(
       (missing) => {
-        this.checking = false;
+        this.checking = undefined;
         if (missing.length === 0 || this.damage) return;
         this.damage = new JournalSchemaDamagedError(this.location, missing);
         for (const l of this.listeners) l(this.damage);
       },
-      () => (this.checking = false),
+      () => void (this.checking = undefined),
     );
+  }
+
+  /**
+   * What a failed statement's caller is given: the damage, once the check its error started (or
+   * one under way) found it; else the error itself. A caller that decides on the code (`once`'s
+   * exit, a cycle's failure) so sees `JOURNAL_SCHEMA_DAMAGED`, not the statement's failure.
+   */
+  async verdict(err: Error): Promise<Error> {
+    await this.checking;
+    return this.damage ?? err;
   }
 
   onDamaged(listener: (err: JournalSchemaDamagedError) => void): void {

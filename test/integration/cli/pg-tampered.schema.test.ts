@@ -10,12 +10,15 @@
  *   the database were briefly unreachable) — or, with `schema_migrations` itself emptied, created
  *   the table again empty. Now the start is refused with one line naming the table (exit 2,
  *   `JOURNAL_SCHEMA_DAMAGED`), nothing is created, and `doctor` fails its schema line with the same words.
+ * - a table renamed away while `once` runs (the process frozen at a pause point meanwhile): once
+ *   went on as for a database briefly away and exited 1; now it stops as its start would have
+ *   been refused, exit 2 with the same line, and the next run delivers each parcel once.
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '@gridsync/emulator';
 import { makeDaemonWorld, seedEmbeddedService } from '../../helpers/daemon-config.js';
-import { runCli } from '../../helpers/daemon-child.js';
+import { eventually, runCli, startCli } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { postgresForFile, queryIn } from '../../helpers/postgres.js';
 
@@ -104,6 +107,34 @@ describe.skipIf(!server.available)('a tampered PostgreSQL journal schema', () =>
       const after = runCli(['once', '-c', w.configFile], env);
       expect(after.status, after.stderr).toBe(0);
       expect(inboxFiles(w.inbox)).toEqual(['a.x12', 'b.x12']);
+    } finally {
+      w.cleanup();
+    }
+  }, 120_000);
+
+  it('a table renamed away while once runs: it takes no new item and exits 2 with the start’s line; restored, each parcel once', async () => {
+    const w = makeDaemonWorld();
+    const url = await server.createDatabase('tamper_during_once');
+    const env = { GRIDSYNC_JOURNAL_URL: url };
+    try {
+      await seedEmbeddedService(
+        w,
+        [1, 2, 3].map((k) => ({ fileName: `p${k}.x12`, content: x12(k) })),
+      );
+      const child = startCli(['once', '-c', w.configFile], { ...env, GRIDSYNC_PAUSE_AT: 'in.before-rename:1' });
+      await eventually(() => child.output().includes('pause point in.before-rename reached'), 30_000, 'once paused before a placement');
+      await adminIn(url, 'ALTER TABLE inbound_parcels RENAME TO inbound_parcels_aside');
+      child.kill('SIGCONT');
+      const r = await child.exited;
+      expect(r.code, r.stderr + r.stdout.slice(-4000)).toBe(2);
+      const told = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('pause point'));
+      expect(told, r.stderr).toHaveLength(1);
+      expect(told[0]).toMatch(/is damaged: table inbound_parcels missing .*\[JOURNAL_SCHEMA_DAMAGED\]$/);
+
+      await adminIn(url, 'ALTER TABLE inbound_parcels_aside RENAME TO inbound_parcels');
+      const after = runCli(['once', '-c', w.configFile], env);
+      expect(after.status, after.stderr).toBe(0);
+      expect(inboxFiles(w.inbox)).toEqual(['p1.x12', 'p2.x12', 'p3.x12']);
     } finally {
       w.cleanup();
     }
