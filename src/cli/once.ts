@@ -33,8 +33,9 @@ at once (exit 1). Then, when the last one is a day old, the retention pass of ru
   0 all done · 1 some item failed (details logged, files in errorDir), some item could not be
   delivered (inbox not writable, disk full — the reasons are printed), the service was unreachable,
   or a signal interrupted the cycle · 2 config, credentials, folders or journal lock (another
-  gridsync is running), or the shared journal found damaged during the run (a table missing). SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout,
-  then exit 1 (the journal resumes the rest next time); a second signal exits at once.`;
+  gridsync is running), or the shared journal found damaged during the run (a table missing).
+  SIGTERM/SIGINT: no new items, in-flight transfers get shutdownTimeout, then exit 1 (the
+  journal resumes the rest next time); a second signal exits at once.`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
