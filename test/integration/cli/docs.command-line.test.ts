@@ -1,0 +1,73 @@
+// The command-line summary an operator reads (docs/running.md, "Command line") against the built
+// CLI's own `--help`: every command `gridsync --help` lists has a line there, every option a
+// command's usage names is in its lines, every option the page gives a command is one the command
+// takes, and the options every command takes are named below the block. The page once lacked
+// `redeliver`, `--log-level`, `--quiet` and `call --soap`, and offered `call --api-key KEY`, which
+// every user sees in ps, where the command says --api-key-file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/daemon-child.js';
+import { repoRoot } from '../../helpers/journal-child.js';
+
+const page = fs.readFileSync(path.join(repoRoot, 'docs/running.md'), 'utf8');
+const section = /## Command line\n([\s\S]*?)\n## /.exec(page)?.[1] ?? '';
+const block = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+const belowBlock = section.slice(section.indexOf(block) + block.length);
+
+/** The block's lines per command: a `gridsync <command>` line and the indented lines under it. */
+function docEntries(): Map<string, string> {
+  const entries = new Map<string, string>();
+  let current: string | undefined;
+  for (const line of block.split('\n')) {
+    const command = /^gridsync ([a-z]+)/.exec(line)?.[1];
+    if (command) current = command;
+    if (current) entries.set(current, `${entries.get(current) ?? ''}\n${line}`);
+  }
+  return entries;
+}
+
+/** `--dry-run`, `--root-key-file`, `-c`: the options a text names. */
+const optionsIn = (text: string): string[] => [
+  ...new Set([...text.matchAll(/(?<![\w-])(--[a-z][a-z-]*|-[a-zA-Z])\b/g)].map((m) => m[1] as string)),
+];
+
+function help(args: string[]): string {
+  const r = runCli([...args, '--help']);
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+/** The usage lines of a command's help: `usage: gridsync call …` and the `gridsync call …` lines under it. */
+const usageLines = (text: string): string => (/^usage: [^\n]*(?:\n +gridsync [^\n]*)*/.exec(text)?.[0] ?? '').replace(/^usage: /, '');
+
+const commands = [...help([]).matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1] as string);
+const helps = new Map(commands.map((c) => [c, help([c])]));
+/** Options whose help every command prints (the output options): the page names them once, below the block. */
+const common = optionsIn(helps.get('run') ?? '').filter((o) => [...helps.values()].every((h) => optionsIn(h).includes(o)));
+
+describe('docs/running.md "Command line" matches the CLI', () => {
+  const entries = docEntries();
+
+  it('finds the block, the commands and the options every command takes', () => {
+    expect(commands.length).toBeGreaterThan(8);
+    expect(entries.size).toBeGreaterThan(5);
+    expect(common).toEqual(expect.arrayContaining(['--log-level', '--quiet']));
+  });
+
+  it('lists every command the CLI has, and no other', () => {
+    expect([...entries.keys()].sort()).toEqual([...commands].sort());
+  });
+
+  it.each(commands)('gridsync %s: the options its usage names are on the page, and the page names no other', (command) => {
+    const text = helps.get(command) ?? '';
+    const doc = entries.get(command) ?? '';
+    const usage = optionsIn(usageLines(text)).filter((o) => !common.includes(o));
+    expect(usage.filter((o) => !optionsIn(doc).includes(o))).toEqual([]);
+    expect(optionsIn(doc).filter((o) => !optionsIn(text).includes(o))).toEqual([]);
+  });
+
+  it('names below the block the options every command takes, with --help and --version', () => {
+    for (const option of [...common, '--help', '--version']) expect(belowBlock).toContain(`\`${option}`);
+  });
+});
