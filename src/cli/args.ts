@@ -49,7 +49,7 @@ export function parseCommand<O extends Options>(
       strict: true,
     });
   } catch (err) {
-    throw new UsageError(`${parserProblem(err)}\n${usage.split('\n')[0] ?? ''}\n(${commandOf(usage)} --help for more)`);
+    throw usageProblem(parserProblem(err), usage);
   }
   const level = parsed.values['log-level'];
   if (level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(level))
@@ -79,6 +79,15 @@ function parserProblem(err: unknown): string {
     return /argument missing/.test(e.message) ? `option ${option} needs a value` : `option ${option} takes no value`;
   }
   return e.message;
+}
+
+/**
+ * What is wrong first, then the usage lines and where to read more: the whole help text alone left
+ * an operator to find out what was missing.
+ */
+export function usageProblem(problem: string, usage: string): UsageError {
+  const lines = /^[^\n]*(?:\n +gridsync [^\n]*)*/.exec(usage)?.[0] ?? '';
+  return new UsageError(`${problem}\n${lines}\n(${commandOf(usage)} --help for more)`);
 }
 
 /** `gridsync once` from a usage text's first line. */

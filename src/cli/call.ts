@@ -5,7 +5,7 @@ import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFau
 import { ALL_OPERATIONS, operationByName } from '@gridsync/protocol/soap';
 import { ConfigSchema } from '../config/index.js';
 import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
-import { parseCommand, runCommand, UsageError } from './args.js';
+import { parseCommand, runCommand, usageProblem, UsageError } from './args.js';
 import { loadConfigOrThrow } from './common.js';
 import { print, printError } from './print.js';
 
@@ -57,10 +57,12 @@ export async function main(argv: string[]): Promise<number> {
     const soap = args.values.soap === true;
     const [method, p, json] = soap ? [undefined, args.positionals[0], args.positionals[1]] : args.positionals;
     if (soap) {
-      if (!p || args.positionals.length > 2) throw new UsageError(USAGE);
+      if (!p) throw usageProblem('name a SOAP operation (or --list)', USAGE);
+      if (args.positionals.length > 2) throw usageProblem(`unexpected argument ${args.positionals.slice(2).join(' ')}`, USAGE);
       if (!operationByName(p)) throw new UsageError(`unknown SOAP operation ${p}; gridsync call --soap --list shows them`);
     } else {
-      if (!method || !p || args.positionals.length > 3) throw new UsageError(USAGE);
+      if (!method || !p) throw usageProblem('name a METHOD and a PATH (or --list)', USAGE);
+      if (args.positionals.length > 3) throw usageProblem(`unexpected argument ${args.positionals.slice(3).join(' ')}`, USAGE);
       if (!/^(GET|POST|PUT|DELETE)$/i.test(method)) throw new UsageError(`METHOD must be GET, POST, PUT or DELETE, not ${method}`);
     }
     let body: unknown;

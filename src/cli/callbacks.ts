@@ -24,7 +24,7 @@ import {
 import type { Config } from '../config/index.js';
 import type { GridClient, SoapClient } from '../api/index.js';
 import { connectService, restBeside } from '../service/index.js';
-import { parseCommand, runCommand, UsageError } from './args.js';
+import { parseCommand, runCommand, usageProblem, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print, printError, serviceRefusal } from './print.js';
 
@@ -116,8 +116,13 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(argv, USAGE, CONFIG_OPTION, true);
     if (!args) return 0;
     const [verb, ...extra] = args.positionals;
-    const action = verb === undefined ? undefined : ACTIONS[verb];
-    if (!action || extra.length) throw new UsageError(USAGE);
+    const verbs = Object.keys(ACTIONS);
+    const choices = `${verbs.slice(0, -1).join(', ')} or ${verbs.at(-1) ?? ''}`;
+    if (verb === undefined) throw usageProblem(`name an action: ${choices}`, USAGE);
+    // Not ACTIONS[verb] alone: `toString` would find Object's own.
+    const action = verbs.includes(verb) ? ACTIONS[verb] : undefined;
+    if (!action) throw usageProblem(`unknown action ${verb}: ${choices}`, USAGE);
+    if (extra.length) throw usageProblem(`unexpected argument ${extra.join(' ')}`, USAGE);
     const cfg = loadConfigOrThrow(args.values.config).config;
     if (!cfg.callbacks) throw new UsageError('the config has no callbacks section (docs/callbacks.md)');
     const service = await connectService(cfg);

@@ -22,7 +22,7 @@ import {
 } from '../journal/index.js';
 import { redactUrl, type Config } from '../config/index.js';
 import { serviceIdentity } from '../daemon/index.js';
-import { output, parseCommand, runCommand, UsageError } from './args.js';
+import { output, parseCommand, runCommand, usageProblem, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
 import { print } from './print.js';
 
@@ -45,15 +45,16 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, to: { type: 'string' }, 'to-file': { type: 'string' } }, true);
     if (!args) return 0;
     const [sub, ...rest] = args.positionals;
-    if (rest.length > 0 || (sub !== 'migrate' && sub !== 'set-service')) throw new UsageError(USAGE);
+    if (sub === undefined) throw usageProblem('name a subcommand: migrate or set-service', USAGE);
+    if (sub !== 'migrate' && sub !== 'set-service') throw usageProblem(`unknown subcommand ${sub}: migrate or set-service`, USAGE);
+    if (rest.length > 0) throw usageProblem(`unexpected argument ${rest.join(' ')}`, USAGE);
     if (sub === 'set-service') {
-      if (args.values.to !== undefined || args.values['to-file'] !== undefined)
-        throw new UsageError(`set-service takes no target\n\n${USAGE}`);
+      if (args.values.to !== undefined || args.values['to-file'] !== undefined) throw usageProblem('set-service takes no target', USAGE);
       return setService(loadConfigOrThrow(args.values.config).config);
     }
     const toFile = args.values['to-file'];
     const to = toFile ? fs.readFileSync(toFile, 'utf8').trim() : args.values.to;
-    if (!to) throw new UsageError(`--to or --to-file is required\n\n${USAGE}`);
+    if (!to) throw usageProblem('--to or --to-file is required', USAGE);
     return migrate(loadConfigOrThrow(args.values.config).config, to);
   });
 }

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import { Daemon, ONCE_MAILBOX_CONCURRENCY } from '../daemon/index.js';
-import { output, parseCommand, runCommand, untilSignal } from './args.js';
+import { output, parseCommand, runCommand, untilSignal, usageProblem } from './args.js';
 import { dryRun, formatDryRun, wouldRefuse } from './dry-run.js';
 import { progressLogFields, ProgressView } from './progress.js';
 import { gridsyncVersion } from '../version.js';
@@ -41,6 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } });
     if (!args) return 0;
+    // Taken alone, --json would start a real run where the operator asked for a report.
+    if (args.values.json && !args.values['dry-run']) throw usageProblem('--json goes with --dry-run: a real run reports in its log', USAGE);
     const loaded = loadConfigOrThrow(args.values.config);
     if (args.values['dry-run']) {
       const report = await dryRun(loaded.config, path.resolve(loaded.file));

@@ -1,4 +1,6 @@
-// What an operator reads from the CLI: a usage line (not node's parser text) for a bad option, a
+// What an operator reads from the CLI: a usage line (not node's parser text) for a bad option, what
+// is wrong before the usage for a missing subcommand or argument (the usage alone once left the
+// operator to guess), `once --json` refused unless with --dry-run (it once ran real transfers), a
 // start-up refusal said once (it was logged and printed), and doctor naming the secret source
 // that won and warning when it runs as root (its folder and key checks then answer for root).
 import fs from 'node:fs';
@@ -32,6 +34,40 @@ describe('CLI polish', () => {
       'usage: gridsync status [-c FILE] [--json]',
     ]);
     expect(runCli(['requeue', '--all=yes']).stderr).toMatch(/^gridsync: option --all takes no value\n/);
+  });
+
+  it('a missing or unknown subcommand, a missing argument: the problem first, then the usage, where to read more', () => {
+    const cases: [string[], string, string][] = [
+      [['callbacks'], 'name an action: list, register, remove or test', 'usage: gridsync callbacks'],
+      [['callbacks', 'frob'], 'unknown action frob: list, register, remove or test', 'usage: gridsync callbacks'],
+      [['callbacks', 'toString'], 'unknown action toString: list, register, remove or test', 'usage: gridsync callbacks'],
+      [['callbacks', 'list', 'extra'], 'unexpected argument extra', 'usage: gridsync callbacks'],
+      [['journal'], 'name a subcommand: migrate or set-service', 'usage: gridsync journal'],
+      [['journal', 'frob'], 'unknown subcommand frob: migrate or set-service', 'usage: gridsync journal'],
+      [['journal', 'migrate', 'extra'], 'unexpected argument extra', 'usage: gridsync journal'],
+      [['call', 'GET'], 'name a METHOD and a PATH (or --list)', 'usage: gridsync call'],
+      [['call', 'GET', '/v2/users/me', '{}', 'extra'], 'unexpected argument extra', 'usage: gridsync call'],
+      [['call', '--soap'], 'name a SOAP operation (or --list)', 'usage: gridsync call'],
+    ];
+    for (const [args, problem, usage] of cases) {
+      const r = runCli(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      const lines = r.stderr.split('\n');
+      expect(lines[0], args.join(' ')).toBe(`gridsync: ${problem}`);
+      expect(lines[1], args.join(' ')).toMatch(new RegExp(`^${usage} `));
+      expect(lines.at(-2), args.join(' ')).toBe(`(${usage.slice('usage: '.length)} --help for more)`);
+    }
+  });
+
+  it('once --json without --dry-run is refused before anything is sent', () => {
+    const w = world();
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.copyFileSync('examples/invoice-810.x12', `${w.outbox}/invoice-810.x12`);
+    const r = runCli(['once', '--json', '-c', w.configFile]);
+    expect(r.stderr.split('\n')[0]).toBe('gridsync: --json goes with --dry-run: a real run reports in its log');
+    expect(r.status).toBe(2);
+    expect(fs.readdirSync(w.outbox)).toEqual(['invoice-810.x12']);
+    expect(fs.existsSync(w.state)).toBe(false);
   });
 
   it('a start-up refusal is said once, with its code', () => {
