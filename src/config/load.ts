@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Cron } from 'croner';
-import YAML, { YAMLError } from 'yaml';
+import { YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { serviceUrlProblem } from '../api/index.js';
 import { GridsyncError, holdSecrets } from '../errors/index.js';
@@ -18,6 +18,7 @@ import { readEnvOverrides, type EnvOverride } from './env.js';
 import { describeIssue } from './issues.js';
 import { formatKeyPath } from './keys.js';
 import { ConfigSchema, type Config } from './schema.js';
+import { parseConfigYaml } from './yaml-text.js';
 
 export class ConfigError extends GridsyncError {
   readonly code = 'CONFIG_INVALID';
@@ -299,7 +300,7 @@ export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.e
   }
   let raw: unknown;
   try {
-    raw = YAML.parse(text);
+    raw = parseConfigYaml(text);
   } catch (err) {
     throw yamlError(file, text, err);
   }

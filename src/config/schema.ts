@@ -40,9 +40,13 @@ const Concurrency = z.union([z.number(), z.string()]).transform((v, ctx): 'adapt
   return z.NEVER;
 });
 
-/** File mode as octal text (`"0640"`) or a number. */
+const OCTAL_MODE = 'expected an octal mode such as "0640"';
+/**
+ * File mode as octal digits (`"0640"`; the config file's loader hands an unquoted 0640 on as those
+ * digits) or a number: permission bits only, so a decimal 640 taken for a mode is refused.
+ */
 const FileMode = z
-  .union([z.number().int(), z.string().regex(/^0?[0-7]{3}$/, 'expected an octal mode such as "0640"')])
+  .union([z.number().int().min(0, OCTAL_MODE).max(0o777, OCTAL_MODE), z.string().regex(/^0?[0-7]{3}$/, OCTAL_MODE)])
   .transform((v) => (typeof v === 'number' ? v : Number.parseInt(v, 8)));
 
 /** A naming template whose `{variables}` are all among `allowed` (a typo must not silently produce odd names). */
