@@ -79,6 +79,9 @@ export function describeIssue(issue: Issue, raw: unknown): string {
       const own = issue.errors.flat().find((i) => !/^Invalid (input|option)/.test(i.message));
       return `${own?.message ?? 'not an accepted value'}${got}`;
     }
+    case 'invalid_key':
+      // The key's own rule says what a key must be; zod's outer message only says that it is not one.
+      return issue.issues.map((i) => i.message).join('; ') || issue.message;
     case 'invalid_value':
       return `expected one of ${issue.values.map(String).join(', ')}${got}`;
     case 'too_small':

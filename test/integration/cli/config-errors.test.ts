@@ -67,6 +67,13 @@ describe('config errors name the key and the fix', () => {
     expect(r.stderr).not.toMatch(NOT_PLAIN);
   });
 
+  it('a map\'s key that is not one: what a key must be (it was zod\'s "Invalid key in record")', () => {
+    const r = once(`${GOOD}partners:\n  Acme: Acme Corp\n`);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('partners.Acme: expected a grid id (a positive integer) as the key');
+    expect(r.stderr).not.toMatch(/Invalid key/);
+  });
+
   it('a YAML syntax error: the line and column, with the offending line shown', () => {
     const r = once(GOOD.replace('stateDir: ./state', 'stateDir: ./state: more'));
     expect(r.status).toBe(2);
