@@ -3,7 +3,9 @@
 // command's usage names is in its lines, every option the page gives a command is one the command
 // takes, and the options every command takes are named below the block. The page once lacked
 // `redeliver`, `--log-level`, `--quiet` and `call --soap`, and offered `call --api-key KEY`, which
-// every user sees in ps, where the command says --api-key-file.
+// every user sees in ps, where the command says --api-key-file. And every command line any page,
+// unit or the Dockerfile gives (`gridsync requeue --force NAME -c FILE`) names a command and only
+// options that command takes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +71,44 @@ describe('docs/running.md "Command line" matches the CLI', () => {
 
   it('names below the block the options every command takes, with --help and --version', () => {
     for (const option of [...common, '--help', '--version']) expect(belowBlock).toContain(`\`${option}`);
+  });
+});
+
+/** The pages, units and image an operator reads commands from. */
+const OPERATOR_FILES = [
+  'README.md',
+  'Dockerfile',
+  ...fs.readdirSync(path.join(repoRoot, 'docs')).map((f) => `docs/${f}`),
+  ...fs.readdirSync(path.join(repoRoot, 'systemd')).map((f) => `systemd/${f}`),
+];
+
+/**
+ * `gridsync once --dry-run -c FILE` as written: code spans, and lines of code blocks, that start with
+ * a command; in the units and the Dockerfile every line, `…/dist/cli/main.js run` read as `gridsync run`.
+ */
+function commandLines(file: string): string[] {
+  const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+  const lines = file.endsWith('.md')
+    ? [...text.matchAll(/`([^`\n]+)`/g), ...text.matchAll(/^```\w*\n([\s\S]*?)^```/gm)].flatMap((m) => (m[1] as string).split('\n'))
+    : text.split('\n');
+  return lines
+    .map((l) => /^\s*(gridsync\s+[a-z][^#|;&]*)/.exec(l.replace(/^.*\/dist\/cli\/main\.js\s/, 'gridsync '))?.[1]?.trim())
+    .filter((l): l is string => l !== undefined);
+}
+
+describe('every command line the operator pages, the units and the Dockerfile give is one the CLI takes', () => {
+  const lines = OPERATOR_FILES.flatMap((file) => commandLines(file).map((line) => ({ file, line })));
+
+  it('finds them (the units run main.js: read as gridsync)', () => {
+    expect(lines.length).toBeGreaterThan(40);
+    expect(lines.some((l) => l.file === 'systemd/gridsync.service' && l.line.startsWith('gridsync run -c'))).toBe(true);
+  });
+
+  it.each(lines)('$file: $line', ({ line }) => {
+    const command = /^gridsync\s+([a-z-]+)/.exec(line)?.[1] ?? '';
+    expect(commands, `gridsync ${command} is not a command`).toContain(command);
+    const text = helps.get(command) ?? '';
+    const offered = optionsIn(line.replace(/^gridsync\s+[a-z-]+/, '')).filter((o) => !['--help', '--version', '-h', '-V'].includes(o));
+    expect(offered.filter((o) => !optionsIn(text).includes(o))).toEqual([]);
   });
 });
