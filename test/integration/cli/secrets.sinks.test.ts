@@ -3,6 +3,8 @@
 // daemon runs against it as a real process; afterwards the key must appear in none of the places
 // gridsync stores or shows text from outside: the .error.json in errorDir, the log, the journal's
 // bytes, `gridsync status` (table and JSON), the unauthenticated /readyz and the /metrics scrape.
+// A password written into a callbacks URL was shown in the clear by doctor, the run log and
+// `callbacks list` (only the service's and the journal's URLs were masked).
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -127,6 +129,32 @@ describe('secrets echoed by the service reach no sink', () => {
     }
     expect(YAML.parse(fs.readFileSync(w.configFile, 'utf8')).api.apiKey).toBe(service.key);
   }
+
+  it('a password written in a callbacks URL: masked in doctor, the log and callbacks list', async () => {
+    const [publicPw, restPw] = ['CbPw-9x7Qz4', 'RsPw-3k2Lw8'];
+    const w = makeDaemonWorld({
+      log: { level: 'debug', pretty: false },
+      callbacks: {
+        listen: '127.0.0.1:0',
+        publicUrl: `https://u:${publicPw}@edi.example.com/cb`,
+        restUrl: `https://u:${restPw}@127.0.0.1:9`,
+      },
+    });
+    cleanups.push(() => w.cleanup());
+    const child: CliChild = startCli(['run', '-c', w.configFile], {}, w.dir);
+    cleanups.push(() => child.kill('SIGKILL'));
+    await child.waitFor(/callback receiver listening/);
+    await child.waitFor(/callback registered/);
+    child.kill('SIGTERM');
+    const exit = await child.exited;
+    const doctor = runCli(['doctor', '-c', w.configFile], {}, w.dir);
+    const list = runCli(['callbacks', 'list', '-c', w.configFile], {}, w.dir);
+    const sinks = { log: exit.stdout + exit.stderr, doctor: doctor.stdout + doctor.stderr, callbacksList: list.stdout + list.stderr };
+    // Not vacuous: each sink shows the URL, with the password masked.
+    for (const text of Object.values(sinks)) expect(text).toContain('https://u:***@edi.example.com/cb');
+    for (const [sink, text] of Object.entries(sinks))
+      expect({ sink, leaked: text.includes(publicPw) || text.includes(restPw) }).toEqual({ sink, leaked: false });
+  });
 
   it('REST: a 400 quoting the API key', async () => {
     await attack('rest', await echoingRestService());
