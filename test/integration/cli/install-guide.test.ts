@@ -2,7 +2,8 @@
 // the guide's own code block — parsed from the page, so it cannot drift — with the system paths
 // moved into a temporary folder, skipping only the lines that need the network or root (named
 // below). Then the command answers, runs a cycle, the units' Documentation= pages exist where the
-// install put them, and every `gridsync <command>` the guide uses is a command.
+// install put them, every `gridsync <command>` the guide uses is a command, and the log reader
+// the guide pipes journalctl into runs from the installed copy (it was `npx pino-pretty`).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -74,6 +75,21 @@ describe('the install guide', () => {
     worlds.push(w);
     const r = spawnSync(path.join(bin, 'gridsync'), ['once', '-c', w.configFile], { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr + r.stdout).toBe(0);
+  });
+
+  it('the log reader the guide pipes journalctl into is in the installed copy and reads a log line', () => {
+    const readers = [...guide.matchAll(/journalctl -u gridsync -o cat \|\s*([^\s`]+)/g)].map((m) => m[1] as string);
+    expect(readers.length).toBeGreaterThan(0);
+    for (const reader of new Set(readers)) {
+      // Not `npx`: outside the checkout it would fetch the package from the registry, at 3 a.m. on a host without one.
+      expect(reader).toMatch(/^\/opt\/gridsync\//);
+      const r = spawnSync(move(reader), [], {
+        input: '{"level":30,"time":0,"msg":"parcel received"}\n',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(String(r.stdout), String(r.error ?? r.stderr)).toMatch(/INFO.*parcel received/);
+    }
   });
 
   it("the units' Documentation= pages are installed where the units say", () => {
