@@ -1,7 +1,7 @@
 /** `gridsync call METHOD PATH [JSON]`: one raw REST call through the client; prints `data`. `--soap OPERATION [JSON]`: one SOAP 4.1 call. */
 import fs from 'node:fs';
 import { ZodError } from 'zod';
-import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, SoapClient, SoapFaultError } from '../api/index.js';
+import { ALL_ENDPOINTS, GridApiError, GridClient, GridError, serviceUrlProblem, SoapClient, SoapFaultError } from '../api/index.js';
 import { ALL_OPERATIONS, operationByName } from '@gridsync/protocol/soap';
 import { ConfigSchema } from '../config/index.js';
 import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
@@ -16,8 +16,9 @@ const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL
 One REST call through the client (auth, retry, envelope). Prints the response's data as JSON; on an
 error prints errorCode and message to stderr and exits 1. Credentials come from -c FILE, from
 --base-url with --api-key-file FILE (or GRIDSYNC_API_KEY_FILE), or from GRIDSYNC_API_BASE_URL /
-GRIDSYNC_API_KEY. --api-key KEY still works but every user sees it in ps: gridsync warns. A GET's JSON becomes the
-query string. Example: gridsync call POST /v2/parcels/pending-inbox-list '{"mailboxId":1001}'
+GRIDSYNC_API_KEY. --api-key KEY still works but every user sees it in ps: gridsync warns.
+--allow-insecure-http: plain http:// to a host that is not loopback, as api.allowInsecureHttp does
+in a config. A GET's JSON becomes the query string. Example: gridsync call POST /v2/parcels/pending-inbox-list '{"mailboxId":1001}'
 
 With --soap, one operation of the SOAP 4.1 interface: JSON holds its parameters by element name
 (SessionID is filled in from the API key or a Login); the result prints as JSON with element names
@@ -103,6 +104,12 @@ export async function main(argv: string[]): Promise<number> {
     if (!apiKey && !login) throw new UsageError('no credentials: give -c FILE, --api-key-file FILE, or GRIDSYNC_API_KEY');
     if (baseUrl === 'embedded' && !cfg)
       throw new UsageError('baseUrl embedded needs -c FILE (the emulator keeps its state in the stateDir)');
+    if (!cfg && URL.canParse(baseUrl)) {
+      // The client's refusal names the config key; without a config the switch is this command's flag.
+      const url = new URL(baseUrl);
+      const problem = serviceUrlProblem(url, allowInsecureHttp);
+      if (problem && !serviceUrlProblem(url, true)) throw new UsageError(`${problem}; without -c FILE: --allow-insecure-http`);
+    }
     const credentials = apiKey ? { apiKey } : { login: login?.login, password: login?.password };
     let service: ServiceConnection;
     try {

@@ -85,6 +85,14 @@ describe('gridsync call', () => {
     expect(list.code).toBe(0);
     expect(list.stdout.trim().split('\n')).toHaveLength(119);
   });
+
+  it('plain http off loopback without a config: the refusal names the switch this command takes, and --help shows it', async () => {
+    // It said "set api.allowInsecureHttp: true", a key of a config this call does not have.
+    const refused = await call('GET', '/v2/users/me', '--base-url', 'http://192.0.2.10:8080', '--api-key-file', keyFile('k'));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/plain http:\/\/ to 192\.0\.2\.10 is refused.*--allow-insecure-http/s);
+    expect((await call('--help')).stdout).toContain('--allow-insecure-http');
+  });
 });
 
 describe('gridsync call --soap', () => {
