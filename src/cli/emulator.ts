@@ -1,6 +1,6 @@
 /** `gridsync emulator`: the local service as a process. */
 import fs from 'node:fs';
-import { EmulatorConfigError, startEmulator } from '@gridsync/emulator';
+import { startEmulator } from '@gridsync/emulator';
 import { UsageError, parseCommand, runCommand, untilSignal } from './args.js';
 import { print, printError } from './print.js';
 
@@ -65,22 +65,16 @@ export async function main(argv: string[]): Promise<number> {
     if (v.seed !== undefined && !fs.existsSync(v.seed))
       throw new UsageError(`--seed ${v.seed}: no such file (a YAML fixture: networks, mailboxes, users, grid IDs)`);
     const key = rootKey(v);
-    let emu;
-    try {
-      emu = await startEmulator({
-        host: v.host ?? '127.0.0.1',
-        port,
-        ...(v.data ? { dataFile: v.data } : {}),
-        ...(v.seed ? { seed: v.seed } : {}),
-        ...(key ? { rootKey: key } : {}),
-        admin: !v['no-admin'],
-        expose: v.expose ?? false,
-        remoteAdmin: v['remote-admin'] ?? false,
-      });
-    } catch (err) {
-      if (err instanceof EmulatorConfigError) throw new UsageError(err.message);
-      throw err;
-    }
+    const emu = await startEmulator({
+      host: v.host ?? '127.0.0.1',
+      port,
+      ...(v.data ? { dataFile: v.data } : {}),
+      ...(v.seed ? { seed: v.seed } : {}),
+      ...(key ? { rootKey: key } : {}),
+      admin: !v['no-admin'],
+      expose: v.expose ?? false,
+      remoteAdmin: v['remote-admin'] ?? false,
+    });
     if (v.expose) {
       printError(
         'gridsync emulator: warning: listening beyond loopback; the demo users of the default seed (keys demo-key-1001, demo-key-1002, demo-key-admin) are known to anyone who read the docs — use --seed with your own keys\n',

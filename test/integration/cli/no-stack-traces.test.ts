@@ -82,6 +82,14 @@ describe('no stack trace reaches an operator', () => {
     expect(r.stderr).not.toMatch(STACK);
   });
 
+  it('emulator options it refuses: exit 2, one line with the code errors.md lists (EMULATOR_CONFIG)', async () => {
+    // The refusal used to be rewrapped as a usage error: the line carried no code at all.
+    const r = await cli(['emulator', '--port', '0', '--host', '0.0.0.0']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^gridsync: host 0\.0\.0\.0 is not loopback: .*--expose.* \[EMULATOR_CONFIG\]\n$/);
+    expect(r.stderr).not.toMatch(STACK);
+  });
+
   it('a damaged journal: exit 2 naming the file and what to do', async () => {
     const w = world();
     fs.mkdirSync(path.join(w.dir, 'state'));
