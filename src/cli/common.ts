@@ -1,6 +1,7 @@
 /** What the daemon commands share: config loading with exit code 2 on errors, the logger, an operator's journal. */
+import fs from 'node:fs';
 import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
-import { createLogger, wantsPretty } from '../daemon/index.js';
+import { createLogger, StartupError, wantsPretty } from '../daemon/index.js';
 import { openJournal, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { output, type LogLevel } from './args.js';
@@ -20,7 +21,28 @@ export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
  * writes through the journal's operator steps only (`CommitOptions.operator`).
  */
 export function operatorJournal(config: Config): Promise<JournalStore> {
+  refuseStateDirNotFolder(config);
   return openJournal({ url: config.journal.url, stateDir: config.stateDir }, { lock: false });
+}
+
+/**
+ * A stateDir that is a file, refused as `run` and `once` refuse it, for a command that opens the
+ * SQLite journal in it itself: mkdir would say no more than EEXIST. Only this one of their refusals: these
+ * commands must work while an inbox share is unmounted.
+ */
+export function refuseStateDirNotFolder(config: Config): void {
+  if (config.journal.url) return; // the journal is not in stateDir
+  let isFolder = true;
+  try {
+    isFolder = fs.statSync(config.stateDir).isDirectory();
+  } catch {
+    // Missing: the journal's opening creates it.
+  }
+  if (!isFolder)
+    throw new StartupError(
+      'STARTUP_FOLDERS',
+      `stateDir ${config.stateDir} is not a folder — point the key at a folder, or move what is there aside`,
+    );
 }
 
 /**

@@ -23,7 +23,7 @@ import {
 import { redactUrl, type Config } from '../config/index.js';
 import { serviceIdentity } from '../daemon/index.js';
 import { output, parseCommand, runCommand, usageProblem, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { CONFIG_OPTION, loadConfigOrThrow, refuseStateDirNotFolder } from './common.js';
 import { print } from './print.js';
 
 const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
@@ -65,6 +65,7 @@ async function migrate(cfg: Config, to: string): Promise<number> {
   if (toSqlite && !isPostgresUrl(source.url))
     throw new UsageError('the configured journal is SQLite already: --to must be a postgres:// URL');
   if (!toSqlite && to === source.url) throw new UsageError('--to names the configured journal itself');
+  refuseStateDirNotFolder(cfg);
   const owner = `gridsync-journal-migrate-${process.pid}`;
   const stores: JournalStore[] = [];
   try {
@@ -94,6 +95,7 @@ async function migrate(cfg: Config, to: string): Promise<number> {
 /** The operator says the configured service is the one the journal's rows came from; prints what changed. */
 async function setService(cfg: Config): Promise<number> {
   const configured = serviceIdentity(cfg.api.baseUrl);
+  refuseStateDirNotFolder(cfg);
   const journal = await openJournal(
     { url: cfg.journal.url, stateDir: cfg.stateDir },
     { owner: `gridsync-journal-set-service-${process.pid}` },
