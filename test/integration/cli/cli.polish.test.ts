@@ -79,16 +79,12 @@ describe('CLI polish', () => {
     expect(r.stderr).toMatch(/\[STARTUP_FOLDERS\]/);
   });
 
-  it("requeue, redeliver and journal set-service refuse a stateDir that is a file as run does, not with mkdir's EEXIST", () => {
+  it("requeue, redeliver, journal set-service and status refuse a stateDir that is a file as run does, not with mkdir's EEXIST", () => {
     const w = world();
     fs.writeFileSync(w.state, 'not a folder');
     fs.mkdirSync(w.error, { recursive: true });
     fs.writeFileSync(`${w.error}/order.x12`, 'ISA');
-    for (const args of [
-      ['requeue', '--all'],
-      ['redeliver', '100001'],
-      ['journal', 'set-service'],
-    ]) {
+    for (const args of [['requeue', '--all'], ['redeliver', '100001'], ['journal', 'set-service'], ['status']]) {
       const r = runCli([...args, '-c', w.configFile]);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(/^gridsync: stateDir .* is not a folder — .*\[STARTUP_FOLDERS\]\n$/);
