@@ -84,15 +84,19 @@ const OPERATOR_FILES = [
 
 /**
  * `gridsync once --dry-run -c FILE` as written: code spans, and lines of code blocks, that start with
- * a command; in the units and the Dockerfile every line, `…/dist/cli/main.js run` read as `gridsync run`.
+ * a command; in the units and the Dockerfile every line; `node dist/cli/main.js run` read as `gridsync run`.
  */
 function commandLines(file: string): string[] {
   const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+  const blocks = /^```\w*\n([\s\S]*?)^```/gm;
+  // A span may wrap onto the next line of the page.
+  const spans = (md: string): string[] =>
+    [...md.replace(blocks, '').matchAll(/`([^`]+)`/g)].map((m) => (m[1] as string).replace(/\s*\n\s*/g, ' '));
   const lines = file.endsWith('.md')
-    ? [...text.matchAll(/`([^`\n]+)`/g), ...text.matchAll(/^```\w*\n([\s\S]*?)^```/gm)].flatMap((m) => (m[1] as string).split('\n'))
+    ? [...spans(text), ...[...text.matchAll(blocks)].flatMap((m) => (m[1] as string).split('\n'))]
     : text.split('\n');
   return lines
-    .map((l) => /^\s*(gridsync\s+[a-z][^#|;&]*)/.exec(l.replace(/^.*\/dist\/cli\/main\.js\s/, 'gridsync '))?.[1]?.trim())
+    .map((l) => /^\s*(gridsync\s+[a-z][^#|;&]*)/.exec(l.replace(/^.*?\bdist\/cli\/main\.js\s/, 'gridsync '))?.[1]?.trim())
     .filter((l): l is string => l !== undefined);
 }
 
@@ -102,6 +106,7 @@ describe('every command line the operator pages, the units and the Dockerfile gi
   it('finds them (the units run main.js: read as gridsync)', () => {
     expect(lines.length).toBeGreaterThan(40);
     expect(lines.some((l) => l.file === 'systemd/gridsync.service' && l.line.startsWith('gridsync run -c'))).toBe(true);
+    expect(lines.some((l) => l.file === 'README.md' && l.line.startsWith('gridsync requeue -c config/gridsync.yaml --force'))).toBe(true);
   });
 
   it.each(lines)('$file: $line', ({ line }) => {
