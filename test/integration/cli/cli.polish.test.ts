@@ -91,6 +91,21 @@ describe('CLI polish', () => {
     }
   });
 
+  it('the cron line (once --quiet): a clean run prints nothing, so cron mails nothing; a failed item prints what is left', () => {
+    // At info, as a production config logs: --quiet is what keeps the clean run silent.
+    const w = world((c) => (c.log = { level: 'info', pretty: false }));
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.copyFileSync('examples/order-orders.edi', `${w.outbox}/order-orders.edi`);
+    const clean = runCli(['once', '-c', w.configFile, '--quiet']);
+    expect(clean.status, clean.stderr).toBe(0);
+    expect(fs.readdirSync(w.sent)).toEqual(['order-orders.edi']);
+    expect(clean.stdout + clean.stderr).toBe('');
+    fs.writeFileSync(`${w.outbox}/empty.edi`, '');
+    const failed = runCli(['once', '-c', w.configFile, '--quiet']);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toContain('empty.edi: failed: empty file [OUTBOUND_EMPTY_FILE]');
+  });
+
   it('doctor names the secret source that won, and warns when run as root', () => {
     const w = world();
     const r = runCli(['doctor', '-c', w.configFile], { GRIDSYNC_API_KEY: 'demo-key-1001' });
