@@ -24,7 +24,7 @@ import { redactUrl, type Config } from '../config/index.js';
 import { serviceIdentity } from '../daemon/index.js';
 import { output, parseCommand, runCommand, usageProblem, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, refuseStateDirNotFolder } from './common.js';
-import { print } from './print.js';
+import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
        gridsync journal set-service [-c FILE]
@@ -53,10 +53,23 @@ export async function main(argv: string[]): Promise<number> {
       return setService(loadConfigOrThrow(args.values.config).config);
     }
     const toFile = args.values['to-file'];
-    const to = toFile ? fs.readFileSync(toFile, 'utf8').trim() : args.values.to;
+    const to = toFile ? readTargetFile(toFile) : args.values.to;
     if (!to) throw usageProblem('--to or --to-file is required', USAGE);
+    if (!toFile && URL.canParse(to) && new URL(to).password)
+      printError(
+        'gridsync: warning: the password in --to is visible to every user of this machine (ps, /proc); use --to-file URLFILE instead\n',
+      );
     return migrate(loadConfigOrThrow(args.values.config).config, to);
   });
+}
+
+/** The target URL from --to-file, named with the option when unreadable: the bare ENOENT said neither. */
+function readTargetFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new UsageError(`--to-file ${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
 }
 
 async function migrate(cfg: Config, to: string): Promise<number> {

@@ -106,6 +106,20 @@ describe('CLI polish', () => {
     expect(failed.stderr).toContain('empty.edi: failed: empty file [OUTBOUND_EMPTY_FILE]');
   });
 
+  it('journal migrate: a password in --to is warned about (ps shows it), and an unreadable --to-file is named', () => {
+    const w = world();
+    const pw = 'Pw-9tQ4zK2m';
+    // Port 9: nothing listens; what matters is said before the connection fails.
+    const r = runCli(['journal', 'migrate', '--to', `postgres://u:${pw}@127.0.0.1:9/db`, '-c', w.configFile]);
+    expect(r.stderr).toMatch(
+      /^gridsync: warning: the password in --to is visible to every user of this machine \(ps, \/proc\); use --to-file URLFILE instead\n/,
+    );
+    expect(r.stderr).not.toContain(pw);
+    const missing = runCli(['journal', 'migrate', '--to-file', `${w.dir}/no-such-file`, '-c', w.configFile]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/^gridsync: --to-file \S+no-such-file: cannot be read \(ENOENT\)\n/);
+  });
+
   it('doctor names the secret source that won, and warns when run as root', () => {
     const w = world();
     const r = runCli(['doctor', '-c', w.configFile], { GRIDSYNC_API_KEY: 'demo-key-1001' });
