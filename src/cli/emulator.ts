@@ -60,8 +60,9 @@ export async function main(argv: string[]): Promise<number> {
     });
     if (!args) return 0;
     const v = args.values;
-    const port = Number(v.port ?? '8080');
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: not a port number: ${v.port ?? ''}`);
+    // Digits only: Number('') and Number(' ') are 0, a random port nobody asked for.
+    const port = /^\d{1,5}$/.test(v.port ?? '8080') ? Number(v.port ?? '8080') : NaN;
+    if (!(port <= 65535)) throw new UsageError(`--port: not a port number: ${v.port ?? ''}`);
     if (v.seed !== undefined && !fs.existsSync(v.seed))
       throw new UsageError(`--seed ${v.seed}: no such file (a YAML fixture: networks, mailboxes, users, grid IDs)`);
     const key = rootKey(v);

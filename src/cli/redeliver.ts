@@ -28,7 +28,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     if (args.positionals.length === 0) throw new UsageError(`name the parcel ids to deliver again\n\n${USAGE}`);
     const ids = args.positionals.map((p) => {
-      if (!/^\d+$/.test(p)) throw new UsageError(`not a parcel id: ${p}`);
+      // Ids start at 1, and past 2^53 Number() would round: a request noted for another parcel.
+      if (!/^[1-9]\d*$/.test(p) || !Number.isSafeInteger(Number(p))) throw new UsageError(`not a parcel id: ${p}`);
       return Number(p);
     });
     const loaded = loadConfigOrThrow(args.values.config);

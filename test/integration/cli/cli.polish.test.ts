@@ -120,6 +120,23 @@ describe('CLI polish', () => {
     expect(missing.stderr).toMatch(/^gridsync: --to-file \S+no-such-file: cannot be read \(ENOENT\)\n/);
   });
 
+  it('a parcel id or a port that is none is refused before anything is noted or started', () => {
+    // redeliver took 0 and 99999999999999999999 (as 1e20) and noted the requests in the journal;
+    // emulator --port '' listened on a random port (Number('') is 0).
+    const w = world();
+    for (const id of ['0', '99999999999999999999', '1.5', '0x10']) {
+      const r = runCli(['redeliver', id, '-c', w.configFile]);
+      expect(r.status, id).toBe(2);
+      expect(r.stderr, id).toMatch(new RegExp(`^gridsync: not a parcel id: ${id.replace('.', '\\.')}\\n`));
+    }
+    expect(fs.existsSync(w.state)).toBe(false);
+    for (const port of ['', ' ', '80x']) {
+      const r = runCli(['emulator', '--port', port]);
+      expect(r.status, JSON.stringify(port)).toBe(2);
+      expect(r.stderr).toContain('--port: not a port number');
+    }
+  });
+
   it('doctor names the secret source that won, and warns when run as root', () => {
     const w = world();
     const r = runCli(['doctor', '-c', w.configFile], { GRIDSYNC_API_KEY: 'demo-key-1001' });
