@@ -65,6 +65,7 @@ export async function main(argv: string[]): Promise<number> {
       if (!method || !p) throw usageProblem('name a METHOD and a PATH (or --list)', USAGE);
       if (args.positionals.length > 3) throw usageProblem(`unexpected argument ${args.positionals.slice(3).join(' ')}`, USAGE);
       if (!/^(GET|POST|PUT|DELETE)$/i.test(method)) throw new UsageError(`METHOD must be GET, POST, PUT or DELETE, not ${method}`);
+      if (!p.startsWith('/')) throw new UsageError(`PATH must start with /, such as /v2/users/me, not ${p}`);
     }
     let body: unknown;
     if (json !== undefined) {

@@ -81,6 +81,10 @@ describe('gridsync call', () => {
     expect((await call('FETCH', '/v2/users/me', '--base-url', emu.url, '--api-key-file', keyFile('k'))).code).toBe(2);
     expect((await call('POST', '/v2/x', '{not json', '--base-url', emu.url, '--api-key-file', keyFile('k'))).code).toBe(2);
     expect((await call('GET', '/v2/users/me')).stderr).toMatch(/no service/);
+    // A PATH without its leading slash was sent, and failed as a transport error (exit 1).
+    const relative = await call('GET', 'v2/users/me', '--base-url', emu.url, '--api-key-file', keyFile('k'));
+    expect(relative.code).toBe(2);
+    expect(relative.stderr).toBe('gridsync: PATH must start with /, such as /v2/users/me, not v2/users/me\n');
     const list = await call('--list');
     expect(list.code).toBe(0);
     expect(list.stdout.trim().split('\n')).toHaveLength(119);
