@@ -48,9 +48,13 @@ async function dispatch(argv: string[]): Promise<number> {
     print(`gridsync ${gridsyncVersion()}\n`);
     return 0;
   }
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) {
+    printError(`gridsync: name a command\n\n${usage()}\n`);
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     print(`${usage()}\n`);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   const entry = COMMANDS[command];
   if (!entry) {

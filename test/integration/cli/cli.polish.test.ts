@@ -59,6 +59,17 @@ describe('CLI polish', () => {
     }
   });
 
+  it('no command at all: the usage on stderr with exit 2, as for an unknown one; --help on stdout with 0', () => {
+    // It went to stdout with exit 2: a script capturing stdout took the usage for output.
+    const none = runCli([]);
+    expect(none.status).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^gridsync: name a command\n\nusage: gridsync <command> \[options\]\n/);
+    const help = runCli(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: gridsync <command> \[options\]\n/);
+  });
+
   it('once --json without --dry-run is refused before anything is sent', () => {
     const w = world();
     fs.mkdirSync(w.outbox, { recursive: true });
