@@ -117,3 +117,23 @@ describe('every command line the operator pages, the units and the Dockerfile gi
     expect(offered.filter((o) => !optionsIn(text).includes(o))).toEqual([]);
   });
 });
+
+describe('the counts the pages give of what `gridsync call --list` lists', () => {
+  const count = (args: string[]): number =>
+    runCli(['call', ...args])
+      .stdout.trim()
+      .split('\n').length;
+  const page = (file: string): string => fs.readFileSync(path.join(repoRoot, file), 'utf8');
+
+  it('REST endpoints (client.md, catalog.md)', () => {
+    const n = count(['--list']);
+    expect(page('docs/client.md')).toContain(`all ${n} endpoints`);
+    expect(page('docs/catalog.md')).toContain(`(flat, ${n})`);
+  });
+
+  it('SOAP operations (soap.md): it said 65 where the CLI lists 66', () => {
+    const n = count(['--soap', '--list']);
+    expect(page('docs/soap.md')).toContain(`lists the ${n} operations`);
+    expect(page('docs/soap.md')).toContain(`has ${n} of the service's`);
+  });
+});
