@@ -139,6 +139,9 @@ export class InboundPipeline {
   async checkPrerequisites(): Promise<void> {
     await ensureDirDurable(this.inbox.dir);
     await ensureDirDurable(this.stagingDir);
+    // Only gridsync writes in staging: a staged file swapped before its link would be placed and confirmed.
+    const st = await fs.promises.stat(this.stagingDir);
+    if (st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) await fs.promises.chmod(this.stagingDir, 0o700);
     if (!(await sameFilesystem(this.stagingDir, this.inbox.dir))) {
       throw new CrossFilesystemError(
         `staging ${this.stagingDir} and inbox ${this.inbox.dir} are on different filesystems: the final rename would not be atomic; set inbox.stagingDir to a folder on the inbox's filesystem`,
@@ -149,7 +152,7 @@ export class InboundPipeline {
   /** Finishes whatever a previous run left in an intermediate state (journal-driven, by parcel id). */
   async recover(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
-    await fs.promises.mkdir(this.stagingDir, { recursive: true });
+    await fs.promises.mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result, opts.signal);
     await this.removeOrphanedStaging();
     return result;
@@ -203,7 +206,7 @@ export class InboundPipeline {
   private async processRows(rows: InboundRow[], result: InboundCycleResult, signal?: AbortSignal): Promise<void> {
     if (rows.length === 0) return;
     // Recreated if removed meanwhile; only with something to stage, so that an idle poll makes no file call.
-    await fs.promises.mkdir(this.stagingDir, { recursive: true });
+    await fs.promises.mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     const queue = new PQueue({ concurrency: this.downloads.limit });
     const unfollow = this.downloads.follow(queue);
     try {
