@@ -41,8 +41,8 @@ export interface CallbackDeps {
   readonly timers: Timers;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly signal: AbortSignal;
-  /** Asks the scheduler for a cycle now (merged with one running). */
-  readonly requestCycle: (reason: string) => void;
+  /** Asks the scheduler for a cycle of one mailbox now (merged with one running). */
+  readonly requestCycle: (reason: string, mailboxId: number) => void;
 }
 
 export interface CallbackRuntime {
@@ -89,7 +89,7 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
         : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
     const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
     const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
-    const trigger = new CallbackTrigger(() => d.requestCycle('callback'), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);
+    const trigger = new CallbackTrigger((id) => d.requestCycle('callback', id), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);
     d.events.on('inbound:received', (e) => {
       const id = inbound.find((m) => m.name === e.mailbox)?.mailboxId;
       if (id !== undefined && e.item) announcements.placed(id, e.item.parcelId);

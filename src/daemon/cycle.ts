@@ -62,31 +62,32 @@ export class RunCycle {
   }
 
   /**
-   * Runs one cycle; false when it failed, or left a mailbox out in a cron window (the scheduler
-   * backs off and tries again). A scheduled cycle spreads its
+   * Runs one cycle, of every mailbox or of `only`; false when it failed, or left a mailbox out in a
+   * cron window (the scheduler backs off and tries again). A scheduled cycle spreads its
    * mailboxes' polls over part of the interval (`pollOffsets`); a triggered one runs them at once.
    * Mailboxes run side by side, a few at a time. A mailbox whose own part fails is left out for a
    * while (`FailingMailboxes`) and the others go on; after a failure that every mailbox would meet
    * (the service unreachable, the journal gone) the ones not yet started are left for the next cycle.
    */
-  async run(reason: string): Promise<boolean> {
+  async run(reason: string, only?: ReadonlySet<number>): Promise<boolean> {
     const { rt, metrics, health, watch, failing } = this.d;
     const totals = emptyTotals();
     const failuresBefore = this.d.failures();
     this.d.progress.newRound();
     const finished = new Set<string>();
+    const mailboxes = only ? rt.mailboxes.filter((m) => only.has(m.mailboxId)) : rt.mailboxes;
     try {
       // Holding no mailbox for a reason (the journal serves another service, or does not answer):
       // not a quiet cycle of mailboxes other instances serve.
       const refused = rt.leases?.refusal();
       if (refused) throw refused;
       const start = rt.now();
-      const offsets = SPREAD_REASONS.has(reason) ? pollOffsets(rt.mailboxes.length, rt.config.schedule.poll) : [];
+      const offsets = SPREAD_REASONS.has(reason) ? pollOffsets(mailboxes.length, rt.config.schedule.poll) : [];
       const gate = new PQueue({ concurrency: MAILBOXES_AT_ONCE });
       let failure: { err: unknown } | undefined;
       const started: Promise<void>[] = [];
       // One waiter at a time, in offset order: the offsets only grow.
-      for (const [i, m] of rt.mailboxes.entries()) {
+      for (const [i, m] of mailboxes.entries()) {
         // At most its offset: a wall clock stepped back during the cycle must not hold the rest back by the step.
         const wait = Math.min(offsets[i] ?? 0, (offsets[i] ?? 0) - (rt.now() - start));
         if (wait > 0) await rt.sleep(wait, this.d.stopSignal).catch(() => undefined);
@@ -139,7 +140,7 @@ export class RunCycle {
       if (this.d.stopping()) return true;
       health.lastError = (err as Error).message;
       metrics.up.set(0);
-      for (const m of rt.mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
+      for (const m of mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
       const expired = err instanceof GridApiError && err.httpStatus === 401;
       const retryInMs = backoffDelay(failuresBefore + 1, rt.config.schedule.poll);
       rt.logger.error(

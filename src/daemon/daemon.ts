@@ -378,7 +378,7 @@ export class Daemon {
         events: this.events,
         metrics: this.metrics,
         timers,
-        requestCycle: (why) => this.scheduler?.trigger(why),
+        requestCycle: (why, mailboxId) => this.scheduler?.trigger(why, mailboxId),
       });
     } catch (err) {
       await this.close();
@@ -388,7 +388,7 @@ export class Daemon {
     this.scheduler = new CycleScheduler({
       pollMs: cfg.schedule.poll,
       ...(windows ? { windows } : {}),
-      cycle: (reason) => cycle.run(reason),
+      cycle: (reason, only) => cycle.run(reason, only),
       ...(windows && cfg.schedule.windowFollowUp > 0 ? { windowFollowUpMs: cfg.schedule.windowFollowUp } : {}),
       now: this.now,
       timers,

@@ -82,8 +82,11 @@ export interface CycleSchedulerOptions {
   readonly pollMs: number;
   /** With windows, cycles run when a window opens (plus backoff retries after a failure). */
   readonly windows?: CronWindows;
-  /** One cycle; resolves true on success, false on failure (it logs its own errors). */
-  readonly cycle: (reason: string) => Promise<boolean>;
+  /**
+   * One cycle, of every mailbox or of `only` (the mailbox a callback named); resolves true on
+   * success, false on failure (it logs its own errors).
+   */
+  readonly cycle: (reason: string, only?: ReadonlySet<number>) => Promise<boolean>;
   readonly now?: () => number;
   readonly timers?: Timers;
   readonly maxBackoffMs?: number;
@@ -105,6 +108,8 @@ export class CycleScheduler {
   private lastTick = 0;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Mailboxes asked for alone while a cycle ran: one cycle of just them follows it. */
+  private readonly againOnly = new Set<number>();
   private stopped = false;
   private failureCount = 0;
 
@@ -131,13 +136,20 @@ export class CycleScheduler {
     }
   }
 
-  /** Runs a cycle now, or once more right after the running one: cycles never overlap. */
-  trigger(reason: string): void {
+  /**
+   * Runs a cycle now, or once more right after the running one: cycles never overlap. With
+   * `mailboxId` (a callback's hint about one mailbox) only that mailbox is cycled, and the schedule
+   * of the full cycles is left as it is: a mailbox whose calls keep coming must neither make every
+   * other mailbox be polled at each call nor put their scheduled poll off.
+   */
+  trigger(reason: string, mailboxId?: number): void {
     if (this.stopped) return;
     if (this.running) {
-      this.again = true;
+      if (mailboxId === undefined) this.again = true;
+      else this.againOnly.add(mailboxId);
       return;
     }
+    if (mailboxId !== undefined) return this.runSome(reason, new Set([mailboxId]));
     if (this.pollTimer !== undefined) {
       this.timers.clear(this.pollTimer);
       this.pollTimer = undefined;
@@ -153,6 +165,28 @@ export class CycleScheduler {
       });
   }
 
+  /** A cycle of some mailboxes: no full cycle's outcome, so it neither counts as a failure nor moves the next poll. */
+  private runSome(reason: string, only: ReadonlySet<number>): void {
+    this.running = this.options
+      .cycle(reason, only)
+      .catch(() => false)
+      .then(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.trigger('again');
+        } else this.runAgainOnly();
+      });
+  }
+
+  private runAgainOnly(): void {
+    if (this.againOnly.size === 0) return;
+    const only = new Set(this.againOnly);
+    this.againOnly.clear();
+    this.runSome('again', only);
+  }
+
   /** Delay until the next cycle that the scheduler itself will start (undefined: waits for a window). */
   nextDelay(): number | undefined {
     if (this.failureCount > 0) return backoffDelay(this.failureCount, this.options.pollMs, this.options.maxBackoffMs);
@@ -163,9 +197,12 @@ export class CycleScheduler {
     if (this.stopped) return;
     if (this.again) {
       this.again = false;
+      // A full cycle takes in the mailboxes asked for alone.
+      this.againOnly.clear();
       this.trigger('again');
       return;
     }
+    this.runAgainOnly();
     const followUp = this.options.windowFollowUpMs;
     if (windowDone && followUp) {
       this.pollTimer = this.timers.set(() => {

@@ -43,13 +43,13 @@ describe('CronWindows', () => {
 });
 
 function recorder(clock: FakeClock, outcomes: boolean[] = []) {
-  const runs: { reason: string; at: number }[] = [];
+  const runs: { reason: string; at: number; only?: number[] }[] = [];
   let active = 0;
   let maxActive = 0;
   let release: (() => void) | undefined;
   const holdNext = { on: false };
-  const cycle = async (reason: string): Promise<boolean> => {
-    runs.push({ reason, at: clock.now() });
+  const cycle = async (reason: string, only?: ReadonlySet<number>): Promise<boolean> => {
+    runs.push({ reason, at: clock.now(), ...(only ? { only: [...only] } : {}) });
     active++;
     maxActive = Math.max(maxActive, active);
     if (holdNext.on) await new Promise<void>((r) => (release = r));
@@ -119,6 +119,45 @@ describe('CycleScheduler (fake clock)', () => {
     r.release();
     await clock.advance(10);
     expect(r.runs.map((x) => x.reason)).toEqual(['start', 'again']);
+    expect(r.maxActive()).toBe(1);
+    s.stop();
+  });
+
+  it("a mailbox's trigger cycles it alone, merged while a cycle runs, and never moves or swallows the full poll", async () => {
+    const clock = new FakeClock(0);
+    const r = recorder(clock, [true, false]);
+    const s = new CycleScheduler({ pollMs: 60_000, cycle: r.cycle, now: clock.now, timers: clock });
+    s.start();
+    await clock.advance(10_000);
+    // Alone, and a failure of it is no failed cycle: the poll stays at 60 s, without backoff.
+    s.trigger('callback', 7);
+    await clock.advance(10);
+    r.holdNext.on = true;
+    s.trigger('callback', 7);
+    await clock.advance(10);
+    s.trigger('callback', 8);
+    s.trigger('callback', 7);
+    r.holdNext.on = false;
+    r.release();
+    await clock.advance(10);
+    expect(r.runs.map((x) => [x.reason, x.at, x.only])).toEqual([
+      ['start', 0, undefined],
+      ['callback', 10_000, [7]],
+      ['callback', 10_010, [7]],
+      ['again', 10_020, [8, 7]],
+    ]);
+    // A poll due while a mailbox's cycle runs comes right after it, in full.
+    await clock.advance(49_000);
+    r.holdNext.on = true;
+    s.trigger('callback', 8);
+    await clock.advance(1000);
+    r.holdNext.on = false;
+    r.release();
+    await clock.advance(10);
+    expect(r.runs.slice(4).map((x) => [x.reason, x.only])).toEqual([
+      ['callback', [8]],
+      ['again', undefined],
+    ]);
     expect(r.maxActive()).toBe(1);
     s.stop();
   });
