@@ -180,7 +180,7 @@ export class GridClient implements MailboxTransport {
   async pendingInbox(mailboxId: number, options: PendingOptions = {}): Promise<PendingInbox> {
     const endpoint = catalog.parcels.pendingInboxList;
     const { data, total } = await this.callList(endpoint, { mailboxId }, options, listLimits(this.core.limits, options.givenUp));
-    const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
+    const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes, mailboxId);
     return { parcels, unreadable, omitted: Math.max(0, total - parcels.length - unreadable.length) };
   }
 
@@ -212,7 +212,7 @@ export class GridClient implements MailboxTransport {
         { mailboxId: query.mailboxId, beginDate: query.since, pageNo, recordsPerPage: perPage },
         options,
       );
-      const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes);
+      const { parcels, unreadable } = decodeParcelList(endpoint.name, data, this.shapes, query.mailboxId);
       if (unreadable[0]) throw unreadable[0].error;
       if (total > parcels.length)
         throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.core.limits.maxListEntries, `a page of ${total} records`);

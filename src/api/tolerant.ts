@@ -103,14 +103,29 @@ function readStatus(endpoint: string, field: string, v: unknown, warn: ShapeWarn
 }
 
 /**
- * One parcel record of a list or lookup. Throws GridResponseError when the parcel id or the
- * declared byte count cannot be read; everything else is best effort.
+ * A record of a list asked for one mailbox must be that mailbox's when it says whose it is (not
+ * saying, or 0, is tolerated). A service that ignores the filter, an account that sees several
+ * mailboxes or a proxy that mixes answers would otherwise have another mailbox's parcel placed
+ * here and confirmed away from its owner, or its upload taken for one of ours whose answer was
+ * lost — our file archived as sent, never delivered. REST and SOAP records both go through here.
  */
-export function decodeParcel(endpoint: string, at: string, value: unknown, warn: ShapeWarnings): ParcelSummary {
+export function checkOwnMailbox(endpoint: string, field: string, stated: unknown, asked: number): void {
+  if (stated === undefined || stated === null || stated === 0 || stated === '0' || stated === asked) return;
+  if (typeof stated === 'string' && /^\d{1,15}$/.test(stated) && Number(stated) === asked) return;
+  throw new GridResponseError(endpoint, 200, field, `a record of mailbox ${JSON.stringify(stated)?.slice(0, 40)}, asked for ${asked}`);
+}
+
+/**
+ * One parcel record of a list or lookup. Throws GridResponseError when the parcel id or the
+ * declared byte count cannot be read, or when the record is another mailbox's than `mailboxId`
+ * (a list's); everything else is best effort.
+ */
+export function decodeParcel(endpoint: string, at: string, value: unknown, warn: ShapeWarnings, mailboxId?: number): ParcelSummary {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new GridResponseError(endpoint, 200, at, 'not a parcel record');
   const r = value as Record<string, unknown>;
   const id = readId(r.parcelId);
   if (!id.ok) throw new GridResponseError(endpoint, 200, `${at}.parcelId`, id.detail);
+  if (mailboxId !== undefined) checkOwnMailbox(endpoint, `${at}.mailboxId`, r.mailboxId, mailboxId);
   let bytesField = 'bytes';
   let raw = r.bytes;
   if (raw === undefined && r.size !== undefined) {
@@ -142,11 +157,12 @@ export function decodeParcel(endpoint: string, at: string, value: unknown, warn:
   };
 }
 
-/** A list of parcel records: the readable ones, and each unreadable one with its error. */
+/** A list of parcel records asked for `mailboxId`: the readable ones, and each unreadable one with its error. */
 export function decodeParcelList(
   endpoint: string,
   data: unknown,
   warn: ShapeWarnings,
+  mailboxId: number,
 ): { parcels: ParcelSummary[]; unreadable: UnreadableRecord[] } {
   if (!Array.isArray(data))
     throw new GridResponseError(endpoint, 200, 'data', `expected a list of parcels, got ${data === null ? 'null' : typeof data}`);
@@ -154,7 +170,7 @@ export function decodeParcelList(
   const unreadable: UnreadableRecord[] = [];
   data.forEach((value, i) => {
     try {
-      parcels.push(decodeParcel(endpoint, `data[${i}]`, value, warn));
+      parcels.push(decodeParcel(endpoint, `data[${i}]`, value, warn, mailboxId));
     } catch (err) {
       if (!(err instanceof GridResponseError)) throw err;
       const r = (value && typeof value === 'object' ? value : {}) as Record<string, unknown>;

@@ -135,7 +135,7 @@ export class SoapClient implements MailboxTransport {
     const rows = list(c);
     for (const r of rows) {
       try {
-        parcels.push(summary(def.name, r));
+        parcels.push(summary(def.name, r, { field: 'MailboxIDTo', mailboxId }));
       } catch (err) {
         // One record the journal cannot hold (an id above 2^53) is reported; the others still flow.
         if (!(err instanceof GridResponseError)) throw err;
@@ -196,7 +196,7 @@ export class SoapClient implements MailboxTransport {
     const seen = new Set<number>();
     const emit = (rows: Rec[], operation: string): ParcelSummary[] =>
       rows
-        .map((r) => summary(operation, r))
+        .map((r) => summary(operation, r, { field: 'MailboxIDFrom', mailboxId: query.mailboxId }))
         .filter((p) => {
           if (seen.has(p.parcelId)) return false;
           seen.add(p.parcelId);

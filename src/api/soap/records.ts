@@ -4,6 +4,7 @@
  * refused rather than rounded.
  */
 import { GridResponseError } from '../errors.js';
+import { checkOwnMailbox } from '../tolerant.js';
 import type { ParcelSummary } from '../transport.js';
 
 export type Rec = Record<string, unknown>;
@@ -20,7 +21,15 @@ export function journalId(operation: string, value: unknown): number {
   return n;
 }
 
-export function summary(operation: string, r: Rec): ParcelSummary {
+/** Whose a record of a list is: the receiving mailbox in an inbox, the sending one in an outbox. */
+export interface ListedFor {
+  readonly field: 'MailboxIDTo' | 'MailboxIDFrom';
+  readonly mailboxId: number;
+}
+
+/** A parcel record; one of a list (`listedFor`) must be that mailbox's when it says whose it is. */
+export function summary(operation: string, r: Rec, listedFor?: ListedFor): ParcelSummary {
+  if (listedFor) checkOwnMailbox(operation, listedFor.field, r[listedFor.field], listedFor.mailboxId);
   const ix = (r.Interchanges as Rec[] | undefined)?.[0];
   const from = (ix?.TPFrom as Rec | undefined)?.GridID;
   const to = (ix?.TPTo as Rec | undefined)?.GridID;
