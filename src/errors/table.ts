@@ -267,7 +267,7 @@ export const ERROR_TABLE = {
   OUTBOUND_TOO_LARGE: row(
     null,
     false,
-    '(errorCode in an `.error.json`) the outbox file is larger than `outbox.maxBytes`: it was not sent',
+    "(errorCode in an `.error.json`) the outbox file is larger than `outbox.maxBytes` (never above 2 GiB − 1, the most the service's sizes carry), or grew past it while claimed: it was not sent",
     'split it in the ERP, or raise `outbox.maxBytes` and requeue it',
   ),
   OUTBOUND_INVALID_INTERCHANGE: row(

@@ -6,7 +6,8 @@
  */
 import fs from 'node:fs';
 import { checkEnvelope, checkEnvelopeStream, type CheckOptions, type EnvelopeVerdict } from '@gridsync/protocol/edi';
-import type { ErrorCode } from '../errors/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { GridsyncError, type ErrorCode } from '../errors/index.js';
 import { isByteOnlyPath, pathFromText } from '../files/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxConfig } from './types.js';
@@ -98,6 +99,31 @@ export async function validateEnvelopeFile(file: string, opts: EnvelopeCheckOpti
   return checkEnvelopeStream(fs.createReadStream(file, { highWaterMark: READ_CHUNK }), opts);
 }
 
+/**
+ * The most bytes an outbox file may have: `maxBytes`, and never more than the service's 32-bit
+ * size fields carry (docs/wire.md), which no file beyond could be sent with anyway.
+ */
+export function sizeLimit(cfg: Pick<OutboxConfig, 'maxBytes'>): number {
+  return Math.min(cfg.maxBytes ?? Infinity, DEFAULTS.api.limits.maxParcelBytes);
+}
+
+/**
+ * A claimed file larger than `sizeLimit`, found before or while it is copied into its snapshot: a
+ * sparse file's apparent size, or a writer that keeps growing the file through a descriptor, must
+ * never be written out into processing/ (a full disk, for the outbox and often the journal).
+ */
+export class FileTooLargeError extends GridsyncError {
+  readonly code = 'OUTBOUND_TOO_LARGE';
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+    /** Found while copying: the file has at least `bytes`. */
+    growing = false,
+  ) {
+    super(`too large: ${growing ? 'at least ' : ''}${bytes} bytes, the limit is ${limit}`);
+  }
+}
+
 /** Why a file is refused before sending, with the stable code its error report and log line carry. */
 export type Refusal = ErrorDecision & { readonly errorCode: ErrorCode };
 
@@ -124,8 +150,7 @@ export async function refusalOf(file: CheckedFile, cfg: OutboxConfig, journal: S
   }
   const bytes = file.bytes ?? 0;
   if (bytes === 0) return { reason: 'empty file', errorCode: 'OUTBOUND_EMPTY_FILE' };
-  if (cfg.maxBytes !== undefined && bytes > cfg.maxBytes)
-    return { reason: `too large: ${bytes} bytes, the limit is ${cfg.maxBytes}`, errorCode: 'OUTBOUND_TOO_LARGE' };
+  if (bytes > sizeLimit(cfg)) return { reason: new FileTooLargeError(bytes, sizeLimit(cfg)).message, errorCode: 'OUTBOUND_TOO_LARGE' };
   if (cfg.validateEnvelope) {
     const verdict = await validateEnvelopeFile(file.processing_path as string, { counts: cfg.envelopeCounts });
     if (!verdict.ok) return { reason: `invalid interchange: ${verdict.reason}`, errorCode: 'OUTBOUND_INVALID_INTERCHANGE' };

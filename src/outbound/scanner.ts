@@ -20,7 +20,7 @@ import {
 import { codeOf, GridsyncError, errorFields, TroubleLog } from '../errors/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
-import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
+import { FileTooLargeError, StabilityTracker, awaitsMarker, outboxIgnore, sizeLimit } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
@@ -348,12 +348,14 @@ export class OutboxScanner {
     const { fd, stat } = await openRegularNoFollow(processing, processing, this.ctx.calls);
     const calls = stat.size <= SMALL_FILE_BYTES ? this.ctx.calls : FileCalls.POOL;
     const snap = processing + SNAPSHOT_SUFFIX;
+    const limit = sizeLimit(this.ctx.cfg);
     try {
       if (ino !== undefined && stat.ino !== ino) throw new ReplacedFileError(processing);
+      if (stat.size > limit) throw new FileTooLargeError(stat.size, limit);
       const out = await createPrivate(calls, snap);
       let result: { bytes: number; sha256: string };
       try {
-        result = await copyHashing(calls, fd, out, stat.size);
+        result = await copyHashing(calls, fd, out, stat.size, limit);
         // The snapshot is what ends in sentDir/errorDir: give it the ERP's file's group and
         // permission bits (never set-id), so whoever could read the file there still can.
         await calls.fchmod(out, stat.mode & 0o777);
@@ -388,7 +390,8 @@ export function outboxEntryPath(dir: string, name: Buffer): string | Buffer {
  * was replaced, it cannot be read — as the refusal that sends it to errorDir; undefined for others.
  */
 export function unsendable(err: unknown): (ErrorDecision & { readonly errorCode: string }) | undefined {
-  if (err instanceof UnsafeFileError || err instanceof ReplacedFileError) return { reason: err.message, errorCode: err.code };
+  if (err instanceof UnsafeFileError || err instanceof ReplacedFileError || err instanceof FileTooLargeError)
+    return { reason: err.message, errorCode: err.code };
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'EACCES' || code === 'EPERM') return { reason: `unreadable: ${(err as Error).message}`, errorCode: code };
   return undefined;
@@ -415,7 +418,13 @@ export class ReplacedFileError extends GridsyncError {
 }
 
 /** Copies `from` into `to` while hashing; a small file in one read (size + 1 bytes asked: growth shows). */
-async function copyHashing(calls: FileCalls, from: number, to: number, size: number): Promise<{ bytes: number; sha256: string }> {
+async function copyHashing(
+  calls: FileCalls,
+  from: number,
+  to: number,
+  size: number,
+  limit: number,
+): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   const buf = Buffer.allocUnsafe(Math.min(SNAPSHOT_CHUNK, size + 1));
   let bytes = 0;
@@ -427,8 +436,9 @@ async function copyHashing(calls: FileCalls, from: number, to: number, size: num
     if (bytesRead === 0) break;
     const chunk = buf.subarray(0, bytesRead);
     hash.update(chunk);
-    await c.writeAll(to, chunk, bytes);
     bytes += bytesRead;
+    if (bytes > limit) throw new FileTooLargeError(bytes, limit, true);
+    await c.writeAll(to, chunk, bytes - bytesRead);
   }
   return { bytes, sha256: hash.digest('hex') };
 }
