@@ -240,6 +240,12 @@ export const ERROR_TABLE = {
     'the outbox file was replaced by another one between the readiness check and the claim',
     'check the file in errorDir; requeue it if it is the one to send',
   ),
+  OUTBOUND_FOLDER_ELSEWHERE: row(
+    null,
+    false,
+    'the outbox path leads to another directory than when the daemon started (the outbox, or a folder above it, swapped for a link): nothing is claimed there until it leads back',
+    'find out who replaced the folder; put the outbox folder back, or restart gridsync if the new place is meant',
+  ),
   OUTBOUND_COPY_REMOVED: row(
     null,
     false,

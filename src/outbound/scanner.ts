@@ -22,6 +22,7 @@ import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { FileTooLargeError, StabilityTracker, awaitsMarker, outboxIgnore, sizeLimit } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
+import { OutboxHome } from './folder-home.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { OutboxWatcher } from './watcher.js';
@@ -59,6 +60,7 @@ export class OutboxScanner {
    */
   private readonly failing: TroubleLog;
   private readonly claimsRefused: TroubleLog;
+  private readonly home: OutboxHome;
 
   /**
    * `onScanned` runs after each group of claims with the journal ids of that group, and after each
@@ -80,6 +82,7 @@ export class OutboxScanner {
       ended: 'outbox scans get through again',
       now: ctx.monotonic,
     });
+    this.home = new OutboxHome(ctx.cfg.dir, ctx.logger, ctx.monotonic);
     this.claimsRefused = new TroubleLog({
       logger: ctx.logger,
       level: 'error',
@@ -160,6 +163,7 @@ export class OutboxScanner {
     await this.watcher?.verify();
     // Only the mailbox's lease holder claims (the claim itself is journalled under its token).
     if (!this.ctx.lease.mayAct()) return 0;
+    if (!(await this.home.isHome())) return this.ctx.cfg.rescanMs;
     const { cfg, logger } = this.ctx;
     let entries: fs.Dirent<Buffer>[];
     try {

@@ -1,0 +1,52 @@
+// Hostile round 3: whoever can write the folder holding the outbox (often the ERP's own tree) swaps
+// the outbox for a symbolic link to another directory while `gridsync run` runs — one of gridsync's
+// own (the state directory: the journal, the callback secrets) or any other it can read. Every file
+// there looked like an outbox file: claimed (moved out of that directory), uploaded to the service,
+// or put into errorDir, where the ERP reads it. The outbox is the folder found at its path when the
+// daemon started, or one made again there; a path that now leads elsewhere is not scanned.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+import { x12 } from '../../helpers/edi.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('the outbox swapped for a link to another directory under `run`', () => {
+  it("claims nothing from the link's target; a folder made again at the path is still served", async () => {
+    const w = makeDaemonWorld({ log: { level: 'info', pretty: false } }, { inbox: undefined });
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    const victim = path.join(w.dir, 'victim');
+    fs.mkdirSync(victim);
+    fs.writeFileSync(path.join(victim, 'private.x12'), x12(7));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(victim, 'private.x12'), old, old);
+
+    const child: CliChild = startCli(['run', '-c', w.configFile], {}, w.dir);
+    cleanups.push(async () => {
+      child.kill('SIGTERM');
+      await child.exited;
+    });
+    fs.writeFileSync(path.join(w.outbox, 'first.x12'), x12(1));
+    await eventually(() => fs.existsSync(path.join(w.sent, 'first.x12')), 30_000, 'the first file sent');
+
+    fs.renameSync(w.outbox, `${w.outbox}.away`);
+    fs.symlinkSync(victim, w.outbox);
+    // Several rescans (rescanMs 500 ms) and watch events later:
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(fs.readdirSync(victim)).toEqual(['private.x12']);
+    expect(fs.readdirSync(w.sent)).toEqual(['first.x12']);
+    expect(fs.existsSync(w.error) ? fs.readdirSync(w.error) : []).toEqual([]);
+
+    // The ERP's clean-up that makes the folder again (rm, mkdir) is served as before.
+    fs.unlinkSync(w.outbox);
+    fs.mkdirSync(w.outbox);
+    fs.writeFileSync(path.join(w.outbox, 'second.x12'), x12(2));
+    await eventually(() => fs.existsSync(path.join(w.sent, 'second.x12')), 30_000, 'the second file sent');
+  }, 90_000);
+});
