@@ -331,7 +331,7 @@ export class GridClient implements MailboxTransport {
         scanned = await scanList(res.body, {
           endpoint: endpoint.name,
           maxItems: limits.maxListEntries,
-          maxValueBytes: limits.maxBodyBytes,
+          maxKeptBytes: limits.maxBodyBytes,
         });
       } catch (err) {
         res.body.destroy();

@@ -19,8 +19,12 @@ export interface ScannedList {
 export interface ScanOptions {
   readonly endpoint: string;
   readonly maxItems: number;
-  /** Cap of any one kept value (a record, or a top-level member). */
-  readonly maxValueBytes: number;
+  /**
+   * Cap of all that is kept together (the records and the top-level members): records are
+   * counted past `maxItems` without being kept, but the kept ones must not make a list cost more
+   * than any other answer (`maxItems` records of up to this size each were all held and parsed).
+   */
+  readonly maxKeptBytes: number;
 }
 
 const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
@@ -41,14 +45,16 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
   let inListData = false; // inside the array of `data`
   let capture: Buffer[] | undefined; // bytes of the value being kept
   let captureLength = 0;
+  /** Bytes of the values kept so far, the one being captured aside. */
+  let keptBytes = 0;
   let captureKind: 'member' | 'item' | undefined;
   let elementOpen = false;
   let started = false;
 
   const finishCapture = (): void => {
-    const text = Buffer.concat(capture ?? [])
-      .toString('utf8')
-      .trim();
+    const raw = Buffer.concat(capture ?? []);
+    keptBytes += raw.length;
+    const text = raw.toString('utf8').trim();
     if (captureKind === 'item') items.push(Buffer.from(text));
     else if (captureKind === 'member') {
       try {
@@ -153,12 +159,12 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
     if (capture && captureFrom >= 0) {
       const piece = buf.subarray(captureFrom);
       captureLength += piece.length;
-      if (captureLength > options.maxValueBytes) {
+      if (keptBytes + captureLength > options.maxKeptBytes) {
         throw new GridLimitError(
           options.endpoint,
           'api.limits.maxBodyBytes',
-          options.maxValueBytes,
-          `one value of the answer exceeds ${options.maxValueBytes} bytes`,
+          options.maxKeptBytes,
+          `the records and values kept of the answer exceed ${options.maxKeptBytes} bytes`,
         );
       }
       capture.push(Buffer.from(piece));

@@ -61,6 +61,12 @@ export class SoapLimitError extends GridsyncError {
 }
 
 const MAX_DEPTH = 64;
+/**
+ * Attributes of one element: the service's carry a few (namespaces, `xsi:nil`, `xsi:type`).
+ * saxes gathers an element's attributes until its tag closes, so millions of them in one tag
+ * (30 MB of answer) took ~900 MB of heap before any other limit could look.
+ */
+const MAX_ATTRIBUTES = 64;
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
 /**
@@ -106,8 +112,13 @@ export async function readXml(source: AsyncIterable<Uint8Array | string>, option
   });
   // Where the tag being opened starts: a record left out counts from its `<`.
   let tagStart = 0;
+  let attributes = 0;
   parser.on('opentagstart', (tag) => {
     tagStart = parser.position - tag.name.length - 2; // saxes has read `<`, the name and the character after it
+    attributes = 0;
+  });
+  parser.on('attribute', () => {
+    if (++attributes > MAX_ATTRIBUTES) failure ??= new SoapXmlError(`an element with more than ${MAX_ATTRIBUTES} attributes`, '(xml)');
   });
   parser.on('opentag', (tag: SaxesTagNS) => {
     const nil = Object.values(tag.attributes).some((a) => a.uri === XSI && a.local === 'nil' && (a.value === 'true' || a.value === '1'));

@@ -1,0 +1,91 @@
+// Hostile round 3: answers far costlier in memory than api.limits.maxBodyBytes (32 MiB) lets a
+// plain answer be. Over REST, a pending list's records were each capped at that size but kept
+// up to maxListEntries of them (5,000): 400 records of 1 MiB were all held and parsed. Over SOAP,
+// one element with millions of attributes in a 30 MB answer took ~900 MB of heap while saxes
+// gathered them. The built CLI runs `once` with a 256 MB heap against scripted services (not our
+// emulator): it must refuse the answer with a typed error, never die of memory.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCli } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A server answering every request with `answer(body)` written in pieces (a large answer streams). */
+async function serve(answer: (body: string) => { type: string; pieces: Iterable<string> }): Promise<string> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const a = answer(body);
+      res.writeHead(200, { 'content-type': a.type, date: new Date().toUTCString() });
+      const it = a.pieces[Symbol.iterator]();
+      const pump = (): void => {
+        for (;;) {
+          const n = it.next();
+          if (n.done) return void res.end();
+          if (!res.write(n.value)) return void res.once('drain', pump);
+        }
+      };
+      res.on('error', () => undefined);
+      pump();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** `gridsync once` with a 256 MB heap; resolves with how it ended. */
+async function onceSmallHeap(api: Record<string, unknown>): Promise<{ code: number | null; signal: string | null; out: string }> {
+  const w = makeDaemonWorld({ api: { maxAttempts: 1, ...api }, once: { drainTimeout: '3s' } }, { outbox: undefined });
+  cleanups.push(() => w.cleanup());
+  const child = startCli(['once', '-c', w.configFile], { NODE_OPTIONS: '--max-old-space-size=256' }, w.dir);
+  cleanups.push(() => child.kill('SIGKILL'));
+  const r = await child.exited;
+  return { code: r.code, signal: r.signal, out: r.stdout + r.stderr };
+}
+
+describe('answers that cost far more memory than their size', () => {
+  it('REST: a pending list of 400 records of 1 MiB each is refused at api.limits.maxBodyBytes, not held', async () => {
+    const name = 'n'.repeat(1024 * 1024);
+    const url = await serve((body) => {
+      if (!body.includes('mailboxId')) return { type: 'application/json', pieces: ['{"success":true,"data":{"mailboxId":1001}}'] };
+      function* list(): Generator<string> {
+        yield '{"success":true,"errorCode":"","message":"","data":[';
+        for (let i = 1; i <= 400; i++) yield `${i > 1 ? ',' : ''}{"parcelId":${i},"mailboxId":1001,"bytes":1,"fileName":"${name}"}`;
+        yield ']}';
+      }
+      return { type: 'application/json', pieces: list() };
+    });
+    const r = await onceSmallHeap({ baseUrl: url, protocol: 'rest', apiKey: 'amplified-key-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/api\.limits\.maxBodyBytes/);
+  }, 120_000);
+
+  it('SOAP: an answer with millions of attributes on one element is refused, not gathered', async () => {
+    const url = await serve((body) => {
+      const op = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? 'X';
+      function* answer(): Generator<string> {
+        yield `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op}Response xmlns="http://www.gxs.com/GridOS/"><${op}Result `;
+        for (let i = 0; i < 2_500_000; i += 10_000) yield Array.from({ length: 10_000 }, (_, j) => `a${i + j}="x"`).join(' ') + ' ';
+        yield `></${op}Result></${op}Response></soap:Body></soap:Envelope>`;
+      }
+      return { type: 'text/xml; charset=utf-8', pieces: answer() };
+    });
+    const r = await onceSmallHeap({ baseUrl: `${url}/v4.1/GridOS.asmx`, protocol: 'soap', apiKey: 'amplified-key-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/attributes/);
+  }, 120_000);
+});
