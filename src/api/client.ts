@@ -38,6 +38,7 @@ import {
   type UploadCallOptions,
 } from './transport.js';
 import type { LoginResult } from '@gridsync/protocol/wire';
+import { PageGuard } from './page-guard.js';
 import { listLimits } from './list-allowance.js';
 
 const authEndpoints = catalog.auth;
@@ -206,6 +207,7 @@ export class GridClient implements MailboxTransport {
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
     const endpoint = catalog.parcels.outboxList;
     const perPage = 500;
+    const guard = new PageGuard(endpoint.name);
     for (let pageNo = 1; ; pageNo++) {
       const { data, total } = await this.callList(
         endpoint,
@@ -216,6 +218,7 @@ export class GridClient implements MailboxTransport {
       if (unreadable[0]) throw unreadable[0].error;
       if (total > parcels.length)
         throw new GridLimitError(endpoint.name, 'api.limits.maxListEntries', this.core.limits.maxListEntries, `a page of ${total} records`);
+      guard.page(parcels.map((p) => p.parcelId));
       yield* parcels;
       if (total < perPage) return;
     }

@@ -42,10 +42,11 @@ import { base64Length } from '@gridsync/protocol/encoding';
 import { FileCalls } from '../../files/index.js';
 import { decodeResult, omittedRecords, readAnswer } from './answer.js';
 import { receiveParcel } from './download.js';
-import { list, summary, type Rec } from './records.js';
+import { journalId, list, summary, type Rec } from './records.js';
 import { SOAP_PATH, operationByName, type OperationDef, STREAM_SLOT, writeRequest, type XmlNode } from '@gridsync/protocol/soap';
 import { SoapSession } from './session.js';
 import { listLimits } from '../list-allowance.js';
+import { PageGuard } from '../page-guard.js';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 
@@ -207,6 +208,7 @@ export class SoapClient implements MailboxTransport {
       (r) => typeof r.ParcelDate !== 'string' || Date.parse(r.ParcelDate) >= since,
     );
     yield* emit(inProcess, 'ParcelOutBoxInProcessEx');
+    const guard = new PageGuard('ParcelOutBoxArchiveEx');
     for (let page = 1; ; page++) {
       const c = (await this.complete(
         'ParcelOutBoxArchiveEx',
@@ -214,6 +216,7 @@ export class SoapClient implements MailboxTransport {
         options,
       )) as Rec | null;
       const rows = list(c);
+      guard.page(rows.map((r) => journalId('ParcelOutBoxArchiveEx', r.ParcelID)));
       yield* emit(rows, 'ParcelOutBoxArchiveEx');
       if (rows.length === 0 || page * OUTBOX_PAGE >= Number(c?.TotalRecords ?? 0)) break;
     }

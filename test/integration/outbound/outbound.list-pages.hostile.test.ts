@@ -1,0 +1,124 @@
+// Hostile round 3: a service whose outbox list answers the same full page whatever page is asked
+// (pageNo ignored), or states an endless total. An upload whose answer was lost is looked for in
+// that list before any resend; the search read page after page for ever, and `once` never ended.
+// The built CLI runs against scripted REST and SOAP services (not our emulator).
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCli } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function once(w: { configFile: string; dir: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = startCli(['once', '-c', w.configFile], {}, w.dir);
+  cleanups.push(() => child.kill('SIGKILL'));
+  return child.exited;
+}
+
+const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
+
+describe('a REST outbox list that repeats its first page whatever page is asked (pageNo ignored)', () => {
+  it('an unknown upload is looked for in a bounded number of pages, then errorDir after maxAttempts', async () => {
+    const svc = await startScriptedService({ apiKey: 'foreign-key-7Hq2' });
+    cleanups.push(() => svc.close());
+    let uploads = 0;
+    let lists = 0;
+    const page = Array.from({ length: 500 }, (_, i) => ({
+      parcelId: 9_000_000 + i,
+      mailboxId: 1001,
+      fileName: `other-${i}.x12`,
+      bytes: 10,
+      status: 'outboxPending',
+      created: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    }));
+    svc.variants.fault = (req, res) => {
+      if (req.path === '/v2/parcels/upload' && ++uploads === 1) {
+        res.socket?.destroy();
+        return true;
+      }
+      if (req.path !== '/v2/parcels/outbox-list') return false;
+      lists++;
+      res.writeHead(200, { 'content-type': 'application/json', date: new Date().toUTCString() });
+      res.end(wireJson({ success: true, data: page, errorCode: '', message: '' }));
+      return true;
+    };
+    const w = makeDaemonWorld(
+      { api: { baseUrl: svc.url, protocol: 'rest', apiKey: svc.apiKey }, once: { drainTimeout: '20s' } },
+      {
+        inbox: undefined,
+        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
+      },
+    );
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
+    fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const started = Date.now();
+    await once(w);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(lists).toBeLessThanOrEqual(10);
+    expect(fs.readFileSync(path.join(w.error, 'invoice-810.x12.error.json'), 'utf8')).toContain('repeats');
+  }, 90_000);
+});
+
+describe('a SOAP outbox archive that repeats its first page and states an endless total', () => {
+  it('the same: a bounded search, then errorDir after maxAttempts', async () => {
+    let uploads = 0;
+    let archivePages = 0;
+    const page = Array.from(
+      { length: 500 },
+      (_, i) =>
+        `<ParcelIDInfo><ParcelID>${9_000_000 + i}</ParcelID><ParcelBytes>10</ParcelBytes><ParcelDate>${new Date().toISOString()}</ParcelDate>` +
+        `<MailboxIDFrom>1001</MailboxIDFrom><FileName>other-${i}.x12</FileName><StatusCode>OutBoxArchived</StatusCode></ParcelIDInfo>`,
+    ).join('');
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const op = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? '';
+        if (op.startsWith('ParcelUpload') && ++uploads === 1) return void req.socket.destroy();
+        let result = '';
+        if (op === 'ParcelOutBoxArchiveEx') {
+          archivePages++;
+          result = `<${op}Result><Count>500</Count><TotalRecords>2000000000</TotalRecords><ParcelIDInfoList>${page}</ParcelIDInfoList></${op}Result>`;
+        } else if (op.startsWith('ParcelOutBox'))
+          result = `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
+        res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', date: new Date().toUTCString() });
+        res.end(
+          `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>` +
+            `<${op}Response xmlns="http://www.gxs.com/GridOS/">${result}</${op}Response></soap:Body></soap:Envelope>`,
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
+    const w = makeDaemonWorld(
+      { api: { baseUrl: url, protocol: 'soap', apiKey: 'pages-key-5Tz1' }, once: { drainTimeout: '20s' } },
+      {
+        inbox: undefined,
+        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
+      },
+    );
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
+    fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const started = Date.now();
+    await once(w);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(uploads).toBe(1);
+    expect(archivePages).toBeLessThanOrEqual(10);
+    expect(fs.readFileSync(path.join(w.error, 'invoice-810.x12.error.json'), 'utf8')).toContain('repeats');
+  }, 90_000);
+});
