@@ -243,7 +243,7 @@ export const ERROR_TABLE = {
   OUTBOUND_FOLDER_ELSEWHERE: row(
     null,
     false,
-    'the outbox path leads to another directory than when the daemon started (the outbox, or a folder above it, swapped for a link): nothing is claimed there until it leads back',
+    'the path of the outbox, sentDir or errorDir leads to another directory than at its first use (it, or a folder above it, swapped for a link): nothing is read or written there until it leads back; files wait in processing/',
     'find out who replaced the folder; put the outbox folder back, or restart gridsync if the new place is meant',
   ),
   OUTBOUND_COPY_REMOVED: row(

@@ -25,6 +25,7 @@ import {
 } from '../files/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
+import { FolderElsewhereError, FolderHome } from './folder-home.js';
 import type { OutboxContext } from './types.js';
 import { codeOf, errorFields, scrubHeld } from '../errors/index.js';
 
@@ -103,7 +104,14 @@ export class Disposal {
    */
   private sentRoot: { readonly dir: Promise<DirHandle>; users: number } | undefined;
 
-  constructor(private readonly ctx: OutboxContext) {}
+  private readonly sentHome: FolderHome | undefined;
+  private readonly errorHome: FolderHome;
+
+  constructor(private readonly ctx: OutboxContext) {
+    const { cfg, logger, monotonic } = ctx;
+    this.sentHome = cfg.sentDir ? new FolderHome(cfg.sentDir, 'sentDir', logger, monotonic) : undefined;
+    this.errorHome = new FolderHome(cfg.errorDir, 'errorDir', logger, monotonic);
+  }
 
   private async inSentRoot(sentDir: string, use: (dir: DirHandle) => Promise<void>): Promise<void> {
     const held = (this.sentRoot ??= { dir: openDirInside(sentDir, '', { create: true, mode: 0o777 }), users: 0 });
@@ -143,6 +151,7 @@ export class Disposal {
           // sentDir is shared: its sub-folders are walked without following a link (one swapped
           // for a link would carry the file elsewhere, even into the private stateDir).
           const sub = path.dirname(rel) === '.' ? '' : path.dirname(rel);
+          await this.sentHome?.mustBeHome();
           // Folders it creates get the umask's mode, as mkdir -p gave them before.
           await ensureDirDurable(cfg.sentDir, calls);
           const sentDir = cfg.sentDir;
@@ -183,8 +192,10 @@ export class Disposal {
       if (err instanceof JournalLeaseLostError) return; // the lease holder archives it
       void journal.noteError(row.id, `archive failed: ${(err as Error).message}`);
       this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name });
-      if (!DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') && !(err instanceof UnsafeFileError)) throw err;
-      this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
+      const waits = DISK_ERRORS.has((err as NodeJS.ErrnoException).code ?? '') || err instanceof UnsafeFileError;
+      if (!waits && !(err instanceof FolderElsewhereError)) throw err;
+      // A sentDir leading elsewhere is told once, by its FolderHome, not once per file and try.
+      if (waits) this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot archive yet; will retry');
     }
   }
 
@@ -194,6 +205,7 @@ export class Disposal {
     if (row.state !== 'erroring') await journal.markErroring(row.id, d);
     const processing = row.processing_path as string;
     try {
+      await this.errorHome.mustBeHome();
       await ensureDirDurable(cfg.errorDir);
       const original = pathFromText(row.source_path);
       const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;

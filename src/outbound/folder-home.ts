@@ -1,46 +1,48 @@
 /**
- * Where the outbox path leads. Whoever can write the folder that holds the outbox can swap the
- * outbox, or a folder above it, for a link to another directory — gridsync's state directory (the
- * journal, the callback secrets) or any other it can read: every file there would be claimed out
- * of it, uploaded, or put into errorDir where the ERP reads it. So the place the path led at the
- * first scan is kept, and a path that leads elsewhere later is not scanned (told once, and once
- * when it leads back). A folder made again at the path (rm, mkdir) leads to the same place.
+ * Where a shared folder's path leads: the outbox, sentDir, errorDir. Whoever can write the folder
+ * that holds one can swap it, or a folder above it, for a link to another directory. Through a
+ * swapped outbox the files of that directory (gridsync's state directory: the journal, the
+ * callback secrets) would be claimed out of it, uploaded, or put where the ERP reads errorDir;
+ * through a swapped sentDir or errorDir, files named by the ERP would be written into any
+ * directory gridsync can write. So the place a path led at its first use is kept, and a path that
+ * leads elsewhere later is not used (told once, and once when it leads back). A folder made again
+ * at the path (rm, mkdir) leads to the same place.
  */
 import fs from 'node:fs';
 import { GridsyncError, TroubleLog, type TroubleLogger } from '../errors/index.js';
 
-export class OutboxElsewhereError extends GridsyncError {
+export class FolderElsewhereError extends GridsyncError {
   readonly code = 'OUTBOUND_FOLDER_ELSEWHERE';
   constructor(
     readonly dir: string,
     readonly leadsTo: string,
     readonly ledTo: string,
   ) {
-    super(
-      `the outbox path ${dir} now leads to ${leadsTo}, not to ${ledTo} as when the daemon started (a folder swapped for a link?): not scanned`,
-    );
+    super(`the path ${dir} now leads to ${leadsTo}, not to ${ledTo} as when it was first used (a folder swapped for a link?): not used`);
   }
 }
 
-export class OutboxHome {
+export class FolderHome {
   private home: string | undefined;
   private readonly elsewhere: TroubleLog;
 
   constructor(
     private readonly dir: string,
+    /** `the outbox`, `sentDir`, `errorDir`: for the log lines. */
+    label: string,
     logger: TroubleLogger,
     now: () => number,
   ) {
     this.elsewhere = new TroubleLog({
       logger,
       level: 'error',
-      started: 'the outbox path leads to another directory; nothing is claimed there',
-      ended: 'the outbox path leads to the outbox again',
+      started: `the path of ${label} leads to another directory; nothing is read or written there`,
+      ended: `the path of ${label} leads to its folder again`,
       now,
     });
   }
 
-  /** Whether the path still leads where it led at the first look; a missing folder is left to the listing to report. */
+  /** Whether the path still leads where it led at the first look; a missing folder is left to whoever uses it. */
   async isHome(): Promise<boolean> {
     let real: string;
     try {
@@ -53,7 +55,13 @@ export class OutboxHome {
       this.elsewhere.ok();
       return true;
     }
-    this.elsewhere.failed(new OutboxElsewhereError(this.dir, real, this.home));
+    this.elsewhere.failed(new FolderElsewhereError(this.dir, real, this.home));
     return false;
+  }
+
+  /** Throws FolderElsewhereError when the path leads elsewhere. */
+  async mustBeHome(): Promise<void> {
+    if (await this.isHome()) return;
+    throw new FolderElsewhereError(this.dir, await fs.promises.realpath(this.dir).catch(() => '?'), this.home ?? '?');
   }
 }

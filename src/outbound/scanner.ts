@@ -22,7 +22,7 @@ import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { FileTooLargeError, StabilityTracker, awaitsMarker, outboxIgnore, sizeLimit } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
-import { OutboxHome } from './folder-home.js';
+import { FolderHome } from './folder-home.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { OutboxWatcher } from './watcher.js';
@@ -60,7 +60,7 @@ export class OutboxScanner {
    */
   private readonly failing: TroubleLog;
   private readonly claimsRefused: TroubleLog;
-  private readonly home: OutboxHome;
+  private readonly home: FolderHome;
 
   /**
    * `onScanned` runs after each group of claims with the journal ids of that group, and after each
@@ -82,7 +82,7 @@ export class OutboxScanner {
       ended: 'outbox scans get through again',
       now: ctx.monotonic,
     });
-    this.home = new OutboxHome(ctx.cfg.dir, ctx.logger, ctx.monotonic);
+    this.home = new FolderHome(ctx.cfg.dir, 'the outbox', ctx.logger, ctx.monotonic);
     this.claimsRefused = new TroubleLog({
       logger: ctx.logger,
       level: 'error',

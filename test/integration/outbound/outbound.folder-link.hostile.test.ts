@@ -50,3 +50,46 @@ describe('the outbox swapped for a link to another directory under `run`', () =>
     await eventually(() => fs.existsSync(path.join(w.sent, 'second.x12')), 30_000, 'the second file sent');
   }, 90_000);
 });
+
+describe('sentDir or errorDir swapped for a link to another directory under `run`', () => {
+  it('nothing is written into the link target: the file waits in processing/ until the folder is back', async () => {
+    const w = makeDaemonWorld({ log: { level: 'info', pretty: false } }, { inbox: undefined });
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    const victim = path.join(w.dir, 'victim');
+    fs.mkdirSync(victim);
+    const child: CliChild = startCli(['run', '-c', w.configFile], {}, w.dir);
+    cleanups.push(async () => {
+      child.kill('SIGTERM');
+      await child.exited;
+    });
+    fs.writeFileSync(path.join(w.outbox, 'first.x12'), x12(1));
+    fs.writeFileSync(path.join(w.outbox, 'empty.x12'), '');
+    await eventually(
+      () => fs.existsSync(path.join(w.sent, 'first.x12')) && fs.existsSync(path.join(w.error, 'empty.x12')),
+      30_000,
+      'both folders used',
+    );
+
+    for (const dir of [w.sent, w.error]) {
+      fs.renameSync(dir, `${dir}.away`);
+      fs.symlinkSync(victim, dir);
+    }
+    // An ERP-chosen name to be archived, and one to be refused (empty), while both paths lead to the victim.
+    fs.writeFileSync(path.join(w.outbox, 'authorized_keys'), x12(2));
+    fs.writeFileSync(path.join(w.outbox, 'empty2.x12'), '');
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(fs.readdirSync(victim)).toEqual([]);
+
+    // Put back: both files reach their folders.
+    for (const dir of [w.sent, w.error]) {
+      fs.unlinkSync(dir);
+      fs.renameSync(`${dir}.away`, dir);
+    }
+    await eventually(
+      () => fs.existsSync(path.join(w.sent, 'authorized_keys')) && fs.existsSync(path.join(w.error, 'empty2.x12')),
+      30_000,
+      'both files placed once the folders are back',
+    );
+  }, 90_000);
+});
