@@ -240,10 +240,10 @@ export const ERROR_TABLE = {
     'the outbox file was replaced by another one between the readiness check and the claim',
     'check the file in errorDir; requeue it if it is the one to send',
   ),
-  OUTBOUND_FOLDER_ELSEWHERE: row(
+  FILES_FOLDER_ELSEWHERE: row(
     null,
     false,
-    'the path of the outbox, sentDir or errorDir leads to another directory than at its first use (it, or a folder above it, swapped for a link): nothing is read or written there until it leads back; files wait in processing/',
+    'the path of the inbox, the outbox, sentDir or errorDir leads to another directory than at its first use (it, or a folder above it, swapped for a link): nothing is read or written there until it leads back; outbound files wait in processing/, parcels on the service',
     'find out who replaced the folder; put the outbox folder back, or restart gridsync if the new place is meant',
   ),
   OUTBOUND_COPY_REMOVED: row(

@@ -31,3 +31,4 @@ export { NamesInUse } from './names-in-use.js';
 export { isLocalType, onLocalFilesystems } from './filesystem-kind.js';
 export { FileCalls, fsyncFd, SMALL_FILE_BYTES } from './calls.js';
 export { CrossFilesystemError, UnsafePathError } from './path-errors.js';
+export { FolderElsewhereError, FolderHome } from './folder-home.js';

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   createExclusive,
+  FolderHome,
   fsyncDir,
   openDirInside,
   renderTemplate,
@@ -62,9 +63,11 @@ export class InboxPlacement {
   private root: Promise<DirHandle> | undefined;
   /** Only a template that uses `{partner}` asks the service for names. */
   private readonly usesPartner: boolean;
+  private readonly home: FolderHome;
 
   constructor(private readonly ctx: PlacementContext) {
     this.usesPartner = ctx.inbox.nameTemplate.includes('{partner}');
+    this.home = new FolderHome(ctx.inbox.dir, 'the inbox', ctx.logger, () => performance.now());
   }
 
   /** At a cycle's start: the names the journal's unfinished rows hold. */
@@ -331,6 +334,7 @@ export class InboxPlacement {
     let own: DirHandle | undefined;
     let dir: DirHandle | undefined;
     try {
+      if (rel !== '') await this.home.mustBeHome();
       dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
       return await step(dir, path.basename(final));
     } catch (err) {
@@ -345,7 +349,8 @@ export class InboxPlacement {
   private heldRoot(): Promise<DirHandle> {
     let dir = this.root;
     if (!dir) {
-      const opening = openDirInside(this.ctx.inbox.dir, '', { create: true });
+      // Held for the cycle: a swap of the path after this check does not move the descriptor.
+      const opening = this.home.mustBeHome().then(() => openDirInside(this.ctx.inbox.dir, '', { create: true }));
       // A failed open is not kept: the next parcel tries again.
       opening.catch(() => {
         if (this.root === opening) this.root = undefined;

@@ -10,6 +10,8 @@ import {
   type DirHandle,
   ensureDirDurable,
   exists,
+  FolderElsewhereError,
+  FolderHome,
   freeName,
   freeNameIn,
   fsyncDir,
@@ -25,7 +27,6 @@ import {
 } from '../files/index.js';
 import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
-import { FolderElsewhereError, FolderHome } from './folder-home.js';
 import type { OutboxContext } from './types.js';
 import { codeOf, errorFields, scrubHeld } from '../errors/index.js';
 

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   FileCalls,
+  FolderHome,
   fsyncDir,
   fsyncFd,
   SMALL_FILE_BYTES,
@@ -22,7 +23,6 @@ import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import { FileTooLargeError, StabilityTracker, awaitsMarker, outboxIgnore, sizeLimit } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
-import { FolderHome } from './folder-home.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { OutboxWatcher } from './watcher.js';

@@ -1,10 +1,10 @@
 /**
- * Where a shared folder's path leads: the outbox, sentDir, errorDir. Whoever can write the folder
- * that holds one can swap it, or a folder above it, for a link to another directory. Through a
- * swapped outbox the files of that directory (gridsync's state directory: the journal, the
- * callback secrets) would be claimed out of it, uploaded, or put where the ERP reads errorDir;
- * through a swapped sentDir or errorDir, files named by the ERP would be written into any
- * directory gridsync can write. So the place a path led at its first use is kept, and a path that
+ * Where a shared folder's path leads: the inbox, the outbox, sentDir, errorDir. Whoever can write
+ * the folder that holds one can swap it, or a folder above it, for a link to another directory.
+ * Through a swapped outbox the files of that directory (gridsync's state directory: the journal,
+ * the callback secrets) would be claimed out of it, uploaded, or put where the ERP reads errorDir;
+ * through a swapped inbox, sentDir or errorDir, files named by a partner or the ERP would be
+ * written into any directory gridsync can write. So the place a path led at its first use is kept, and a path that
  * leads elsewhere later is not used (told once, and once when it leads back). A folder made again
  * at the path (rm, mkdir) leads to the same place.
  */
@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { GridsyncError, TroubleLog, type TroubleLogger } from '../errors/index.js';
 
 export class FolderElsewhereError extends GridsyncError {
-  readonly code = 'OUTBOUND_FOLDER_ELSEWHERE';
+  readonly code = 'FILES_FOLDER_ELSEWHERE';
   constructor(
     readonly dir: string,
     readonly leadsTo: string,
@@ -28,7 +28,7 @@ export class FolderHome {
 
   constructor(
     private readonly dir: string,
-    /** `the outbox`, `sentDir`, `errorDir`: for the log lines. */
+    /** `the inbox`, `the outbox`, `sentDir`, `errorDir`: for the log lines. */
     label: string,
     logger: TroubleLogger,
     now: () => number,

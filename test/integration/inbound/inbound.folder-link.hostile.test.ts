@@ -1,0 +1,58 @@
+// Hostile round 3: whoever can write the folder holding the inbox swaps the inbox for a symbolic
+// link to another directory while `gridsync run` runs. A parcel whose name a partner chose
+// (`authorized_keys` here) was placed into the link's target — any directory gridsync can write.
+// The inbox is the folder its path led to at first use (or one made again there); a path that
+// leads elsewhere is not written to, and the parcel waits on the service until it leads back.
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startCli } from '../../helpers/daemon-child.js';
+import { startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
+
+let w: CallbackWorld;
+beforeAll(async () => {
+  w = await startWorld();
+}, 60_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+describe('the inbox swapped for a link to another directory under `run`', () => {
+  it('places nothing in the link target; the parcel arrives once the inbox is back', async () => {
+    const base = path.join(w.dir, 'inbox-link');
+    fs.mkdirSync(base);
+    const file = path.join(base, 'gridsync.yaml');
+    fs.writeFileSync(
+      file,
+      YAML.stringify({
+        api: { baseUrl: w.emuUrl, apiKey: 'demo-key-1001' },
+        stateDir: './state',
+        log: { level: 'info', pretty: false },
+        schedule: { poll: '1s' },
+        mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }],
+      }),
+    );
+    const inbox = path.join(base, 'inbox');
+    const victim = path.join(base, 'victim');
+    fs.mkdirSync(victim);
+    const child = startCli(['run', '-c', file], {}, base);
+    try {
+      await w.inject('first.x12', 'ISA*first~');
+      await eventually(() => fs.existsSync(path.join(inbox, 'first.x12')), 30_000, 'the first parcel placed');
+      fs.renameSync(inbox, `${inbox}.away`);
+      fs.symlinkSync(victim, inbox);
+      await w.inject('authorized_keys', 'ISA*second~');
+      // Several polls (1 s) later:
+      await new Promise((r) => setTimeout(r, 5000));
+      expect(fs.readdirSync(victim)).toEqual([]);
+      fs.unlinkSync(inbox);
+      fs.renameSync(`${inbox}.away`, inbox);
+      await eventually(() => fs.existsSync(path.join(inbox, 'authorized_keys')), 30_000, 'the parcel placed once the inbox is back');
+      expect(fs.readFileSync(path.join(inbox, 'authorized_keys'), 'utf8')).toBe('ISA*second~');
+    } finally {
+      child.kill('SIGTERM');
+      await child.exited;
+    }
+  }, 90_000);
+});
