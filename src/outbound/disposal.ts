@@ -115,7 +115,12 @@ export class Disposal {
   }
 
   private async inSentRoot(sentDir: string, use: (dir: DirHandle) => Promise<void>): Promise<void> {
-    const held = (this.sentRoot ??= { dir: openDirInside(sentDir, '', { create: true, mode: 0o777 }), users: 0 });
+    // Checked when a burst opens it: the descriptor held for the burst does not follow a later swap.
+    const opening = async (): Promise<DirHandle> => {
+      await this.sentHome?.mustBeHome();
+      return openDirInside(sentDir, '', { create: true, mode: 0o777 });
+    };
+    const held = (this.sentRoot ??= { dir: opening(), users: 0 });
     held.users++;
     try {
       await use(await held.dir);
@@ -152,7 +157,6 @@ export class Disposal {
           // sentDir is shared: its sub-folders are walked without following a link (one swapped
           // for a link would carry the file elsewhere, even into the private stateDir).
           const sub = path.dirname(rel) === '.' ? '' : path.dirname(rel);
-          await this.sentHome?.mustBeHome();
           // Folders it creates get the umask's mode, as mkdir -p gave them before.
           await ensureDirDurable(cfg.sentDir, calls);
           const sentDir = cfg.sentDir;
@@ -172,6 +176,7 @@ export class Disposal {
           if (sub === '') await this.inSentRoot(sentDir, moveInto);
           else {
             // Sub-folders are walked again for each file (one may have been swapped for a link since).
+            await this.sentHome?.mustBeHome();
             const dir = await openDirInside(sentDir, sub, { create: true, mode: 0o777 });
             try {
               await moveInto(dir);
