@@ -6,7 +6,7 @@ import { ALL_OPERATIONS, operationByName } from '@gridsync/protocol/soap';
 import { ConfigSchema } from '../config/index.js';
 import { connectService, type ServiceConfig, type ServiceConnection } from '../service/index.js';
 import { parseCommand, runCommand, usageProblem, UsageError } from './args.js';
-import { loadConfigOrThrow } from './common.js';
+import { loadConfigWarning } from './common.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL --api-key-file FILE]
@@ -95,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
     let allowInsecureHttp = args.values['allow-insecure-http'] ?? false;
     let cfg: ServiceConfig | undefined;
     if (args.values.config) {
-      cfg = loadConfigOrThrow(args.values.config).config;
+      cfg = loadConfigWarning(args.values.config).config;
       baseUrl ??= cfg.api.baseUrl;
       apiKey ??= cfg.api.apiKey;
       if (cfg.api.login && cfg.api.password) login = { login: cfg.api.login, password: cfg.api.password };

@@ -25,7 +25,7 @@ import type { Config } from '../config/index.js';
 import type { GridClient, SoapClient } from '../api/index.js';
 import { connectService, restBeside } from '../service/index.js';
 import { parseCommand, runCommand, usageProblem, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow } from './common.js';
+import { CONFIG_OPTION, loadConfigWarning } from './common.js';
 import { print, printError, serviceRefusal } from './print.js';
 
 const USAGE = `usage: gridsync callbacks list|register|remove|test [-c FILE]
@@ -123,7 +123,7 @@ export async function main(argv: string[]): Promise<number> {
     const action = verbs.includes(verb) ? ACTIONS[verb] : undefined;
     if (!action) throw usageProblem(`unknown action ${verb}: ${choices}`, USAGE);
     if (extra.length) throw usageProblem(`unexpected argument ${extra.join(' ')}`, USAGE);
-    const cfg = loadConfigOrThrow(args.values.config).config;
+    const cfg = loadConfigWarning(args.values.config).config;
     if (!cfg.callbacks) throw new UsageError('the config has no callbacks section (docs/callbacks.md)');
     const service = await connectService(cfg);
     let rest: GridClient | undefined;

@@ -5,6 +5,7 @@ import { createLogger, StartupError, wantsPretty } from '../daemon/index.js';
 import { openJournal, type JournalStore } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { output, type LogLevel } from './args.js';
+import { printError } from './print.js';
 
 const LEVEL_ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -13,6 +14,18 @@ export const CONFIG_OPTION = { config: { type: 'string', short: 'c' } } as const
 /** The config, or a ConfigError that reaches stderr with its code (exit 2 from the error table). */
 export function loadConfigOrThrow(file: string | undefined): LoadedConfig {
   return loadConfig(file);
+}
+
+/**
+ * The config for a command that keeps no log of its own (`status`, `requeue`, `redeliver`,
+ * `callbacks`, `journal`, `call -c`, `once --dry-run`), its warnings on stderr as `run` logs them
+ * (`loggerFor`) and `doctor` lists them: a misspelt GRIDSYNC_JOURNAL_URL had `status` read the
+ * local journal and `redeliver` note its request there, without a word.
+ */
+export function loadConfigWarning(file: string | undefined): LoadedConfig {
+  const loaded = loadConfig(file);
+  for (const w of loaded.warnings) printError(`gridsync: warning: ${w}\n`);
+  return loaded;
 }
 
 /**

@@ -23,7 +23,7 @@ import {
 import { redactUrl, type Config } from '../config/index.js';
 import { serviceIdentity } from '../daemon/index.js';
 import { output, parseCommand, runCommand, usageProblem, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow, refuseStateDirNotFolder } from './common.js';
+import { CONFIG_OPTION, loadConfigWarning, refuseStateDirNotFolder } from './common.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync journal migrate (--to postgres://… | --to FILE.sqlite | --to-file URLFILE) [-c FILE]
@@ -50,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
     if (rest.length > 0) throw usageProblem(`unexpected argument ${rest.join(' ')}`, USAGE);
     if (sub === 'set-service') {
       if (args.values.to !== undefined || args.values['to-file'] !== undefined) throw usageProblem('set-service takes no target', USAGE);
-      return setService(loadConfigOrThrow(args.values.config).config);
+      return setService(loadConfigWarning(args.values.config).config);
     }
     const toFile = args.values['to-file'];
     const to = toFile ? readTargetFile(toFile) : args.values.to;
@@ -59,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       printError(
         'gridsync: warning: the password in --to is visible to every user of this machine (ps, /proc); use --to-file URLFILE instead\n',
       );
-    return migrate(loadConfigOrThrow(args.values.config).config, to);
+    return migrate(loadConfigWarning(args.values.config).config, to);
   });
 }
 

@@ -6,7 +6,7 @@ import { output, parseCommand, runCommand, untilSignal, usageProblem } from './a
 import { dryRun, formatDryRun, wouldRefuse } from './dry-run.js';
 import { progressLogFields, ProgressView } from './progress.js';
 import { gridsyncVersion } from '../version.js';
-import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
+import { CONFIG_OPTION, loadConfigOrThrow, loadConfigWarning, loggerFor } from './common.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync once [-c FILE] [--dry-run [--json]] [--log-level L] [--quiet]
@@ -43,7 +43,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!args) return 0;
     // Taken alone, --json would start a real run where the operator asked for a report.
     if (args.values.json && !args.values['dry-run']) throw usageProblem('--json goes with --dry-run: a real run reports in its log', USAGE);
-    const loaded = loadConfigOrThrow(args.values.config);
+    // A real run logs the config's warnings (loggerFor); a dry run has no log.
+    const loaded = args.values['dry-run'] ? loadConfigWarning(args.values.config) : loadConfigOrThrow(args.values.config);
     if (args.values['dry-run']) {
       const report = await dryRun(loaded.config, path.resolve(loaded.file));
       print(`${args.values.json ? JSON.stringify(report, null, 2) : formatDryRun(report)}\n`);

@@ -9,7 +9,7 @@ import { catalog, GridResponseError } from '../api/index.js';
 import { refuseAnotherService } from '../daemon/index.js';
 import { InboundJournal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
+import { CONFIG_OPTION, loadConfigWarning, operatorJournal } from './common.js';
 import { connectService, type ServiceConnection } from '../service/index.js';
 import { print, printError, serviceRefusal } from './print.js';
 
@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<number> {
       if (!/^[1-9]\d*$/.test(p) || !Number.isSafeInteger(Number(p))) throw new UsageError(`not a parcel id: ${p}`);
       return Number(p);
     });
-    const loaded = loadConfigOrThrow(args.values.config);
+    const loaded = loadConfigWarning(args.values.config);
     const cfg = loaded.config;
     const journal = await operatorJournal(cfg);
     try {

@@ -5,7 +5,7 @@ import { UnsafeFileError } from '../files/index.js';
 import { IllegalOutboundTransitionError, OutboundJournal, type OutboundRow } from '../journal/index.js';
 import { moveBackToOutbox, requeueName } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow, operatorJournal } from './common.js';
+import { CONFIG_OPTION, loadConfigWarning, operatorJournal } from './common.js';
 import { describeForOperator } from './exit-codes.js';
 import { print, printError } from './print.js';
 
@@ -28,7 +28,7 @@ export async function main(argv: string[]): Promise<number> {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, all: { type: 'boolean' }, force: { type: 'boolean' } }, true);
     if (!args) return 0;
     if (!args.values.all && args.positionals.length === 0) throw new UsageError(`name files to requeue, or --all\n\n${USAGE}`);
-    const cfg = loadConfigOrThrow(args.values.config).config;
+    const cfg = loadConfigWarning(args.values.config).config;
     const outboxes = cfg.mailboxes.flatMap((m) => (m.outbox ? [m.outbox] : []));
     if (outboxes.length === 0) throw new UsageError('no mailbox has an outbox');
     const targets: { file: string; outbox: string; marker?: string }[] = [];

@@ -15,7 +15,7 @@ import {
 } from '../journal/index.js';
 import { journalAdvice } from '../daemon/index.js';
 import { parseCommand, runCommand, UsageError } from './args.js';
-import { CONFIG_OPTION, loadConfigOrThrow, refuseStateDirNotFolder } from './common.js';
+import { CONFIG_OPTION, loadConfigWarning, refuseStateDirNotFolder } from './common.js';
 import { print } from './print.js';
 import { leaseLine, mailboxLease } from './status-leases.js';
 
@@ -80,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
     const args = parseCommand(argv, USAGE, { ...CONFIG_OPTION, json: { type: 'boolean' } });
     if (!args) return 0;
-    const loaded = loadConfigOrThrow(args.values.config);
+    const loaded = loadConfigWarning(args.values.config);
     refuseStateDirNotFolder(loaded.config);
     const where = { url: loaded.config.journal.url, stateDir: loaded.config.stateDir };
     const file = describeJournal(where);

@@ -103,7 +103,8 @@ export function writeConfig(w: CallbackWorld, name: string, o: DaemonOptions): s
     mailboxes: [{ mailboxId: o.mailboxId ?? 1001, inbox: { dir: './inbox' } }],
   };
   const file = path.join(base, 'gridsync.yaml');
-  fs.writeFileSync(file, YAML.stringify(config));
+  // It holds the API key: kept as an operator keeps it (0644 is warned about on stderr).
+  fs.writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
   return file;
 }
 

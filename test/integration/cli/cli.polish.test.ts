@@ -2,7 +2,8 @@
 // is wrong before the usage for a missing subcommand or argument (the usage alone once left the
 // operator to guess), `once --json` refused unless with --dry-run (it once ran real transfers), a
 // start-up refusal said once (it was logged and printed), and doctor naming the secret source
-// that won and warning when it runs as root (its folder and key checks then answer for root).
+// that won and warning when it runs as root (its folder and key checks then answer for root), and
+// the config's warnings from the commands that keep no log.
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +100,19 @@ describe('CLI polish', () => {
       const r = runCli([...args, '-c', w.configFile]);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(/^gridsync: stateDir .* is not a folder — .*\[STARTUP_FOLDERS\]\n$/);
+    }
+  });
+
+  it("an operator's command warns of a GRIDSYNC_ variable it does not know, as run logs it and doctor lists it", () => {
+    // Misspelt, the journal's URL was ignored without a word: status read the local journal, and
+    // redeliver noted its request there, while the daemons used the shared one.
+    const w = world();
+    const env = { GRIDSYNC_JOURNAL_ULR: 'postgres://db.example/gridsync' };
+    const warning =
+      'gridsync: warning: GRIDSYNC_JOURNAL_ULR is not a gridsync setting and is ignored (did you mean GRIDSYNC_JOURNAL_URL?)\n';
+    for (const args of [['status'], ['requeue', '--all'], ['redeliver', '100001'], ['journal', 'set-service'], ['once', '--dry-run']]) {
+      const r = runCli([...args, '-c', w.configFile], env);
+      expect(r.stderr.split(warning).length - 1, `${args.join(' ')}: ${r.stderr}`).toBe(1);
     }
   });
 

@@ -80,6 +80,8 @@ async function makeWorld(backend: Backend): Promise<World> {
         },
       ],
     }),
+    // It holds the API key: as an operator keeps it (0644 is warned about on stderr).
+    { mode: 0o600 },
   );
   const w = { dir, config, where: { url: journal?.url as string | undefined, stateDir: folder('state') }, emu, folder };
   worlds.push(w);
