@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { afterAll, beforeAll } from 'vitest';
 import { selfSignedCert } from './tls.mjs';
 import { startCli, type CliChild } from './daemon-child.js';
 
@@ -59,6 +60,42 @@ export async function startWorld(): Promise<CallbackWorld> {
       await emuChild.exited;
       fs.rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * One world for the whole test file: started before its first test, closed after its last. What it
+ * returns stands for that world in the file's tests (it reads the started one).
+ */
+export function callbackWorldForFile(): CallbackWorld {
+  let started: CallbackWorld | undefined;
+  beforeAll(async () => {
+    started = await startWorld();
+  }, 60_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  const world = (): CallbackWorld => {
+    if (!started) throw new Error('the callback world starts in beforeAll: use it inside a test');
+    return started;
+  };
+  return {
+    get dir() {
+      return world().dir;
+    },
+    get emuUrl() {
+      return world().emuUrl;
+    },
+    get certFile() {
+      return world().certFile;
+    },
+    get keyFile() {
+      return world().keyFile;
+    },
+    emu: (...args) => world().emu(...args),
+    inject: (...args) => world().inject(...args),
+    faults: (...args) => world().faults(...args),
+    close: () => world().close(),
   };
 }
 

@@ -4,17 +4,11 @@
 // nothing and place nothing twice; parcels found by a poll unannounced are counted as missed.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, runCli } from '../../helpers/daemon-child.js';
-import { freePort, inboxFiles, metric, startDaemon, startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { freePort, inboxFiles, metric, startDaemon, callbackWorldForFile } from '../../helpers/callbacks-world.js';
 
-let w: CallbackWorld;
-beforeAll(async () => {
-  w = await startWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.close();
-});
+const w = callbackWorldForFile();
 
 describe('callbacks: delivery', () => {
   it('with callbacks a parcel reaches the inbox long before the next poll; without, it waits for the poll', async () => {

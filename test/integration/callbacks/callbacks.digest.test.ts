@@ -6,25 +6,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
-import {
-  freePort,
-  inboxFiles,
-  metric,
-  startDaemon,
-  startWorld,
-  type CallbackWorld,
-  type DaemonHandle,
-} from '../../helpers/callbacks-world.js';
+import { freePort, inboxFiles, metric, startDaemon, callbackWorldForFile, type DaemonHandle } from '../../helpers/callbacks-world.js';
 
-let w: CallbackWorld;
-beforeAll(async () => {
-  w = await startWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.close();
-});
+const w = callbackWorldForFile();
 
 const agent = new https.Agent({ rejectUnauthorized: false, keepAlive: false });
 

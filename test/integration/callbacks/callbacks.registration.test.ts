@@ -3,17 +3,11 @@
 // never touches a registration that is not ours. Real emulator process, real daemons.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startDaemon, startWorld, writeConfig, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { describe, expect, it } from 'vitest';
+import { freePort, startDaemon, callbackWorldForFile, writeConfig } from '../../helpers/callbacks-world.js';
 import { runCli } from '../../helpers/daemon-child.js';
 
-let w: CallbackWorld;
-beforeAll(async () => {
-  w = await startWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.close();
-});
+const w = callbackWorldForFile();
 
 interface Entry {
   callbackId: number;

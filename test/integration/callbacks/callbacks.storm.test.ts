@@ -7,17 +7,11 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
-import { freePort, startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { freePort, callbackWorldForFile } from '../../helpers/callbacks-world.js';
 
-let w: CallbackWorld;
-beforeAll(async () => {
-  w = await startWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.close();
-});
+const w = callbackWorldForFile();
 
 const agent = new https.Agent({ rejectUnauthorized: false, keepAlive: true, maxSockets: 4 });
 

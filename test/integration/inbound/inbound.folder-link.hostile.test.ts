@@ -6,17 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
-import { startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
+import { callbackWorldForFile } from '../../helpers/callbacks-world.js';
 
-let w: CallbackWorld;
-beforeAll(async () => {
-  w = await startWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.close();
-});
+const w = callbackWorldForFile();
 
 describe('the inbox swapped for a link to another directory under `run`', () => {
   it('places nothing in the link target; the parcel arrives once the inbox is back', async () => {
