@@ -16,6 +16,7 @@ import {
   PG_TIMEOUTS,
   PgJournal,
   type JournalStore,
+  type Lease,
 } from '../../../src/journal/index.js';
 import { eventually } from '../../helpers/daemon-child.js';
 import { postgresForFile } from '../../helpers/postgres.js';
@@ -145,37 +146,44 @@ describe.skipIf(!server.available)('journal leases (PostgreSQL)', () => {
     expect(again?.token).toBeGreaterThan(lb?.token ?? Infinity);
   });
 
-  it('lease rows deleted under a holder: the next token is above every one the mailbox had, so a frozen same-named holder stays fenced', async () => {
+  /**
+   * A holds the mailbox and has written; `wipe` runs (a DBA, a restore) while A, frozen, keeps its
+   * token; the same host's gridsync is started again meanwhile and takes the mailbox. Its token is
+   * above A's, and A's write under its old token is refused: nothing written.
+   */
+  async function takenAgainAfter(wipe: string): Promise<{ a2: PgJournal; again: Lease | undefined }> {
     const { url, a } = await twoInstances();
     const la = await a.leases.acquire(MB, 60_000);
     await new InboundJournal(a).recordListed(MB, { parcelId: 1 });
-    // The rows go (a DBA's TRUNCATE, a restore without them) while A, frozen, still holds its token;
-    // the same host's gridsync is started again meanwhile and takes the mailbox.
-    await a.maintain('TRUNCATE lease');
+    await a.maintain(wipe);
     const a2 = await PgJournal.open(url, 'test', { owner: 'host-a' });
     opened.push(a2);
     const again = await a2.leases.acquire(MB, 60_000);
     expect.soft(again?.token).toBeGreaterThan(la?.token ?? Infinity);
-    // A wakes and writes under its old token: refused, nothing written.
     await expect(new InboundJournal(a).recordListed(MB, { parcelId: 2 })).rejects.toBeInstanceOf(JournalLeaseLostError);
     expect(await a2.all('SELECT parcel_id FROM inbound_parcels ORDER BY parcel_id')).toEqual([{ parcel_id: 1 }]);
+    return { a2, again };
+  }
+
+  it('lease rows deleted under a holder: the next token is above every one the mailbox had, so a frozen same-named holder stays fenced', async () => {
+    const { a2, again } = await takenAgainAfter('TRUNCATE lease');
     // And again after a second TRUNCATE: the highest token is kept apart from the rows.
     await a2.maintain('DELETE FROM lease');
     expect((await a2.leases.acquire(MB, 60_000))?.token).toBeGreaterThan(again?.token ?? Infinity);
   });
 
   it('lease and meta emptied together (a DBA, an older backup restored): the next token is still above the one a frozen same-named holder has', async () => {
-    const { url, a } = await twoInstances();
-    const la = await a.leases.acquire(MB, 60_000);
-    await new InboundJournal(a).recordListed(MB, { parcelId: 1 });
-    // Every trace of the tokens issued goes, the highest kept in meta too; A, frozen, keeps its token.
-    await a.maintain('TRUNCATE lease, meta');
-    const a2 = await PgJournal.open(url, 'test', { owner: 'host-a' });
-    opened.push(a2);
-    const again = await a2.leases.acquire(MB, 60_000);
-    expect.soft(again?.token).toBeGreaterThan(la?.token ?? Infinity);
-    await expect(new InboundJournal(a).recordListed(MB, { parcelId: 2 })).rejects.toBeInstanceOf(JournalLeaseLostError);
-    expect(await a2.all('SELECT parcel_id FROM inbound_parcels ORDER BY parcel_id')).toEqual([{ parcel_id: 1 }]);
+    // Every trace of the tokens issued goes, the highest kept in meta too.
+    await takenAgainAfter('TRUNCATE lease, meta');
+  });
+
+  it("tokens issued while the server's clock ran ahead (set back since): the next is above them, kept in meta", async () => {
+    const { a2 } = await takenAgainAfter('TRUNCATE lease');
+    // A token from a clock a day ahead of the server's now, as the highest the mailbox had.
+    const ahead = (Date.now() + 86_400_000) * 1000;
+    expect(await a2.maintain('UPDATE meta SET value = ? WHERE key = ?', String(ahead), `lease-token:${MB}`)).toBe(1);
+    await a2.maintain('DELETE FROM lease');
+    expect((await a2.leases.acquire(MB, 60_000))?.token).toBeGreaterThan(ahead);
   });
 
   it('a holder frozen inside its transaction does not block a takeover beyond the idle-in-transaction timeout, and its write never lands', async () => {
