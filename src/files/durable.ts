@@ -10,7 +10,7 @@ import { GridsyncError } from '../errors/index.js';
 import { FileCalls } from './calls.js';
 import { SharedSync } from './coalesce.js';
 import type { NamesInUse } from './names-in-use.js';
-import { resolveInside, uniqueVariant } from './naming.js';
+import { uniqueVariant } from './naming.js';
 import type { DirHandle } from './safe-open.js';
 
 /** A filesystem step that failed, with the path an operator needs. */
@@ -169,16 +169,8 @@ export async function moveDurable(from: string | Buffer, to: string, calls: File
 }
 
 /**
- * A name under `dir` not taken by a file or by an error report (`<name>.error.json`): `rel`
- * itself, else its unique variant tagged with `tag`.
- */
-export async function freeName(dir: string, rel: string, tag: string, calls: FileCalls = FileCalls.POOL): Promise<string> {
-  const at = (name: string): string => resolveInside(dir, path.join(path.dirname(rel), name));
-  return at(await firstFree(path.basename(rel), tag, at, calls));
-}
-
-/**
- * A name in the folder held open as `dir` not taken by a file or by an error report: `name`, else
+ * A name in the folder held open as `dir` not taken by a file or by an error report
+ * (`<name>.error.json`): `name`, else
  * its unique variant. With `inUse`, the name returned is held there under `folder` (the folder's
  * path) and neither taken by another move of this process: the caller releases it once moved.
  */

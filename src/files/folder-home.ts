@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import { GridsyncError, TroubleLog, type TroubleLogger } from '../errors/index.js';
+import { openDirInside, type DirHandle } from './safe-open.js';
 
 export class FolderElsewhereError extends GridsyncError {
   readonly code = 'FILES_FOLDER_ELSEWHERE';
@@ -50,6 +51,34 @@ export class FolderHome {
     } catch {
       return true;
     }
+    return this.judge(real);
+  }
+
+  /**
+   * The folder held open, checked on its descriptor: names resolved through the handle stay in it
+   * whatever is swapped in at the path afterwards, so a check and the moves that follow it cannot
+   * be split by a swap. Undefined when the path leads elsewhere (told once).
+   */
+  async open(): Promise<DirHandle | undefined> {
+    const dir = await openDirInside(this.dir, '');
+    try {
+      if (this.judge(await dir.location())) return dir;
+    } catch (err) {
+      await dir.close();
+      throw err;
+    }
+    await dir.close();
+    return undefined;
+  }
+
+  /** As `open`, throwing FolderElsewhereError when the path leads elsewhere. */
+  async mustOpen(): Promise<DirHandle> {
+    const dir = await this.open();
+    if (dir) return dir;
+    throw await this.elsewhereNow();
+  }
+
+  private judge(real: string): boolean {
     this.home ??= real;
     if (real === this.home) {
       this.elsewhere.ok();
@@ -62,6 +91,10 @@ export class FolderHome {
   /** Throws FolderElsewhereError when the path leads elsewhere. */
   async mustBeHome(): Promise<void> {
     if (await this.isHome()) return;
-    throw new FolderElsewhereError(this.dir, await fs.promises.realpath(this.dir).catch(() => '?'), this.home ?? '?');
+    throw await this.elsewhereNow();
+  }
+
+  private async elsewhereNow(): Promise<FolderElsewhereError> {
+    return new FolderElsewhereError(this.dir, await fs.promises.realpath(this.dir).catch(() => '?'), this.home ?? '?');
   }
 }

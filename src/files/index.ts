@@ -5,7 +5,6 @@ export {
   exists,
   FileOperationError,
   freeBytes,
-  freeName,
   freeNameIn,
   fsyncDir,
   fsyncFile,

@@ -55,10 +55,28 @@ export class DirHandle {
     readonly path: string,
   ) {}
 
-  /** A path naming `name` inside this very directory. */
-  at(name: string): string {
-    if (name.includes('/') || name === '' || name === '.' || name === '..') throw new UnsafePathError(`not a single name: ${name}`);
-    return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}/${name}` : path.join(this.path, name);
+  /** A path naming `name` inside this very directory (bytes for a name that is not UTF-8). */
+  at(name: string): string;
+  at(name: Buffer): Buffer;
+  at(name: string | Buffer): string | Buffer;
+  at(name: string | Buffer): string | Buffer {
+    const text = name.toString();
+    if (name.includes('/') || text === '' || text === '.' || text === '..') throw new UnsafePathError(`not a single name: ${text}`);
+    if (typeof name === 'string') return `${this.self()}/${name}`;
+    return Buffer.concat([Buffer.from(`${this.self()}/`), name]);
+  }
+
+  /** A path naming this very directory: names under it resolve against the descriptor. */
+  self(): string {
+    return HAVE_PROC_FD ? `/proc/self/fd/${this.handle.fd}` : this.path;
+  }
+
+  /**
+   * Where the directory is now, read from the descriptor (the kernel's own path for it), so no
+   * link swapped into the path since it was opened changes the answer.
+   */
+  location(): Promise<string> {
+    return HAVE_PROC_FD ? fsp.readlink(this.self()) : fsp.realpath(this.path);
   }
 
   /**
@@ -107,17 +125,23 @@ async function openDir(p: string, followLast: boolean, shown: string): Promise<D
 }
 
 /**
- * Opens the folder `rel` below `root` (the configured root itself may be a link: the operator chose
- * it), one component at a time, never following a symlink below the root; with `create`, missing
+ * Opens the folder `rel` below `root` (a path, whose last component may be a link: the operator chose
+ * it; or a folder held open), one component at a time, never following a symlink below the root; with `create`, missing
  * components are made (`mode`) and their parents fsynced. Throws UnsafeFileError naming the
  * component that is a link or not a directory.
  */
-export async function openDirInside(root: string, rel: string, opts: { create?: boolean; mode?: number } = {}): Promise<DirHandle> {
+export async function openDirInside(
+  root: string | DirHandle,
+  rel: string,
+  opts: { create?: boolean; mode?: number } = {},
+): Promise<DirHandle> {
+  const rootPath = typeof root === 'string' ? root : root.path;
   const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
-  if (parts.includes('..')) throw new UnsafePathError(`refusing a path that climbs out of ${root}: ${rel}`);
-  let dir = await openDir(root, true, root);
+  if (parts.includes('..')) throw new UnsafePathError(`refusing a path that climbs out of ${rootPath}: ${rel}`);
+  // A root held open is opened again through its descriptor: the very folder, whatever its path leads to now.
+  let dir = await openDir(typeof root === 'string' ? root : root.self(), true, rootPath);
   try {
-    let shown = root;
+    let shown = rootPath;
     for (const part of parts) {
       shown = path.join(shown, part);
       const p = dir.at(part);

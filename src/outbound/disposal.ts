@@ -9,10 +9,10 @@ import { DEFAULTS } from '../config/defaults.js';
 import {
   type DirHandle,
   ensureDirDurable,
+  FileCalls,
   exists,
   FolderElsewhereError,
   FolderHome,
-  freeName,
   freeNameIn,
   fsyncDir,
   moveDurable,
@@ -25,7 +25,7 @@ import {
   sanitizeFileName,
   UnsafeFileError,
 } from '../files/index.js';
-import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
+import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
 import type { OutboxContext } from './types.js';
 import { codeOf, errorFields, scrubHeld } from '../errors/index.js';
@@ -114,13 +114,14 @@ export class Disposal {
     this.errorHome = new FolderHome(cfg.errorDir, 'errorDir', logger, monotonic);
   }
 
+  /** sentDir held open, checked on its descriptor to be the folder first used. */
+  private openSentRoot(sentDir: string): Promise<DirHandle> {
+    return this.sentHome ? this.sentHome.mustOpen() : openDirInside(sentDir, '');
+  }
+
   private async inSentRoot(sentDir: string, use: (dir: DirHandle) => Promise<void>): Promise<void> {
     // Checked when a burst opens it: the descriptor held for the burst does not follow a later swap.
-    const opening = async (): Promise<DirHandle> => {
-      await this.sentHome?.mustBeHome();
-      return openDirInside(sentDir, '', { create: true, mode: 0o777 });
-    };
-    const held = (this.sentRoot ??= { dir: opening(), users: 0 });
+    const held = (this.sentRoot ??= { dir: this.openSentRoot(sentDir), users: 0 });
     held.users++;
     try {
       await use(await held.dir);
@@ -176,12 +177,16 @@ export class Disposal {
           if (sub === '') await this.inSentRoot(sentDir, moveInto);
           else {
             // Sub-folders are walked again for each file (one may have been swapped for a link since).
-            await this.sentHome?.mustBeHome();
-            const dir = await openDirInside(sentDir, sub, { create: true, mode: 0o777 });
+            const root = await this.openSentRoot(sentDir);
             try {
-              await moveInto(dir);
+              const dir = await openDirInside(root, sub, { create: true, mode: 0o777 });
+              try {
+                await moveInto(dir);
+              } finally {
+                await dir.close();
+              }
             } finally {
-              await dir.close();
+              await root.close();
             }
           }
         }
@@ -210,16 +215,21 @@ export class Disposal {
     const { cfg, journal } = this.ctx;
     if (row.state !== 'erroring') await journal.markErroring(row.id, d);
     const processing = row.processing_path as string;
+    let dir: DirHandle | undefined;
     try {
       await this.errorHome.mustBeHome();
       await ensureDirDurable(cfg.errorDir);
+      // Written through the folder held open and checked there: a swap at its path after the check changes nothing.
+      dir = await this.errorHome.mustOpen();
+      pausePoint('out.error-folder-checked');
       const original = pathFromText(row.source_path);
       const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
       const sourceDir = source === processing ? path.dirname(processing) : cfg.dir;
       const stuck = source ? await cannotCross(source, sourceDir, cfg.errorDir) : undefined;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       // A free name also without a file: a report of an earlier file of that name must not block this one's.
-      const finalPath = await freeName(cfg.errorDir, name, String(row.id));
+      const freeIn = await freeNameIn(dir, name, String(row.id));
+      const finalPath = path.join(cfg.errorDir, freeIn);
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
         file: row.file_name,
@@ -238,7 +248,7 @@ export class Disposal {
         // The command as the operator must type it: without -c, requeue would look for another config.
         requeue: `gridsync requeue${this.ctx.configFile ? ` -c ${this.ctx.configFile}` : ''} ${finalPath}`,
       };
-      const reportPath = `${finalPath}${ERROR_REPORT_SUFFIX}`;
+      const reportPath = dir.at(`${freeIn}${ERROR_REPORT_SUFFIX}`);
       // errorDir may be shared with the ERP: never write through a link planted under the report's name.
       const fh = await fs.promises.open(
         reportPath,
@@ -257,7 +267,7 @@ export class Disposal {
         await fsyncDir(sourceDir);
       } else if (source) {
         try {
-          await moveDurable(source, finalPath);
+          await moveDurable(source, dir.at(freeIn), FileCalls.POOL, dir);
         } catch (err) {
           // Tried again after the next scan, under a name chosen again: this report would be left
           // without its file, one more at every try.
@@ -265,7 +275,7 @@ export class Disposal {
           throw err;
         }
       }
-      await fsyncDir(cfg.errorDir);
+      await dir.sync();
       await journal.markInError(row.id, source && !stuck ? finalPath : null);
       this.ctx.logger.error(
         {
@@ -277,13 +287,16 @@ export class Disposal {
         },
         'file moved to the error folder',
       );
-    } catch (err) {
+    } catch (caught) {
+      const err = dir ? dir.shownError(caught) : caught;
       const reason = `cannot move to the error folder: ${(err as Error).message}`;
       void journal.noteError(row.id, reason);
       // Counted at every try: an error folder that stays unwritable must show as deferred work (and
       // as stuck when nothing else moves), not as a quiet warning per scan.
       this.ctx.tally('deferred', 1, { code: codeOf(err), file: row.file_name, reason });
       this.ctx.logger.warn({ file: row.file_name, ...errorFields(err) }, 'cannot move the file to the error folder yet; will retry');
+    } finally {
+      await dir?.close();
     }
   }
 }

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import { FileCalls, openRegularNoFollow, pathToText } from '../files/index.js';
 import type { OutboundJournal } from '../journal/index.js';
 import { awaitsMarker, outboxIgnore, refusalOf, type SentBefore } from './checks.js';
-import { outboxEntryPath, unsendable } from './scanner.js';
+import { outboxEntryPath } from './scanner.js';
+import { unsendable } from './snapshot.js';
 import type { OutboxConfig } from './types.js';
 
 export interface OutboxVerdict {

@@ -4,34 +4,21 @@
  * network shares and while the daemon is down). A ready file is claimed: journalled, renamed into
  * processing/, hashed.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  FileCalls,
-  FolderHome,
-  fsyncDir,
-  fsyncFd,
-  SMALL_FILE_BYTES,
-  openRegularNoFollow,
-  pathFromText,
-  pathToText,
-  UnsafeFileError,
-} from '../files/index.js';
-import { codeOf, GridsyncError, errorFields, TroubleLog } from '../errors/index.js';
-import { crashPoint, JournalLeaseLostError } from '../journal/index.js';
-import type { ErrorDecision, OutboundRow } from '../journal/index.js';
-import { FileTooLargeError, StabilityTracker, awaitsMarker, outboxIgnore, sizeLimit } from './checks.js';
+import { FolderHome, fsyncDir, pathFromText, pathToText, type DirHandle } from '../files/index.js';
+import { codeOf, errorFields, TroubleLog } from '../errors/index.js';
+import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
+import type { OutboundRow } from '../journal/index.js';
+import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
+import { snapshotClaimed, unsendable } from './snapshot.js';
 import { OutboxWatcher } from './watcher.js';
 
 /** Files claimed together in one scan step. */
 const CLAIM_BATCH = 32;
-const SNAPSHOT_SUFFIX = '.snap';
-const SNAPSHOT_CHUNK = 1024 * 1024;
-const C = fs.constants;
 /** A full filesystem or quota: the claimed file cannot be snapshotted until space is freed. */
 const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
@@ -163,16 +150,29 @@ export class OutboxScanner {
     await this.watcher?.verify();
     // Only the mailbox's lease holder claims (the claim itself is journalled under its token).
     if (!this.ctx.lease.mayAct()) return 0;
-    if (!(await this.home.isHome())) return this.ctx.cfg.rescanMs;
     const { cfg, logger } = this.ctx;
+    let dir: DirHandle | undefined;
     let entries: fs.Dirent<Buffer>[];
     try {
+      // Listed, looked at and claimed through the folder held open: a swap at its path after this check changes nothing.
+      dir = await this.home.open();
+      if (!dir) return cfg.rescanMs;
       // Names as bytes: a name that is not UTF-8 would not survive a string (and would be skipped for ever).
-      entries = await fs.promises.readdir(cfg.dir, { withFileTypes: true, encoding: 'buffer' });
+      entries = await fs.promises.readdir(dir.self(), { withFileTypes: true, encoding: 'buffer' });
     } catch (err) {
-      logger.error({ ...errorFields(err) }, 'cannot list the outbox folder');
+      await dir?.close();
+      logger.error({ ...errorFields(dir ? dir.shownError(err) : err) }, 'cannot list the outbox folder');
       return cfg.rescanMs;
     }
+    try {
+      return await this.claimReady(dir, entries);
+    } finally {
+      await dir.close();
+    }
+  }
+
+  private async claimReady(dir: DirHandle, entries: fs.Dirent<Buffer>[]): Promise<number> {
+    const { cfg, logger } = this.ctx;
     await this.ctx.refreshCalls();
     const names = new Set(entries.map((e) => e.name.toString('utf8')));
     this.stability.retainOnly(names);
@@ -201,7 +201,7 @@ export class OutboxScanner {
       if (claiming.has(typeof source === 'string' ? source : pathToText(source))) continue;
       let st: fs.Stats | undefined;
       try {
-        st = await this.ctx.calls.lstat(source);
+        st = await this.ctx.calls.lstat(dir.at(e.name));
       } catch {
         continue;
       }
@@ -235,14 +235,14 @@ export class OutboxScanner {
     // Each group's uploads start while the next group is claimed: across a WAN the claims of a
     // big drop would otherwise all come before the first byte goes out.
     for (let i = 0; i < readyFiles.length; i += CLAIM_BATCH) {
-      const ids = await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f)));
+      const ids = await Promise.all(readyFiles.slice(i, i + CLAIM_BATCH).map((f) => this.claim(f, dir)));
       this.onScanned(ids.filter((id) => id !== undefined));
     }
     return wait;
   }
 
   /** claiming (journal) → rename into processing → private snapshot → claimed (size, sha256); the row's id once journalled. */
-  private async claim(file: ReadyFile): Promise<number | undefined> {
+  private async claim(file: ReadyFile, dir: DirHandle): Promise<number | undefined> {
     let row: OutboundRow;
     const sourceText = typeof file.source === 'string' ? file.source : pathToText(file.source);
     try {
@@ -254,7 +254,7 @@ export class OutboxScanner {
       return undefined;
     }
     crashPoint('out.claiming');
-    await this.finishClaim(row, file.ino);
+    await this.finishClaim(row, file.ino, dir);
     return row.id;
   }
 
@@ -269,15 +269,19 @@ export class OutboxScanner {
    * upload, the archive — reads the snapshot: a writer who kept a hard link or a descriptor to the
    * outbox file can change that file, never what is validated and sent.
    */
-  async finishClaim(row: OutboundRow, ino?: number): Promise<void> {
-    const { cfg, journal, logger, calls } = this.ctx;
+  async finishClaim(row: OutboundRow, ino?: number, held?: DirHandle): Promise<void> {
+    const { journal, logger, calls } = this.ctx;
     const processing = row.processing_path as string;
-    const source = pathFromText(row.source_path);
+    const name = entryName(pathFromText(row.source_path));
     // Reported as waiting for space until a try ends otherwise (the claim done, or given up).
     let waitsForSpace = false;
+    // Claimed after a crash, or from the queue: the folder is opened and checked again.
+    let dir = held;
     try {
-      await this.removeMarker(source);
+      dir ??= await this.home.mustOpen();
+      await this.removeMarker(dir, name);
       if (!(await calls.exists(processing))) {
+        const source = dir.at(name);
         if (!(await calls.exists(source))) {
           this.ctx.tally('failed');
           await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
@@ -286,13 +290,16 @@ export class OutboxScanner {
         // The processing path is the row's: a stale owner's late rename and the new owner's are the
         // same move, and only one of them finds the source.
         this.ctx.lease.assertMayAct();
-        await calls.rename(source, processing);
+        pausePoint('out.before-claim-rename');
+        await calls.rename(source, processing).catch((err: unknown) => {
+          throw (dir as DirHandle).shownError(err);
+        });
         crashPoint('out.claim-renamed');
       }
       // Also when a crash came between the rename and these fsyncs: the journal must not say
       // claimed before the move is durable.
-      await Promise.all([fsyncDir(path.dirname(processing)), fsyncDir(cfg.dir)]);
-      const { bytes, sha256 } = await this.snapshot(processing, ino);
+      await Promise.all([fsyncDir(path.dirname(processing)), dir.sync()]);
+      const { bytes, sha256 } = await snapshotClaimed(processing, ino, this.ctx.cfg, calls);
       await journal.markClaimed(row.id, bytes, sha256);
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
@@ -330,55 +337,24 @@ export class OutboxScanner {
       void journal.noteError(row.id, reason);
     } finally {
       if (!waitsForSpace) this.reportedNoSpace.delete(row.id);
+      if (!held) await dir?.close();
     }
   }
 
-  /** In marker mode, removes `<source><suffix>` and makes the removal durable. */
-  private async removeMarker(source: string | Buffer): Promise<void> {
+  /** In marker mode, removes `<name><suffix>` from the held folder and makes the removal durable. */
+  private async removeMarker(dir: DirHandle, name: string | Buffer): Promise<void> {
     const { cfg } = this.ctx;
     if (cfg.readiness !== 'marker') return;
-    const marker = typeof source === 'string' ? source + cfg.markerSuffix : Buffer.concat([source, Buffer.from(cfg.markerSuffix)]);
+    const marker = dir.at(typeof name === 'string' ? name + cfg.markerSuffix : Buffer.concat([name, Buffer.from(cfg.markerSuffix)]));
     if (!(await this.ctx.calls.exists(marker))) return;
     await this.ctx.calls.unlinkIfExists(marker);
-    await fsyncDir(cfg.dir);
+    await dir.sync();
   }
+}
 
-  /**
-   * Replaces the claimed file in processing/ by a private copy of it; returns the copy's size and
-   * hash. A small file on a local filesystem is copied with inline calls (files/calls); only the
-   * fsync waits on the thread pool.
-   */
-  private async snapshot(processing: string, ino: number | undefined): Promise<{ bytes: number; sha256: string }> {
-    const { fd, stat } = await openRegularNoFollow(processing, processing, this.ctx.calls);
-    const calls = stat.size <= SMALL_FILE_BYTES ? this.ctx.calls : FileCalls.POOL;
-    const snap = processing + SNAPSHOT_SUFFIX;
-    const limit = sizeLimit(this.ctx.cfg);
-    try {
-      if (ino !== undefined && stat.ino !== ino) throw new ReplacedFileError(processing);
-      if (stat.size > limit) throw new FileTooLargeError(stat.size, limit);
-      const out = await createPrivate(calls, snap);
-      let result: { bytes: number; sha256: string };
-      try {
-        result = await copyHashing(calls, fd, out, stat.size, limit);
-        // The snapshot is what ends in sentDir/errorDir: give it the ERP's file's group and
-        // permission bits (never set-id), so whoever could read the file there still can.
-        await calls.fchmod(out, stat.mode & 0o777);
-        await calls.fchown(out, -1, stat.gid).catch(() => undefined); // not a member of that group: keep ours
-        await fsyncFd(out);
-      } finally {
-        await calls.close(out);
-      }
-      await calls.rename(snap, processing);
-      // Durable before `claimed` is journalled: a power cut must not bring the outbox's inode back.
-      await fsyncDir(path.dirname(processing));
-      return result;
-    } catch (err) {
-      await calls.unlinkIfExists(snap).catch(() => undefined);
-      throw err;
-    } finally {
-      await calls.close(fd);
-    }
-  }
+/** The last component of a journalled outbox path (bytes when it is not UTF-8). */
+function entryName(source: string | Buffer): string | Buffer {
+  return typeof source === 'string' ? path.basename(source) : source.subarray(source.lastIndexOf(0x2f) + 1);
 }
 
 /** The path of an outbox entry read as bytes: a string when its name is UTF-8, else the exact bytes. */
@@ -387,62 +363,4 @@ export function outboxEntryPath(dir: string, name: Buffer): string | Buffer {
   return Buffer.from(text, 'utf8').equals(name)
     ? path.join(dir, text)
     : Buffer.concat([Buffer.from(dir.endsWith('/') ? dir : `${dir}/`), name]);
-}
-
-/**
- * A failure to open an outbox entry for its claim that no retry cures — it is no regular file, it
- * was replaced, it cannot be read — as the refusal that sends it to errorDir; undefined for others.
- */
-export function unsendable(err: unknown): (ErrorDecision & { readonly errorCode: string }) | undefined {
-  if (err instanceof UnsafeFileError || err instanceof ReplacedFileError || err instanceof FileTooLargeError)
-    return { reason: err.message, errorCode: err.code };
-  const code = (err as NodeJS.ErrnoException).code ?? '';
-  if (code === 'EACCES' || code === 'EPERM') return { reason: `unreadable: ${(err as Error).message}`, errorCode: code };
-  return undefined;
-}
-
-/** Creates the snapshot file, 0600, never through a link; one left by a crashed claim is replaced. */
-async function createPrivate(calls: FileCalls, snap: string): Promise<number> {
-  const flags = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW;
-  try {
-    return await calls.open(snap, flags, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    await calls.unlinkIfExists(snap);
-    return calls.open(snap, flags, 0o600);
-  }
-}
-
-/** The file in the outbox's place at the claim is not the one found ready (another inode). */
-export class ReplacedFileError extends GridsyncError {
-  readonly code = 'OUTBOUND_FILE_REPLACED';
-  constructor(readonly filePath: string) {
-    super(`the file was replaced between the readiness check and the claim (another inode): not sent; requeue it if it is the one to send`);
-  }
-}
-
-/** Copies `from` into `to` while hashing; a small file in one read (size + 1 bytes asked: growth shows). */
-async function copyHashing(
-  calls: FileCalls,
-  from: number,
-  to: number,
-  size: number,
-  limit: number,
-): Promise<{ bytes: number; sha256: string }> {
-  const hash = createHash('sha256');
-  const buf = Buffer.allocUnsafe(Math.min(SNAPSHOT_CHUNK, size + 1));
-  let bytes = 0;
-  for (;;) {
-    // A file that grows past the small size (a writer still holds it) goes on via the thread pool:
-    // inline calls in a loop would never let the event loop run.
-    const c = bytes + buf.length > SMALL_FILE_BYTES ? FileCalls.POOL : calls;
-    const bytesRead = await c.read(from, buf, 0, buf.length, bytes);
-    if (bytesRead === 0) break;
-    const chunk = buf.subarray(0, bytesRead);
-    hash.update(chunk);
-    bytes += bytesRead;
-    if (bytes > limit) throw new FileTooLargeError(bytes, limit, true);
-    await c.writeAll(to, chunk, bytes - bytesRead);
-  }
-  return { bytes, sha256: hash.digest('hex') };
 }

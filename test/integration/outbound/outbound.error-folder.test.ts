@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutboundJournal } from '../../../src/journal/index.js';
 import type { OutboundPipeline } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
-import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
+import { beforeRename, entryOf, expectHooksFired } from '../../helpers/rename-hook.js';
 import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 import { prerequisite } from '../../helpers/require-tool.js';
 
@@ -62,11 +62,7 @@ describe.skipIf(!otherFilesystem)('an error folder on another filesystem', () =>
   it('a file that vanished before its claim is reported beside the report an earlier file of its name left', async () => {
     fs.writeFileSync(path.join(errorDir, 'gone.x12.error.json'), '{"file":"gone.x12","reason":"an earlier one"}\n');
     fs.writeFileSync(path.join(w.dirs.outbox, 'gone.x12'), x12(2));
-    beforeRename(
-      'claim of gone.x12',
-      (from) => from === path.join(w.dirs.outbox, 'gone.x12'),
-      (src) => fs.rmSync(src),
-    );
+    beforeRename('claim of gone.x12', entryOf(w.dirs.outbox, 'gone.x12'), (src) => fs.rmSync(src));
     const p = pipeline();
     for (let scan = 0; scan < 3; scan++) await p.runCycle();
     expect(await rows()).toEqual([['gone.x12', 'in_error']]);

@@ -93,3 +93,67 @@ describe('sentDir or errorDir swapped for a link to another directory under `run
     );
   }, 90_000);
 });
+
+describe('the outbox swapped for a link between the scan and the claim', () => {
+  it("moves nothing out of the link's target: the claim goes through the folder the scan checked", async () => {
+    const w = makeDaemonWorld({}, { inbox: undefined });
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    const victim = path.join(w.dir, 'victim');
+    fs.mkdirSync(victim);
+    // The attacker names an outbox file after a file of the target (the journal, a key) and swaps
+    // the outbox for a link once the scan has found it ready.
+    fs.writeFileSync(path.join(victim, 'keys.x12'), 'the victim directory’s own file');
+    fs.writeFileSync(path.join(w.outbox, 'keys.x12'), x12(3));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(w.outbox, 'keys.x12'), old, old);
+
+    const child = startCli(['once', '-c', w.configFile], { GRIDSYNC_PAUSE_AT: 'out.before-claim-rename:1' }, w.dir);
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child.exited;
+    });
+    await child.waitFor(/pause point out\.before-claim-rename reached/, 30_000);
+    await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
+    fs.renameSync(w.outbox, `${w.outbox}.away`);
+    fs.symlinkSync(victim, w.outbox);
+    child.kill('SIGCONT');
+    const end = await child.exited;
+
+    expect(fs.readFileSync(path.join(victim, 'keys.x12'), 'utf8')).toBe('the victim directory’s own file');
+    expect(fs.existsSync(w.error) ? fs.readdirSync(w.error) : []).toEqual([]);
+    // The file found ready is the one claimed and sent, from the folder it was found in.
+    expect(fs.readFileSync(path.join(w.sent, 'keys.x12'), 'utf8')).toBe(x12(3));
+    expect(end.code).toBe(0);
+  }, 90_000);
+});
+
+describe('errorDir swapped for a link between its check and the error report', () => {
+  it("writes nothing into the link's target: the report and the file go to the folder that was checked", async () => {
+    const w = makeDaemonWorld({}, { inbox: undefined });
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.mkdirSync(w.error, { recursive: true });
+    const victim = path.join(w.dir, 'victim');
+    fs.mkdirSync(victim);
+    // An empty file is refused: its way to errorDir is the one raced.
+    fs.writeFileSync(path.join(w.outbox, 'authorized_keys'), '');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(w.outbox, 'authorized_keys'), old, old);
+
+    const child = startCli(['once', '-c', w.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-folder-checked:1' }, w.dir);
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child.exited;
+    });
+    await child.waitFor(/pause point out\.error-folder-checked reached/, 30_000);
+    await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
+    fs.renameSync(w.error, `${w.error}.away`);
+    fs.symlinkSync(victim, w.error);
+    child.kill('SIGCONT');
+    await child.exited;
+
+    expect(fs.readdirSync(victim)).toEqual([]);
+    expect(fs.readdirSync(`${w.error}.away`).sort()).toEqual(['authorized_keys', 'authorized_keys.error.json']);
+  }, 90_000);
+});

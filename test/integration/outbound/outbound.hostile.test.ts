@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OutboundPipeline, OutboxConfig } from '../../../src/outbound/index.js';
 import { x12 } from '../../helpers/edi.js';
-import { beforeRename, expectHooksFired } from '../../helpers/rename-hook.js';
+import { beforeRename, entryOf, expectHooksFired } from '../../helpers/rename-hook.js';
 import { emulatorParcels, listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
@@ -33,7 +33,7 @@ const processingDir = (): string => path.join(w.dirs.state, 'processing');
 
 /** Runs `swap(source)` once, right before gridsync renames `name` out of the outbox to claim it. */
 function atClaim(name: string, swap: (source: string) => void): void {
-  beforeRename(`claim of ${name}`, (from) => from === path.join(w.dirs.outbox, name), swap);
+  beforeRename(`claim of ${name}`, entryOf(w.dirs.outbox, name), swap);
 }
 
 /** Resolves with the cycle's result, or 'hung' when it has not ended after `ms`. */
