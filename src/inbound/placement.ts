@@ -334,8 +334,7 @@ export class InboxPlacement {
     let own: DirHandle | undefined;
     let dir: DirHandle | undefined;
     try {
-      if (rel !== '') await this.home.mustBeHome();
-      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(this.ctx.inbox.dir, rel, { create: true }));
+      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(await this.heldRoot(), rel, { create: true }));
       return await step(dir, path.basename(final));
     } catch (err) {
       if (err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
@@ -349,8 +348,11 @@ export class InboxPlacement {
   private heldRoot(): Promise<DirHandle> {
     let dir = this.root;
     if (!dir) {
-      // Held for the cycle: a swap of the path after this check does not move the descriptor.
-      const opening = this.home.mustBeHome().then(() => openDirInside(this.ctx.inbox.dir, '', { create: true }));
+      // Held for the cycle and checked on its descriptor: a swap of the path after the check does not move it.
+      const opening = this.home.mustOpen().then((root) => {
+        pausePoint('in.inbox-checked');
+        return root;
+      });
       // A failed open is not kept: the next parcel tries again.
       opening.catch(() => {
         if (this.root === opening) this.root = undefined;

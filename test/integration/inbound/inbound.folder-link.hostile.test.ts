@@ -50,3 +50,39 @@ describe('the inbox swapped for a link to another directory under `run`', () => 
     }
   }, 90_000);
 });
+
+describe('the inbox swapped for a link between its check and the placement', () => {
+  it('places nothing in the link target: the parcel goes to the folder that was checked', async () => {
+    const base = path.join(w.dir, 'inbox-race');
+    fs.mkdirSync(base);
+    const file = path.join(base, 'gridsync.yaml');
+    fs.writeFileSync(
+      file,
+      YAML.stringify({
+        api: { baseUrl: w.emuUrl, apiKey: 'demo-key-1001' },
+        stateDir: './state',
+        log: { level: 'warn', pretty: false },
+        mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }],
+      }),
+    );
+    const inbox = path.join(base, 'inbox');
+    fs.mkdirSync(inbox);
+    const victim = path.join(base, 'victim');
+    fs.mkdirSync(victim);
+    await w.inject('authorized_keys', 'ISA*raced~');
+    const child = startCli(['once', '-c', file], { GRIDSYNC_PAUSE_AT: 'in.inbox-checked:1' }, base);
+    try {
+      await child.waitFor(/pause point in\.inbox-checked reached/, 30_000);
+      await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
+      fs.renameSync(inbox, `${inbox}.away`);
+      fs.symlinkSync(victim, inbox);
+      child.kill('SIGCONT');
+      await child.exited;
+      expect(fs.readdirSync(victim)).toEqual([]);
+      expect(fs.readFileSync(path.join(`${inbox}.away`, 'authorized_keys'), 'utf8')).toBe('ISA*raced~');
+    } finally {
+      child.kill('SIGKILL');
+      await child.exited;
+    }
+  }, 90_000);
+});
