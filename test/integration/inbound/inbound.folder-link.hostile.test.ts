@@ -9,27 +9,25 @@ import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
 import { callbackWorldForFile } from '../../helpers/callbacks-world.js';
+import { swapAtPause } from '../../helpers/swap-at-pause.js';
 
 const w = callbackWorldForFile();
 
+/** A folder of its own under the file's world: a config for mailbox 1001 with `./inbox`, and an empty `victim` folder. */
+function inboxWorld(name: string, extra: Record<string, unknown>): { base: string; file: string; inbox: string; victim: string } {
+  const base = path.join(w.dir, name);
+  fs.mkdirSync(base);
+  const file = path.join(base, 'gridsync.yaml');
+  const config = { api: { baseUrl: w.emuUrl, apiKey: 'demo-key-1001' }, stateDir: './state', ...extra };
+  fs.writeFileSync(file, YAML.stringify({ ...config, mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }] }), { mode: 0o600 });
+  const victim = path.join(base, 'victim');
+  fs.mkdirSync(victim);
+  return { base, file, inbox: path.join(base, 'inbox'), victim };
+}
+
 describe('the inbox swapped for a link to another directory under `run`', () => {
   it('places nothing in the link target; the parcel arrives once the inbox is back', async () => {
-    const base = path.join(w.dir, 'inbox-link');
-    fs.mkdirSync(base);
-    const file = path.join(base, 'gridsync.yaml');
-    fs.writeFileSync(
-      file,
-      YAML.stringify({
-        api: { baseUrl: w.emuUrl, apiKey: 'demo-key-1001' },
-        stateDir: './state',
-        log: { level: 'info', pretty: false },
-        schedule: { poll: '1s' },
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }],
-      }),
-    );
-    const inbox = path.join(base, 'inbox');
-    const victim = path.join(base, 'victim');
-    fs.mkdirSync(victim);
+    const { base, file, inbox, victim } = inboxWorld('inbox-link', { log: { level: 'info', pretty: false }, schedule: { poll: '1s' } });
     const child = startCli(['run', '-c', file], {}, base);
     try {
       await w.inject('first.x12', 'ISA*first~');
@@ -53,30 +51,12 @@ describe('the inbox swapped for a link to another directory under `run`', () => 
 
 describe('the inbox swapped for a link between its check and the placement', () => {
   it('places nothing in the link target: the parcel goes to the folder that was checked', async () => {
-    const base = path.join(w.dir, 'inbox-race');
-    fs.mkdirSync(base);
-    const file = path.join(base, 'gridsync.yaml');
-    fs.writeFileSync(
-      file,
-      YAML.stringify({
-        api: { baseUrl: w.emuUrl, apiKey: 'demo-key-1001' },
-        stateDir: './state',
-        log: { level: 'warn', pretty: false },
-        mailboxes: [{ mailboxId: 1001, inbox: { dir: './inbox' } }],
-      }),
-    );
-    const inbox = path.join(base, 'inbox');
+    const { base, file, inbox, victim } = inboxWorld('inbox-race', { log: { level: 'warn', pretty: false } });
     fs.mkdirSync(inbox);
-    const victim = path.join(base, 'victim');
-    fs.mkdirSync(victim);
     await w.inject('authorized_keys', 'ISA*raced~');
     const child = startCli(['once', '-c', file], { GRIDSYNC_PAUSE_AT: 'in.inbox-checked:1' }, base);
     try {
-      await child.waitFor(/pause point in\.inbox-checked reached/, 30_000);
-      await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
-      fs.renameSync(inbox, `${inbox}.away`);
-      fs.symlinkSync(victim, inbox);
-      child.kill('SIGCONT');
+      await swapAtPause(child, 'in.inbox-checked', inbox, victim);
       await child.exited;
       expect(fs.readdirSync(victim)).toEqual([]);
       expect(fs.readFileSync(path.join(`${inbox}.away`, 'authorized_keys'), 'utf8')).toBe('ISA*raced~');

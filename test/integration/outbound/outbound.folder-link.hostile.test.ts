@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';
+import { swapAtPause } from '../../helpers/swap-at-pause.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -113,11 +114,7 @@ describe('the outbox swapped for a link between the scan and the claim', () => {
       child.kill('SIGKILL');
       await child.exited;
     });
-    await child.waitFor(/pause point out\.before-claim-rename reached/, 30_000);
-    await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
-    fs.renameSync(w.outbox, `${w.outbox}.away`);
-    fs.symlinkSync(victim, w.outbox);
-    child.kill('SIGCONT');
+    await swapAtPause(child, 'out.before-claim-rename', w.outbox, victim);
     const end = await child.exited;
 
     expect(fs.readFileSync(path.join(victim, 'keys.x12'), 'utf8')).toBe('the victim directory’s own file');
@@ -146,11 +143,7 @@ describe('errorDir swapped for a link between its check and the error report', (
       child.kill('SIGKILL');
       await child.exited;
     });
-    await child.waitFor(/pause point out\.error-folder-checked reached/, 30_000);
-    await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');
-    fs.renameSync(w.error, `${w.error}.away`);
-    fs.symlinkSync(victim, w.error);
-    child.kill('SIGCONT');
+    await swapAtPause(child, 'out.error-folder-checked', w.error, victim);
     await child.exited;
 
     expect(fs.readdirSync(victim)).toEqual([]);
