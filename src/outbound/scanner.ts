@@ -278,11 +278,14 @@ export class OutboxScanner {
     // Claimed after a crash, or from the queue: the folder is opened and checked again.
     let dir = held;
     try {
-      dir ??= await this.home.mustOpen();
-      await this.removeMarker(dir, name);
+      // An outbox folder removed since the scan holds no file to claim (unless it was moved already).
+      dir ??= await this.home.mustOpen().catch(async (err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && !(await calls.exists(processing))) return undefined;
+        throw err;
+      });
+      if (dir) await this.removeMarker(dir, name);
       if (!(await calls.exists(processing))) {
-        const source = dir.at(name);
-        if (!(await calls.exists(source))) {
+        if (!dir || !(await calls.exists(dir.at(name)))) {
           this.ctx.tally('failed');
           await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
           return;
@@ -291,14 +294,15 @@ export class OutboxScanner {
         // same move, and only one of them finds the source.
         this.ctx.lease.assertMayAct();
         pausePoint('out.before-claim-rename');
-        await calls.rename(source, processing).catch((err: unknown) => {
-          throw (dir as DirHandle).shownError(err);
+        const folder = dir;
+        await calls.rename(folder.at(name), processing).catch((err: unknown) => {
+          throw folder.shownError(err);
         });
         crashPoint('out.claim-renamed');
       }
       // Also when a crash came between the rename and these fsyncs: the journal must not say
       // claimed before the move is durable.
-      await Promise.all([fsyncDir(path.dirname(processing)), dir.sync()]);
+      await Promise.all([fsyncDir(path.dirname(processing)), dir?.sync()]);
       const { bytes, sha256 } = await snapshotClaimed(processing, ino, this.ctx.cfg, calls);
       await journal.markClaimed(row.id, bytes, sha256);
       this.ctx.tally('claimed');
