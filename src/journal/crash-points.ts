@@ -23,10 +23,11 @@ export function crashPoint(name: string): void {
 }
 
 /**
- * Named pause points for the chaos test: `GRIDSYNC_PAUSE_AT=in.before-rename:2` makes the process
- * SIGSTOP itself the 2nd time it passes there — a stale owner frozen mid-step, woken later by
- * SIGCONT. Placed right before a side effect (docs/high-availability.md says which, and what
- * makes each safe). A line on stderr names the point first.
+ * Named pause points for races a test must win: `GRIDSYNC_PAUSE_AT=in.before-rename:2` makes the
+ * process SIGSTOP itself the 2nd time it passes there, woken later by SIGCONT — for the chaos test
+ * a stale owner frozen right before a side effect (docs/high-availability.md says which, and what
+ * makes each safe), for the folder-link tests a step frozen right after a folder's check
+ * (docs/testing.md). A line on stderr names the point first.
  */
 export function pausePoint(name: string): void {
   pauses ??= parseTargets(process.env.GRIDSYNC_PAUSE_AT);

@@ -93,8 +93,10 @@ const lastPausePoint = (i: HaInstance): string | undefined =>
   [...fs.readFileSync(i.logFile, 'utf8').matchAll(/^pause point (\S+) reached/gm)].at(-1)?.[1];
 
 describe.skipIf(!server.available)('chaos: three instances, one PostgreSQL journal', () => {
-  it('names the pause points it uses', () => {
-    expect(pausePointsInSource()).toEqual(['in.before-rename', 'out.before-upload']);
+  it('the pause points it uses are in the source', () => {
+    // Renamed in src, a point would never be reached and the chaos would freeze nobody. (The
+    // folder-link tests use others: docs/testing.md.)
+    expect(pausePointsInSource()).toEqual(expect.arrayContaining(['in.before-rename', 'out.before-upload']));
   });
 
   it(`nothing lost, nothing doubled, tokens only grow, failover within the lease + 2 s (seed ${SEED})`, async () => {
