@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { MailboxTransport } from '../api/index.js';
 import { errorFields } from '../errors/index.js';
+import { pendingIds } from '../inbound/index.js';
 import { OutboundJournal, pruneFailedParcels } from '../journal/index.js';
 import type { DaemonRuntime, MailboxRuntime } from './runtime.js';
 
@@ -43,21 +44,9 @@ export function pruneInErrorOutbound(rt: DaemonRuntime, olderThanMs: number): Pr
   return new OutboundJournal(rt.journal).pruneInError(olderThanMs, errorFileGone);
 }
 
-/**
- * The parcel ids the mailbox's pending list shows now, or undefined when the list cannot say which
- * parcels are not pending: cut at `api.limits.maxListEntries` (the rest is not shown), or holding
- * a record whose id cannot be read (it could be any parcel). A record with an id above 2^53 is no
- * parcel of ours: the journal never held one.
- */
-async function pendingNow(rt: DaemonRuntime, service: PendingLister, m: MailboxRuntime): Promise<Set<number> | undefined> {
-  const list = await service.pendingInbox(m.mailboxId, { signal: rt.signal });
-  const ids = new Set(list.parcels.map((p) => p.parcelId));
-  let incomplete = list.omitted > 0 ? 'it is cut at api.limits.maxListEntries' : undefined;
-  for (const u of list.unreadable) {
-    const id = Number(u.roughId);
-    if (Number.isSafeInteger(id)) ids.add(id);
-    else if (!(Number.isInteger(id) && id > Number.MAX_SAFE_INTEGER)) incomplete ??= 'it holds a record without a readable id';
-  }
+/** The parcel ids the mailbox's pending list shows now, or undefined when it cannot say which parcels are not pending (src/inbound/pending-ids.ts). */
+async function pendingNow(rt: DaemonRuntime, service: PendingLister, m: MailboxRuntime): Promise<ReadonlySet<number> | undefined> {
+  const { ids, incomplete } = pendingIds(await service.pendingInbox(m.mailboxId, { signal: rt.signal }));
   if (incomplete === undefined) return ids;
   rt.logger.info({ mailbox: m.name, reason: incomplete }, 'retention: failed parcels kept: the pending list cannot show which are gone');
   return undefined;

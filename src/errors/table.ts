@@ -210,6 +210,12 @@ export const ERROR_TABLE = {
     "a staged download's staging file was removed (a tmp cleaner, an operator) before it was placed, and the inbox does not hold its content",
     'nothing: the parcel is downloaded again, never confirmed without its file; keep cleaners out of the staging folder',
   ),
+  INBOUND_TAKEN_ELSEWHERE: row(
+    null,
+    false,
+    "a parcel whose download had not begun is no longer on a complete pending list (another client or the service's web UI confirmed it, or an older journal backup was restored): its row ends `taken`, nothing is downloaded",
+    'nothing, unless no one else should take parcels from this mailbox: then find who did; `gridsync redeliver` delivers it here',
+  ),
   INBOUND_DEFERRED: row(
     EXIT.incomplete,
     true,

@@ -30,3 +30,15 @@ export class StagingLostError extends GridsyncError {
     super(`the staged file ${stagingPath} is gone and ${finalPath} does not hold the staged content`);
   }
 }
+
+/**
+ * A parcel whose download had not begun here is no longer pending on the service, as a complete
+ * pending list shows: someone else took it (another client or the service's web UI confirmed it, or
+ * an older journal backup holds it unfinished though it was delivered since). Not downloaded here.
+ */
+export class ParcelTakenElsewhereError extends GridsyncError {
+  readonly code = 'INBOUND_TAKEN_ELSEWHERE';
+  constructor(readonly parcelId: number) {
+    super(`parcel ${parcelId} is no longer pending on the service: taken elsewhere before its download here began; not downloaded here`);
+  }
+}

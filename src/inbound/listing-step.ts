@@ -19,6 +19,8 @@ export type ListingStep<R extends Judged> =
   | { readonly kind: 'judge'; readonly row: R; readonly requested: boolean }
   /** Given up on after `maxAttempts` and asked for again since: tried anew from the download. */
   | { readonly kind: 'retry'; readonly row: R }
+  /** Taken elsewhere before its download here began (./taken-elsewhere.ts), and pending again: delivered. */
+  | { readonly kind: 'pending-again'; readonly row: R }
   /** The journal drives it already, or it failed and nobody asked for it again. */
   | { readonly kind: 'none' };
 
@@ -35,5 +37,6 @@ export function listingStep<R extends Judged>(row: R | undefined, lastRequestAt:
   const requested = lastRequestAt !== undefined && lastRequestAt >= row.updated_at;
   if (row.state === 'confirmed') return { kind: 'judge', row, requested };
   if (row.state === 'failed' && requested) return { kind: 'retry', row };
+  if (row.state === 'taken') return { kind: 'pending-again', row };
   return { kind: 'none' };
 }

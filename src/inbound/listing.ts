@@ -7,6 +7,7 @@
 import type { PendingInbox, UnreadableParcel } from '../api/index.js';
 import type { Confirmations } from './confirmations.js';
 import { listingStep, turnsOnRequest } from './listing-step.js';
+import { pendingIds, type PendingIds } from './pending-ids.js';
 import type { InboundContext, InboundCycleResult } from './types.js';
 import { oldestWaitingSeconds } from './waiting.js';
 
@@ -22,8 +23,8 @@ export class InboxListing {
     private readonly confirmations: Confirmations,
   ) {}
 
-  /** Reads the pending list and journals what is new; counts into `result`. */
-  async list(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
+  /** Reads the pending list and journals what is new; counts into `result`. Returns which parcels the list shows. */
+  async list(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<PendingIds> {
     const { ctx } = this;
     // The parcels given up on stay listed, oldest first: the list keeps room for them beyond the
     // limit, or as many of them at its head would hide every newer parcel for good.
@@ -70,6 +71,9 @@ export class InboxListing {
         const delivery = await ctx.journal.markRedelivery(ctx.mailboxId, row.parcel_id);
         ctx.logger.info({ parcelId: row.parcel_id, delivery, lastError: row.last_error }, 'failed parcel asked for again: trying it anew');
         ctx.tally(result, 'redelivered');
+      } else if (step.kind === 'pending-again') {
+        await ctx.journal.markPendingAgain(ctx.mailboxId, step.row.parcel_id);
+        ctx.logger.info({ parcelId: step.row.parcel_id }, 'parcel taken elsewhere is pending again: delivering it');
       }
     }
     const listed = await Promise.all(listings);
@@ -82,6 +86,7 @@ export class InboxListing {
       count: waiting.length,
       oldestAgeSeconds: oldestWaitingSeconds(waiting, ctx.now() + (ctx.client.serviceClockOffsetMs?.() ?? 0)),
     });
+    return pendingIds(pending);
   }
 
   /** The list was cut: the rest comes in later cycles — unless parcels given up on fill what was kept. */

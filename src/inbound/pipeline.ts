@@ -4,7 +4,8 @@
  *
  * Work comes from the journal first (every row in an intermediate state, by parcel id) and from the
  * pending list second: on some service versions a downloaded parcel leaves the pending list before
- * it is confirmed, so the list is a hint of new work, never the truth.
+ * it is confirmed, so the list is a hint of new work, never the truth of work begun. A download not
+ * yet begun, though, waits for the list to show its parcel (./taken-elsewhere.ts).
  *
  * This module keeps the lifecycle (prerequisites, recovery, cycles) and the work queue that drives
  * each journal row to `confirmed`. The steps live beside it: `listing` (the pending list into the
@@ -31,6 +32,7 @@ import { InboxListing } from './listing.js';
 import { PartnerNames } from './partner-names.js';
 import { InboxPlacement } from './placement.js';
 import { orphanedStaging } from './staging-names.js';
+import { TakenElsewhere } from './taken-elsewhere.js';
 import { tallyInbound } from './tally.js';
 import {
   emptyInboundResult,
@@ -63,6 +65,7 @@ export class InboundPipeline {
   private readonly listing: InboxListing;
   private readonly download: ParcelDownload;
   private readonly failures: InboundFailures;
+  private readonly taken: TakenElsewhere;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.journal = new InboundJournal(options.journal, { mayLinger: () => this.active > 1 });
@@ -115,6 +118,7 @@ export class InboundPipeline {
     this.listing = new InboxListing(this.ctx, this.confirmations);
     this.download = new ParcelDownload(this.ctx, this.placement);
     this.failures = new InboundFailures(this.ctx, this.placement, this.deferrals);
+    this.taken = new TakenElsewhere(this.ctx, (parcelId) => this.download.stagingPath(parcelId));
   }
 
   /** Why the last parcel was deferred (the daemon reports it when deliveries stop). */
@@ -153,7 +157,8 @@ export class InboundPipeline {
   async recover(opts: { signal?: AbortSignal } = {}): Promise<InboundCycleResult> {
     const result = emptyInboundResult();
     await fs.promises.mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
-    await this.processRows(await this.journal.inStates(this.mailboxId, ['downloading', 'staged', 'placed']), result, opts.signal);
+    // Work begun only: a download not begun waits for a pending list to show its parcel (./taken-elsewhere.ts).
+    await this.processRows(await this.journal.inStates(this.mailboxId, ['staged', 'placed']), result, opts.signal);
     await this.removeOrphanedStaging();
     return result;
   }
@@ -197,9 +202,9 @@ export class InboundPipeline {
 
   private async cycle(result: InboundCycleResult, signal: AbortSignal | undefined): Promise<void> {
     this.failures.heldLocally.clear();
-    await this.listing.list(result, signal);
+    const pending = await this.listing.list(result, signal);
     const rows = await this.journal.inStates(this.mailboxId, INBOUND_UNFINISHED);
-    await this.processRows(rows, result, signal);
+    await this.processRows(await this.taken.drivable(rows, pending), result, signal);
     await this.confirmations.afterCycle(signal);
   }
 

@@ -8,6 +8,8 @@
  *   listed → staged → placed → confirmed
  *      ↑_____↓ (attempt failed, retried)    failed (reason; after maxAttempts)
  *   confirmed → listed (redelivery: reset on the service on purpose; delivery + 1)
+ *   listed ⇄ taken (off a complete pending list before its download: confirmed or removed by
+ *                   someone else; pending again later, it is delivered)
  *
  * `downloading` is no longer written: the download's start carries nothing a crash needs (the
  * .part's path follows from the parcel id and a new attempt rewrites it from the start), and its
@@ -15,20 +17,22 @@
  * still hold rows in that state; they are recovered like `listed`.
  */
 import { GridsyncError, scrubHeld } from '../errors/index.js';
+import { inChunks } from './id-lists.js';
 import { setClause } from './set-clause.js';
 import { pruneRows, type JournalStore, type JournalTx } from './store.js';
 
-export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed'] as const;
+export const INBOUND_STATES = ['listed', 'downloading', 'staged', 'placed', 'confirmed', 'failed', 'taken'] as const;
 export type InboundState = (typeof INBOUND_STATES)[number];
 
 /** The legal transitions: target state → the states it may come from. */
 export const INBOUND_TRANSITIONS: Readonly<Record<InboundState, readonly InboundState[]>> = {
-  listed: ['listed', 'downloading', 'staged', 'confirmed', 'failed'],
+  listed: ['listed', 'downloading', 'staged', 'confirmed', 'failed', 'taken'],
   downloading: ['listed', 'downloading'],
   staged: ['listed', 'downloading', 'staged'],
   placed: ['staged'],
   confirmed: ['placed'],
   failed: ['listed', 'downloading', 'staged', 'placed'],
+  taken: ['listed', 'downloading'],
 };
 
 /** A row in one of these states has work left: a cycle drives it on (a real run finishes it before anything new). */
@@ -89,23 +93,12 @@ export interface InboundJournalOptions {
 
 /** A parcel's own commits touch its row and the event trail only (`CommitOptions.independent`). */
 const INDEPENDENT = { independent: true } as const;
-/** Parcel ids per read of many parcels: far below both backends' limits on parameters. */
-const IDS_PER_READ = 500;
 const SELECT_ROW = 'SELECT * FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 /** A transition needs the state it leaves only: reading the whole row built its 18 other fields for nothing. */
 const SELECT_STATE = 'SELECT state FROM inbound_parcels WHERE mailbox_id = ? AND parcel_id = ?';
 /** Only a confirmed row's confirm can be seen to take; the state re-checked keeps an operator's write (markResetRequested) off a row moved meanwhile. */
 const CONFIRM_SEEN = "UPDATE inbound_parcels SET confirm_unverified = 0 WHERE mailbox_id = ? AND parcel_id = ? AND state = 'confirmed'";
-
-/** `read` once per chunk of `ids`, with the chunk's placeholders; the rows of every chunk. */
-async function inChunks<I, T>(ids: readonly I[], read: (marks: string, chunk: I[]) => Promise<T[]>): Promise<T[]> {
-  const rows: T[] = [];
-  for (let i = 0; i < ids.length; i += IDS_PER_READ) {
-    const chunk = ids.slice(i, i + IDS_PER_READ);
-    rows.push(...(await read(chunk.map(() => '?').join(','), chunk)));
-  }
-  return rows;
-}
+const FINISHED_BEFORE = "state IN ('confirmed', 'taken') AND updated_at < ?";
 
 /** The audit-trail event `gridsync redeliver` records for a parcel it had the service reset. */
 export const REDELIVERY_REQUESTED = 'redelivery-requested';
@@ -341,6 +334,16 @@ export class InboundJournal {
     );
   }
 
+  /** listed → taken: a complete pending list no longer shows the parcel, whose download has not begun (src/inbound/taken-elsewhere.ts). */
+  markTaken(mailboxId: number, parcelId: number, reason: string): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'taken', { last_error: reason, staging_path: null }, { reason });
+  }
+
+  /** taken → listed: the parcel is pending again (reset on the service, or offered again): delivered like any listed parcel. */
+  markPendingAgain(mailboxId: number, parcelId: number): Promise<void> {
+    return this.transition(mailboxId, parcelId, 'listed', { last_error: null }, { pendingAgain: true }, ['taken']);
+  }
+
   /** A confirmed parcel is InBoxReady again on the service: deliver it once more. */
   markRedelivery(mailboxId: number, parcelId: number): Promise<number> {
     return this.journal.commit(async (tx) => {
@@ -368,9 +371,9 @@ export class InboundJournal {
     return { counts, recentFailures };
   }
 
-  /** Retention: forget confirmed rows older than `olderThanMs`. */
+  /** Retention: forget finished rows (confirmed, taken) older than `olderThanMs`; a taken parcel listed again is new work either way. */
   pruneConfirmed(olderThanMs: number): Promise<number> {
-    return pruneRows(this.journal, 'inbound_parcels', "state = 'confirmed' AND updated_at < ?", this.journal.now() - olderThanMs);
+    return pruneRows(this.journal, 'inbound_parcels', FINISHED_BEFORE, this.journal.now() - olderThanMs);
   }
 
   private async require(tx: JournalTx, mailboxId: number, parcelId: number): Promise<InboundRow> {

@@ -29,6 +29,12 @@ describe('the listing step of a listed parcel', () => {
     expect(listingStep(failed, 6_000)).toEqual({ kind: 'retry', row: failed });
   });
 
+  it('a parcel taken elsewhere and listed again is delivered, asked for or not', () => {
+    const taken = row('taken');
+    expect(listingStep(taken, undefined)).toEqual({ kind: 'pending-again', row: taken });
+    expect(listingStep(taken, 6_000)).toEqual({ kind: 'pending-again', row: taken });
+  });
+
   it('a parcel the journal drives already is left to it, even when asked for', () => {
     for (const state of ['listed', 'downloading', 'staged', 'placed'] as const) {
       expect(listingStep(row(state), undefined)).toEqual({ kind: 'none' });
