@@ -15,6 +15,7 @@
  * come back as numbers from both.
  */
 import { scrubHeld } from '../errors/index.js';
+import { padded } from './id-lists.js';
 import type { Lease, LeaseRow } from './lease.js';
 
 export type Direction = 'in' | 'out' | 'daemon';
@@ -211,12 +212,11 @@ export async function pruneJudged<R extends Record<string, unknown>>(
     );
     const doomed: unknown[] = [];
     for (const row of page) if (await gone(row)) doomed.push(row[key]);
-    if (doomed.length > 0)
-      total += await store.maintain(
-        `DELETE FROM ${table} WHERE (${where}) AND ${key} IN (${doomed.map(() => '?').join(', ')})`,
-        ...params,
-        ...doomed,
-      );
+    if (doomed.length > 0) {
+      // Padded (./id-lists.ts): a DELETE text per batch size was a prepared statement each on PostgreSQL.
+      const { marks, values } = padded(doomed);
+      total += await store.maintain(`DELETE FROM ${table} WHERE (${where}) AND ${key} IN (${marks})`, ...params, ...values);
+    }
     const last = page[page.length - 1];
     if (page.length < JUDGED_PAGE || !last) return total;
     after = Number(last[key]);
