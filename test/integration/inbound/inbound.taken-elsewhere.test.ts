@@ -9,6 +9,7 @@
 // The built CLI (`once`) against its embedded emulator, SQLite journal copied and restored as files.
 import fs from 'node:fs';
 import path from 'node:path';
+import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeDaemonWorld, seedEmbeddedService, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { onceChild, runCli } from '../../helpers/daemon-child.js';
@@ -80,5 +81,26 @@ describe('a listed row whose parcel was taken off the pending list by someone el
     // A later run does not take it up again either.
     expect(runCli(['once', '-c', w.configFile]).status).toBe(0);
     expect(fs.readdirSync(w.inbox)).toEqual([]);
+  });
+
+  it('a list cut short ends no row it does not show: the row waits, and is delivered once a list shows it', async () => {
+    const w = makeDaemonWorld();
+    worlds.push(w);
+    await seedEmbeddedService(w, [
+      { fileName: 'a.x12', content: 'ISA*a~' },
+      { fileName: 'b.x12', content: 'ISA*b~' },
+    ]);
+    const crashed = await onceChild(w.configFile, 'in.downloaded:1');
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    // Both rows `listed`; from now on each list shows one parcel, the oldest: b's row is not shown at first.
+    const config = YAML.parse(fs.readFileSync(w.configFile, 'utf8')) as { api: Record<string, unknown> };
+    config.api.limits = { maxListEntries: 1 };
+    fs.writeFileSync(w.configFile, YAML.stringify(config));
+    const r = runCli(['once', '-c', w.configFile]);
+    expect(r.status, r.stdout).toBe(0);
+    expect(fs.readdirSync(w.inbox).sort()).toEqual(['a.x12', 'b.x12']);
+    expect(r.stdout).not.toContain('INBOUND_TAKEN_ELSEWHERE');
+    const status = runCli(['status', '-c', w.configFile, '--json']);
+    expect(JSON.parse(status.stdout).inbound.counts).toEqual({ confirmed: 2 });
   });
 });
