@@ -213,7 +213,7 @@ export const ERROR_TABLE = {
   INBOUND_TAKEN_ELSEWHERE: row(
     null,
     false,
-    "a parcel whose download had not begun is no longer on a complete pending list (another client or the service's web UI confirmed it, or an older journal backup was restored): its row ends `taken`, nothing is downloaded",
+    "a parcel whose download had not begun is no longer on a complete pending list and the service shows it confirmed (another client or the service's web UI confirmed it, or an older journal backup was restored): its row ends `taken`, nothing is downloaded",
     'nothing, unless no one else should take parcels from this mailbox: then find who did; `gridsync redeliver` delivers it here',
   ),
   INBOUND_DEFERRED: row(

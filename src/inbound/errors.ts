@@ -33,8 +33,9 @@ export class StagingLostError extends GridsyncError {
 
 /**
  * A parcel whose download had not begun here is no longer pending on the service, as a complete
- * pending list shows: someone else took it (another client or the service's web UI confirmed it, or
- * an older journal backup holds it unfinished though it was delivered since). Not downloaded here.
+ * pending list and its lookup (confirmed) show: someone else took it (another client or the
+ * service's web UI confirmed it, or an older journal backup holds it unfinished though it was
+ * delivered since). Not downloaded here.
  */
 export class ParcelTakenElsewhereError extends GridsyncError {
   readonly code = 'INBOUND_TAKEN_ELSEWHERE';

@@ -204,7 +204,7 @@ export class InboundPipeline {
     this.failures.heldLocally.clear();
     const pending = await this.listing.list(result, signal);
     const rows = await this.journal.inStates(this.mailboxId, INBOUND_UNFINISHED);
-    await this.processRows(await this.taken.drivable(rows, pending), result, signal);
+    await this.processRows(await this.taken.drivable(rows, pending, signal), result, signal);
     await this.confirmations.afterCycle(signal);
   }
 
