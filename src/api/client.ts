@@ -361,7 +361,7 @@ export class GridClient implements MailboxTransport {
     const shared = { endpoint: endpoint.name, idempotent: true, auth: false, signal: this.core.closingSignal };
     return this.core.run(shared, CALL, async (_none, { signal }) => {
       const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, {}, JSON.stringify(body), signal);
-      return (await readEnvelope(endpoint, res, { name: endpoint.name, now: this.core.now() })) as LoginResult;
+      return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as LoginResult;
     });
   }
 }

@@ -88,4 +88,23 @@ describe('answers that cost far more memory than their size', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/attributes/);
   }, 120_000);
+
+  // Hostile round 4: the REST login's answer (a bearer session) was read without any cap at all,
+  // the only answer of the client that was: 300 MB of token took the heap with it.
+  it('REST: a login answer of 300 MB is refused at api.limits.maxBodyBytes, not buffered', async () => {
+    const url = await serve(() => {
+      function* login(): Generator<string> {
+        yield '{"success":true,"data":{"token":"';
+        const piece = 't'.repeat(1024 * 1024);
+        for (let i = 0; i < 300; i++) yield piece;
+        yield '","expiresAt":"2099-01-01T00:00:00Z"}}';
+      }
+      return { type: 'application/json', pieces: login() };
+    });
+    const r = await onceSmallHeap({ baseUrl: url, protocol: 'rest', login: 'amplified', password: 'amplified-password-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/api\.limits\.maxBodyBytes/);
+  }, 120_000);
 });
