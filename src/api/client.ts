@@ -7,6 +7,7 @@ import type { Writable } from 'node:stream';
 import type { z } from 'zod';
 import { catalog, matchEndpoint, type EndpointDef } from '@gridsync/protocol/catalog';
 import { apiErrorFrom, issuePath, readEnvelope, type ReadEnvelopeOptions } from './envelope.js';
+import { JsonShapeBudget } from './answer-shape.js';
 import { scanList } from './list-stream.js';
 import { ClientCore, contentCap, type ClientLimits, type CoreOptions } from './core.js';
 import { GridApiError, GridConfigError, GridLimitError, GridResponseError } from './errors.js';
@@ -335,6 +336,7 @@ export class GridClient implements MailboxTransport {
           endpoint: endpoint.name,
           maxItems: limits.maxListEntries,
           maxKeptBytes: limits.maxBodyBytes,
+          shape: new JsonShapeBudget(endpoint.name, limits),
         });
       } catch (err) {
         res.body.destroy();
@@ -347,7 +349,7 @@ export class GridClient implements MailboxTransport {
   }
 
   private envelopeOptions(name: string): ReadEnvelopeOptions {
-    return { name, now: this.core.now(), maxBodyBytes: this.core.limits.maxBodyBytes };
+    return { name, now: this.core.now(), limits: this.core.limits };
   }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {

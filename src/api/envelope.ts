@@ -4,6 +4,8 @@
  * the endpoint's validated `data` or a typed error.
  */
 import type { EndpointDef } from '@gridsync/protocol/catalog';
+import { JsonShapeBudget } from './answer-shape.js';
+import type { ClientLimits } from './core.js';
 import { GridApiError, GridLimitError, GridResponseError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { parseRetryAfter } from './retry.js';
@@ -20,8 +22,11 @@ export function issuePath(prefix: string, path: readonly PropertyKey[]): string 
 export interface ReadEnvelopeOptions {
   readonly name: string;
   readonly now: number;
-  /** Cap of a successful answer's body; larger is refused (GridLimitError), never buffered. */
-  readonly maxBodyBytes?: number;
+  /**
+   * `maxBodyBytes`: cap of a successful answer's body, larger is refused (GridLimitError), never
+   * buffered; `maxListEntries`: what the answer's values are counted against (answer-shape.ts).
+   */
+  readonly limits: Pick<ClientLimits, 'maxBodyBytes' | 'maxListEntries'>;
 }
 
 /** Reads a (small) JSON body and returns the validated `data`, or throws the right typed error. */
@@ -29,7 +34,7 @@ export async function readEnvelope(endpoint: EndpointDef | undefined, res: RawRe
   const { name } = options;
   let text: string;
   let over: boolean;
-  const limit = res.statusCode >= 400 ? MAX_ERROR_BODY : (options.maxBodyBytes ?? Number.POSITIVE_INFINITY);
+  const limit = res.statusCode >= 400 ? MAX_ERROR_BODY : options.limits.maxBodyBytes;
   try {
     ({ text, over } = await readLimited(res.body, limit));
   } catch (err) {
@@ -38,6 +43,8 @@ export async function readEnvelope(endpoint: EndpointDef | undefined, res: RawRe
   if (res.statusCode < 400 && over) {
     throw new GridLimitError(name, 'api.limits.maxBodyBytes', limit, `the answer is larger than ${limit} bytes`);
   }
+  // An error body is small (MAX_ERROR_BODY) and what it says must not be lost to its shape.
+  if (res.statusCode < 400) new JsonShapeBudget(name, options.limits).check(text, '(body)');
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -5,6 +5,7 @@
  * cycle. Works on bytes: every structural character is ASCII, so UTF-8 inside strings is never
  * mistaken for one; each kept record is decoded and parsed on its own.
  */
+import type { JsonShapeBudget } from './answer-shape.js';
 import { GridLimitError, GridResponseError } from './errors.js';
 
 export interface ScannedList {
@@ -25,6 +26,8 @@ export interface ScanOptions {
    * than any other answer (`maxItems` records of up to this size each were all held and parsed).
    */
   readonly maxKeptBytes: number;
+  /** What the kept records and members together may hold, counted before each is parsed. */
+  readonly shape: JsonShapeBudget;
 }
 
 const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
@@ -55,6 +58,7 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
     const raw = Buffer.concat(capture ?? []);
     keptBytes += raw.length;
     const text = raw.toString('utf8').trim();
+    options.shape.check(text, captureKind === 'item' ? `data[${items.length}]` : memberName);
     if (captureKind === 'item') items.push(Buffer.from(text));
     else if (captureKind === 'member') {
       try {

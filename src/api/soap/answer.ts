@@ -5,6 +5,7 @@
  * (`api.limits.maxListEntries`: records past it are counted, never kept) — so no answer grows an
  * unbounded element tree.
  */
+import { maxAnswerValues } from '../answer-shape.js';
 import type { ClientLimits } from '../core.js';
 import { readLimited } from '../envelope.js';
 import { GridApiError, GridLimitError, GridResponseError, GridTransportError } from '../errors.js';
@@ -28,17 +29,13 @@ import {
 
 /** A non-SOAP error answer (a proxy page) is read up to this size. */
 const MAX_ERROR_BODY = 64 * 1024;
-/** Elements a list record may bring (a parcel with its interchanges, partners and log). */
-const ELEMENTS_PER_RECORD = 128;
-/** Elements of an answer besides its list records. */
-const ELEMENTS_BESIDES = 4096;
 
 /** The readXml options that hold an answer to the client's limits. */
 export function answerBounds(limits: ClientLimits): ReadOptions {
   return {
     maxBytes: limits.maxBodyBytes,
     maxText: limits.maxBodyBytes,
-    maxElements: limits.maxListEntries * ELEMENTS_PER_RECORD + ELEMENTS_BESIDES,
+    maxElements: maxAnswerValues(limits),
     list: { item: LIST_ITEM, max: limits.maxListEntries },
   };
 }

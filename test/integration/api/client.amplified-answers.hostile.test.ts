@@ -107,4 +107,45 @@ describe('answers that cost far more memory than their size', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/api\.limits\.maxBodyBytes/);
   }, 120_000);
+
+  // Hostile round 4: bytes alone did not bound what a JSON answer costs once parsed. 32 MB of
+  // nested brackets in the session's answer took ~1 GB of heap; 2.5 million tiny members in one
+  // list record were all parsed and held (~280 MB).
+  it('REST: a session answer of 32 MB of nested brackets is refused before it is parsed', async () => {
+    const depth = 16_000_000;
+    const url = await serve(() => {
+      function* nested(): Generator<string> {
+        yield '{"success":true,"data":';
+        const open = '['.repeat(1_000_000);
+        for (let i = 0; i < depth; i += 1_000_000) yield open;
+        const close = ']'.repeat(1_000_000);
+        for (let i = 0; i < depth; i += 1_000_000) yield close;
+        yield '}';
+      }
+      return { type: 'application/json', pieces: nested() };
+    });
+    const r = await onceSmallHeap({ baseUrl: url, protocol: 'rest', apiKey: 'amplified-key-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/nested deeper than 64 levels/);
+  }, 120_000);
+
+  it('REST: a pending-list record of 2.5 million tiny members is refused, not parsed', async () => {
+    const url = await serve((body) => {
+      if (!body.includes('mailboxId')) return { type: 'application/json', pieces: ['{"success":true,"data":{"mailboxId":1001}}'] };
+      function* list(): Generator<string> {
+        yield '{"success":true,"errorCode":"","message":"","data":[{"parcelId":1,"mailboxId":1001,"bytes":1';
+        for (let i = 0; i < 2_500_000; i += 10_000) yield Array.from({ length: 10_000 }, (_, j) => `,"a${i + j}":1`).join('');
+        yield '}]}';
+      }
+      return { type: 'application/json', pieces: list() };
+    });
+    const r = await onceSmallHeap({ baseUrl: url, protocol: 'rest', apiKey: 'amplified-key-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/holds more than \d+ values/);
+    expect(r.out).toMatch(/api\.limits\.maxListEntries/);
+  }, 120_000);
 });
