@@ -248,6 +248,7 @@ export class GridClient implements MailboxTransport {
           bounds: { cap: contentCap(this.core.limits.maxParcelBytes, options.expectedBytes), roomBytes: options.roomBytes },
           signal,
           now: this.core.now(),
+          limits: this.core.limits,
           shapes: this.shapes,
           onWritten: (n) => {
             written = n;

@@ -15,9 +15,10 @@ import {
   JsonStreamError,
   readJsonStreaming,
 } from '@gridsync/protocol/encoding';
-import { admitContent, type ContentBounds } from './core.js';
+import { maxAnswerValues } from './answer-shape.js';
+import { admitContent, type ClientLimits, type ContentBounds } from './core.js';
 import { apiErrorFrom } from './envelope.js';
-import { ContentIntegrityError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
+import { ContentIntegrityError, GridLimitError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
 import { readByteCount, readId, type ShapeWarnings } from './tolerant.js';
 import { Envelope } from '@gridsync/protocol/wire';
@@ -56,6 +57,8 @@ export interface ReceiveOptions {
   readonly shapes: ShapeWarnings;
   /** Called with the running count of decoded bytes written. */
   readonly onWritten: (bytes: number) => void;
+  /** What the answer beside its content may bring: `maxBodyBytes`, and the values of answer-shape.ts. */
+  readonly limits: Pick<ClientLimits, 'maxBodyBytes' | 'maxListEntries'>;
 }
 
 /**
@@ -83,11 +86,15 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
   };
   let parsed: { value: unknown; streamedFieldSeen: boolean };
   try {
-    parsed = await readJsonStreaming(res.body, { streamField: ['data', 'content'], onChunk: (text) => writeOut(text) });
+    parsed = await readJsonStreaming(res.body, {
+      streamField: ['data', 'content'],
+      onChunk: (text) => writeOut(text),
+      maxKept: { chars: options.limits.maxBodyBytes, values: maxAnswerValues(options.limits) },
+    });
     decoder.end();
   } catch (err) {
     res.body.destroy();
-    throw downloadFailure(endpoint, parcelId, err, written > 0);
+    throw downloadFailure(endpoint, parcelId, err, written > 0, options.limits);
   }
   const envelope = Envelope.safeParse(parsed.value);
   if (!envelope.success || !envelope.data.success) throw apiErrorFrom(endpoint, res, parsed.value, options.now);
@@ -129,9 +136,13 @@ export async function receiveParcel(res: RawResponse, writable: Writable, option
   };
 }
 
-function downloadFailure(endpoint: string, parcelId: number, err: unknown, wroteContent: boolean): Error {
+function downloadFailure(endpoint: string, parcelId: number, err: unknown, wroteContent: boolean, limits: ReceiveOptions['limits']): Error {
   if (err instanceof InvalidBase64Error)
     return new ContentIntegrityError(endpoint, parcelId, 'invalid-base64', err.message, { cause: err });
+  if (err instanceof JsonStreamError && err.reason === 'kept-chars')
+    return new GridLimitError(endpoint, 'api.limits.maxBodyBytes', limits.maxBodyBytes, err.message);
+  if (err instanceof JsonStreamError && err.reason === 'kept-values')
+    return new GridLimitError(endpoint, 'api.limits.maxListEntries', limits.maxListEntries, `${err.message} (derived from the list limit)`);
   if (err instanceof JsonStreamError) {
     return new ContentIntegrityError(endpoint, parcelId, err.reason === 'truncated' ? 'truncated' : 'malformed', err.message, {
       cause: err,

@@ -148,4 +148,30 @@ describe('answers that cost far more memory than their size', () => {
     expect(r.out).toMatch(/holds more than \d+ values/);
     expect(r.out).toMatch(/api\.limits\.maxListEntries/);
   }, 120_000);
+
+  // A download's answer is streamed and not held to maxBodyBytes (its content goes to disk), but
+  // every member beside the content was built in memory without a bound: after a parcel of one
+  // byte, members kept coming until the heap ran out.
+  it('REST: a download answer trailing millions of members after its content is refused, not held', async () => {
+    const url = await serve((body) => {
+      if (body.includes('parcelId')) {
+        function* download(): Generator<string> {
+          yield '{"success":true,"errorCode":"","message":"","data":{"parcelId":1,"bytes":1,"content":"QQ=="';
+          for (let i = 0; i < 10_000_000; i += 10_000) yield Array.from({ length: 10_000 }, (_, j) => `,"a${i + j}":1`).join('');
+          yield '}}';
+        }
+        return { type: 'application/json', pieces: download() };
+      }
+      if (body.includes('mailboxId'))
+        return {
+          type: 'application/json',
+          pieces: ['{"success":true,"data":[{"parcelId":1,"mailboxId":1001,"bytes":1,"fileName":"a.txt","status":"InBoxReady"}]}'],
+        };
+      return { type: 'application/json', pieces: ['{"success":true,"data":{"mailboxId":1001}}'] };
+    });
+    const r = await onceSmallHeap({ baseUrl: url, protocol: 'rest', apiKey: 'amplified-key-1' });
+    expect(r.out).not.toMatch(/heap out of memory|Allocation failed/);
+    expect(r.signal).toBeNull();
+    expect(r.out).toMatch(/GRID_LIMIT_EXCEEDED/);
+  }, 120_000);
 });

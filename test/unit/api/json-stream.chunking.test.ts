@@ -78,6 +78,17 @@ describe('streaming JSON reader', () => {
     await expect(parse('<html>', 1)).rejects.toMatchObject({ reason: 'malformed' });
     await expect(parse('{"a":"\\x"}', 1)).rejects.toMatchObject({ reason: 'malformed' });
   });
+
+  it('holds the body beside the streamed field to maxKept, however long the field (escapes included)', async () => {
+    const read = (t: string, maxKept: { chars: number; values: number }): Promise<unknown> =>
+      readJsonStreaming(bytesOf(t, 7), { streamField: ['data', 'content'], onChunk: () => undefined, maxKept });
+    const big = `{"success":true,"data":{"parcelId":1,"content":"${'AB\\/C'.repeat(100_000)}"}}`;
+    await expect(read(big, { chars: 100, values: 10 })).resolves.toBeDefined();
+    const members = `{"success":true,"data":{"content":"QQ==",${Array.from({ length: 11 }, (_, i) => `"a${i}":1`).join(',')}}}`;
+    await expect(read(members, { chars: 1000, values: 10 })).rejects.toMatchObject({ reason: 'kept-values' });
+    const long = `{"success":true,"data":{"content":"QQ==","pad":"${'x'.repeat(1000)}"}}`;
+    await expect(read(long, { chars: 1000, values: 10 })).rejects.toMatchObject({ reason: 'kept-chars' });
+  });
 });
 
 describe('strict streaming base64', () => {

@@ -16,11 +16,15 @@ import { GridsyncError } from '../errors/index.js';
 
 export type JsonPath = readonly (string | number)[];
 
-/** The body is not valid JSON (`malformed`) or ended before the value was complete (`truncated`). */
+/**
+ * The body is not valid JSON (`malformed`), ended before the value was complete (`truncated`), or
+ * brought more beside the streamed field than StreamingJsonOptions.maxKept allows (`kept-chars`,
+ * `kept-values`).
+ */
 export class JsonStreamError extends GridsyncError {
   readonly code = 'GRID_JSON_STREAM';
   constructor(
-    readonly reason: 'malformed' | 'truncated',
+    readonly reason: 'malformed' | 'truncated' | 'kept-chars' | 'kept-values',
     message: string,
   ) {
     super(message);
@@ -42,6 +46,12 @@ export interface StreamingJsonOptions {
   readonly streamField: JsonPath;
   /** Receives the field's decoded text piece by piece. A returned promise is awaited (backpressure). */
   readonly onChunk: (text: string) => void | Promise<void>;
+  /**
+   * What the rest of the body may bring, all of which is built in memory: its characters and its
+   * values (members and elements). The streamed field is bounded by its reader; without these the
+   * rest was not, and members trailing a parcel's content were held until the heap ran out.
+   */
+  readonly maxKept?: { readonly chars: number; readonly values: number };
 }
 
 export class StreamingJsonParser {
@@ -62,16 +72,24 @@ export class StreamingJsonParser {
   // Inside a number or true/false/null:
   private literal = '';
   private pending: string[] = [];
+  /** Characters and values of the body outside the streamed field, so far. */
+  private keptChars = 0;
+  private keptValues = 0;
 
   constructor(private readonly options: StreamingJsonOptions) {}
 
   /** Feed the next piece of text. Await it: the streamed field's `onChunk` may apply backpressure. */
   async write(text: string): Promise<void> {
+    this.keptChars += text.length;
     let i = 0;
     const n = text.length;
     while (i < n) {
       if (this.inString) {
+        const streamed = this.streaming;
+        const from = i;
         i = this.scanString(text, i);
+        // Escapes included: a serializer that writes base64's `/` as `\/` doubles those characters.
+        if (streamed) this.keptChars -= i - from;
         if (this.pending.length > 0) await this.flushPending();
         continue;
       }
@@ -90,6 +108,7 @@ export class StreamingJsonParser {
       if (isWhitespace(c)) continue;
       this.structural(c);
     }
+    this.checkKept();
     if (this.pending.length > 0) await this.flushPending();
   }
 
@@ -258,7 +277,17 @@ export class StreamingJsonParser {
     throw new JsonStreamError('malformed', `unexpected ${JSON.stringify(c)}`);
   }
 
+  /** After each piece: what one piece adds past a limit is bounded by the piece. */
+  private checkKept(): void {
+    const max = this.options.maxKept;
+    if (!max) return;
+    if (this.keptChars > max.chars)
+      throw new JsonStreamError('kept-chars', `more than ${max.chars} bytes of the body beside its streamed field`);
+    if (this.keptValues > max.values) throw new JsonStreamError('kept-values', `more than ${max.values} values beside its streamed field`);
+  }
+
   private afterValue(v: unknown, streamed: boolean): void {
+    if (!streamed) this.keptValues++;
     const top = this.stack.at(-1);
     if (!top) {
       this.root = v;
