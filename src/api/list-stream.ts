@@ -44,6 +44,7 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
   let escaped = false;
   let expectKey = false; // at depth 1: the next string is a member name
   let key: Buffer[] | undefined; // bytes of the member name being read
+  let keyLength = 0;
   let memberName = '';
   let inListData = false; // inside the array of `data`
   let capture: Buffer[] | undefined; // bytes of the value being kept
@@ -72,9 +73,19 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
     captureLength = 0;
   };
 
+  const overKept = (): never => {
+    throw new GridLimitError(
+      options.endpoint,
+      'api.limits.maxBodyBytes',
+      options.maxKeptBytes,
+      `the records, values and member names kept of the answer exceed ${options.maxKeptBytes} bytes`,
+    );
+  };
+
   for await (const chunk of body) {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-    let captureFrom = capture ? 0 : -1;
+    // A value or a member name carried over from the last chunk goes on from this one's start.
+    let captureFrom = capture || key ? 0 : -1;
     for (let i = 0; i < buf.length; i++) {
       const c = buf[i]!;
       if (inString) {
@@ -85,7 +96,9 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
           if (key) {
             key.push(buf.subarray(captureFrom < 0 ? 0 : captureFrom, i));
             memberName = Buffer.concat(key).toString('utf8');
+            keptBytes += keyLength;
             key = undefined;
+            keyLength = 0;
             captureFrom = -1;
           }
         }
@@ -163,17 +176,13 @@ export async function scanList(body: AsyncIterable<Uint8Array>, options: ScanOpt
     if (capture && captureFrom >= 0) {
       const piece = buf.subarray(captureFrom);
       captureLength += piece.length;
-      if (keptBytes + captureLength > options.maxKeptBytes) {
-        throw new GridLimitError(
-          options.endpoint,
-          'api.limits.maxBodyBytes',
-          options.maxKeptBytes,
-          `the records and values kept of the answer exceed ${options.maxKeptBytes} bytes`,
-        );
-      }
+      if (keptBytes + captureLength > options.maxKeptBytes) overKept();
       capture.push(Buffer.from(piece));
     } else if (key && captureFrom >= 0) {
-      key.push(Buffer.from(buf.subarray(captureFrom)));
+      const piece = buf.subarray(captureFrom);
+      keyLength += piece.length;
+      if (keptBytes + keyLength > options.maxKeptBytes) overKept();
+      key.push(Buffer.from(piece));
     }
   }
   if (depth !== 0 || inString) throw new GridResponseError(options.endpoint, 200, '(body)', 'the answer ended early');
