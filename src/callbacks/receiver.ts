@@ -1,13 +1,14 @@
 /**
  * The callback receiver: an HTTP(S) server on its own port that believes a call only when its path
  * secret and its Basic or Digest credentials match (verify.ts, digest.ts), answers it 200 at once,
- * and only then hands it on. Bounded so a flood cannot hurt the daemon: a connection cap, header and body deadlines,
- * a body of at most 64 KiB read only after the caller is verified. A refused request is answered
- * and its connection closed without reading its body; nothing else happens for it.
+ * and only then hands it on. Bounded so a flood cannot hurt the daemon: a connection cap, and a
+ * share of it per address; header and body deadlines; a body of at most 64 KiB read only after the
+ * caller is verified. A refused request is answered and its connection closed without reading its
+ * body; nothing else happens for it.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CallbackCredentials } from './credentials.js';
 import { DigestAuth, AUTH_REALM } from './digest.js';
@@ -74,6 +75,22 @@ function parse(body: Buffer): unknown {
   }
 }
 
+/** Closes at once a connection from an address that already holds `max` (before TLS or any byte is read). */
+function limitPerPeer(server: Server, max: number): void {
+  const held = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const peer = socket.remoteAddress ?? '';
+    const n = (held.get(peer) ?? 0) + 1;
+    if (n > max) return void socket.destroy();
+    held.set(peer, n);
+    socket.once('close', () => {
+      const left = (held.get(peer) ?? 1) - 1;
+      if (left > 0) held.set(peer, left);
+      else held.delete(peer);
+    });
+  });
+}
+
 /** `host:port` (IPv6 in brackets) of `callbacks.listen`. */
 export function splitListen(listen: string): { host: string; port: number } {
   const i = listen.lastIndexOf(':');
@@ -118,6 +135,7 @@ export async function startReceiver(o: ReceiverOptions): Promise<Receiver> {
     ? https.createServer({ ...options, cert: o.tls.cert, key: o.tls.key, handshakeTimeout: LIMITS.headersTimeoutMs }, listener)
     : http.createServer(options, listener);
   server.maxConnections = LIMITS.maxConnections;
+  limitPerPeer(server, LIMITS.maxConnectionsPerPeer);
   server.maxHeadersCount = 64;
   // An idle or trickling socket is cut, whatever stage it is in.
   server.setTimeout(LIMITS.headersTimeoutMs + LIMITS.bodyTimeoutMs, (socket) => socket.destroy());

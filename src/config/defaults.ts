@@ -107,6 +107,11 @@ export const DEFAULTS = {
     bodyTimeoutMs: 5 * SECOND,
     /** Open connections at once; more are dropped by the kernel's accept, never queued in memory. */
     maxConnections: 256,
+    /**
+     * Of those, what one address may hold: a forger that reopens each socket its deadlines cut
+     * kept all of them, and the service's calls were dropped with the rest.
+     */
+    maxConnectionsPerPeer: 32,
     /** At most one cycle per this long per mailbox is started by callbacks (a flood is not a burst of calls). */
     minTriggerGapMs: SECOND,
     /** A parcel placed before its call arrived is not missed if the call comes within this long. */
