@@ -5,6 +5,30 @@
  * hides the very parcel searched for. Retention, which deletes by age, holds back while ours is far
  * from it (src/daemon/retention-pass.ts). Shared by the REST and the SOAP client.
  */
+import { GridResponseError } from './errors.js';
+
+/**
+ * How far the service's `Date` may read from our clock for a search by creation time to be put in
+ * its time. Further off, one of the two clocks is broken, and which cannot be told: a proxy with a
+ * wrong clock answering five years ahead put the window after the very parcel sought, and the file
+ * whose answer was lost was sent again; years behind, it would reach back to an older parcel of the
+ * same name and size. An NTP-kept service differs by seconds, and a host's own clock rarely by more
+ * than minutes.
+ */
+export const SEARCH_CLOCK_TOLERANCE_MS = 24 * 3_600_000;
+
+/** Throws (GridResponseError on `Date`) when the service's clock is too far from ours to search by creation time. */
+export function checkSearchClock(endpoint: string, offsetMs: number | undefined): void {
+  if (offsetMs === undefined || Math.abs(offsetMs) <= SEARCH_CLOCK_TOLERANCE_MS) return;
+  const hours = Math.round(Math.abs(offsetMs) / 3_600_000);
+  throw new GridResponseError(
+    endpoint,
+    200,
+    'Date',
+    `the service's clock reads ${hours} hours ${offsetMs > 0 ? 'ahead of' : 'behind'} ours: a search by creation time cannot be trusted`,
+  );
+}
+
 export class ServiceClock {
   private offset: number | undefined;
 

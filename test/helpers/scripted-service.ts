@@ -49,6 +49,8 @@ export interface Variants {
   download?: (d: Record<string, unknown>, p: ServiceParcel) => Record<string, unknown>;
   /** The service's clock minus the real one: its `Date` headers, the `created` of uploads and the outbox list's `beginDate` use it. */
   clockOffsetMs?: number;
+  /** What the `Date` header reads beyond the service's clock (a proxy's own, wrong clock): the stamps keep the service's. */
+  dateOffsetMs?: number;
   /** Answers a request instead of the script (a fault); undefined lets the script answer. */
   fault?: (req: ServedRequest, res: ServerResponse) => boolean | Promise<boolean>;
 }
@@ -120,7 +122,7 @@ export async function startScriptedService(
     text: string,
     headers: Record<string, string> = { 'content-type': 'application/json' },
   ): void => {
-    res.writeHead(status, { date: new Date(serviceNow()).toUTCString(), ...headers });
+    res.writeHead(status, { date: new Date(serviceNow() + (svc.variants.dateOffsetMs ?? 0)).toUTCString(), ...headers });
     res.end(text);
   };
   const ok = (res: ServerResponse, data: unknown, message: string | null = null): void => {

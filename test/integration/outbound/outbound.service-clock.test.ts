@@ -76,4 +76,23 @@ describe('reconciling an unknown upload against a service whose clock differs fr
     expect(svc.parcels.filter((x) => x.direction === 'out').map((x) => x.fileName)).toEqual(['po.x12']);
     expect(listFiles(dirs.sent)).toEqual(['po.x12']);
   });
+
+  // Hostile round 4: the Date header years ahead while the parcels keep the service's true stamps
+  // (a proxy with a broken clock answers for the service).
+  it('a Date header five years ahead of the stamps: the file is not sent a second time', async () => {
+    const svc = await startScriptedService();
+    svc.variants.dateOffsetMs = 5 * 365 * 24 * 60 * MINUTE;
+    takeFirstUploadSilently(svc);
+    const { client, journal, dirs } = scriptedFolders(svc, cleanups, { maxAttempts: 1 });
+    fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(9));
+    const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002, maxAttempts: 2 });
+    await p.checkPrerequisites();
+    await client.pendingInbox(1001);
+    for (let cycle = 0; cycle < 6 && listFiles(dirs.sent).length + listFiles(dirs.error).length === 0; cycle++) await p.runCycle();
+    expect(svc.parcels.filter((x) => x.direction === 'out').map((x) => x.fileName)).toEqual(['po.x12']);
+    // Neither sent again nor taken for found: the operator is asked to look (errorDir, its report naming the clock).
+    expect(listFiles(dirs.sent)).toEqual([]);
+    expect(listFiles(dirs.error)).toContain('po.x12');
+    expect(fs.readFileSync(path.join(dirs.error, listFiles(dirs.error).find((f) => f !== 'po.x12') ?? ''), 'utf8')).toMatch(/clock/);
+  });
 });
