@@ -1,0 +1,76 @@
+// Hostile round 4: the SOAP side of outbound.service-clock.test.ts's five-years-ahead `Date`. A
+// proxy with a broken clock dates every answer five years ahead while the service stamps its
+// parcels truly; an upload's answer is lost. The search for it was put five years ahead and found
+// nothing, and the file was uploaded again. The built CLI against a scripted SOAP service.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCli } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const FIVE_YEARS_MS = 5 * 365 * 86_400_000;
+const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
+
+describe('a SOAP service whose Date header reads five years ahead of its parcel stamps', () => {
+  it('an upload whose answer was lost is not sent again: errorDir after maxAttempts, naming the clock', async () => {
+    let uploads = 0;
+    let stored: { date: string; bytes: number } | undefined;
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const op = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? '';
+        if (op.startsWith('ParcelUpload') && ++uploads === 1) {
+          // Taken, then the answer lost.
+          stored = { date: new Date().toISOString(), bytes: INVOICE.length };
+          return void req.socket.destroy();
+        }
+        let result = '';
+        if (op === 'ParcelOutBoxArchiveEx') {
+          const begin = Date.parse(/<(?:\w+:)?BeginDate>([^<]+)</.exec(body)?.[1] ?? '');
+          const rows =
+            stored && Date.parse(stored.date) >= begin
+              ? `<ParcelIDInfo><ParcelID>9000001</ParcelID><ParcelBytes>${stored.bytes}</ParcelBytes><ParcelDate>${stored.date}</ParcelDate>` +
+                `<MailboxIDFrom>1001</MailboxIDFrom><FileName>invoice-810.x12</FileName><StatusCode>OutBoxArchived</StatusCode></ParcelIDInfo>`
+              : '';
+          result = `<${op}Result><Count>${rows ? 1 : 0}</Count><TotalRecords>${rows ? 1 : 0}</TotalRecords><ParcelIDInfoList>${rows}</ParcelIDInfoList></${op}Result>`;
+        } else if (op.startsWith('ParcelOutBox'))
+          result = `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
+        res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', date: new Date(Date.now() + FIVE_YEARS_MS).toUTCString() });
+        res.end(
+          `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>` +
+            `<${op}Response xmlns="http://www.gxs.com/GridOS/">${result}</${op}Response></soap:Body></soap:Envelope>`,
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
+    const w = makeDaemonWorld(
+      { api: { baseUrl: url, protocol: 'soap', apiKey: 'date-key-8Rw3' }, once: { drainTimeout: '20s' } },
+      {
+        inbox: undefined,
+        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
+      },
+    );
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
+    fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const child = startCli(['once', '-c', w.configFile], {}, w.dir);
+    cleanups.push(() => child.kill('SIGKILL'));
+    await child.exited;
+    expect(uploads).toBe(1);
+    expect(fs.readFileSync(path.join(w.error, 'invoice-810.x12.error.json'), 'utf8')).toMatch(/clock/);
+  }, 90_000);
+});
