@@ -14,7 +14,8 @@ const USAGE = `usage: gridsync call METHOD PATH [JSON] [-c FILE | --base-url URL
        gridsync call --list | --soap --list
 
 One REST call through the client (auth, retry, envelope). Prints the response's data as JSON; on an
-error prints errorCode and message to stderr and exits 1. Credentials come from -c FILE, from
+error prints errorCode, message and gridsync's code ([GRID_API_ERROR]) to stderr and exits 1; a
+setting the client refuses exits 2 ([GRID_CONFIG_ERROR]). Credentials come from -c FILE, from
 --base-url with --api-key-file FILE (or GRIDSYNC_API_KEY_FILE), or from GRIDSYNC_API_BASE_URL /
 GRIDSYNC_API_KEY. --api-key KEY still works but every user sees it in ps: gridsync warns.
 --allow-insecure-http: plain http:// to a host that is not loopback, as api.allowInsecureHttp does
@@ -121,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
       );
     } catch (err) {
       if (err instanceof ZodError) throw new UsageError(err.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-      if (err instanceof GridError) throw new UsageError(err.message);
+      // A client's refusal (GRID_CONFIG_ERROR) goes out with its code and the table's exit, not as CLI_USAGE.
       throw err;
     }
     if (service.soap) return callSoap(service, p, body);
@@ -141,7 +142,8 @@ export async function main(argv: string[]): Promise<number> {
       print(`${JSON.stringify(data, null, 2)}\n`);
       return 0;
     } catch (err) {
-      if (err instanceof GridApiError) printError(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message}\n`);
+      if (err instanceof GridApiError)
+        printError(`${err.errorCode ?? `HTTP ${err.httpStatus}`}: ${err.serviceMessage || err.message} [${err.code}]\n`);
       else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
       else throw err;
       return 1;
@@ -166,8 +168,10 @@ async function callSoap(service: ServiceConnection, operation: string, params: u
     return 0;
   } catch (err) {
     if (err instanceof SoapFaultError)
-      printError(`soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage}\n`);
-    else if (err instanceof GridApiError) printError(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message}\n`);
+      printError(
+        `soap:${err.faultCode} ${err.soapErrorCode}${err.errorItem ? ` (${err.errorItem})` : ''}: ${err.serviceMessage} [${err.code}]\n`,
+      );
+    else if (err instanceof GridApiError) printError(`HTTP ${err.httpStatus}: ${err.serviceMessage || err.message} [${err.code}]\n`);
     else if (err instanceof GridError) printError(`${err.code}: ${err.message}\n`);
     else throw err;
     return 1;

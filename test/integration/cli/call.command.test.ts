@@ -97,6 +97,27 @@ describe('gridsync call', () => {
     expect(refused.stderr).toMatch(/plain http:\/\/ to 192\.0\.2\.10 is refused.*--allow-insecure-http/s);
     expect((await call('--help')).stdout).toContain('--allow-insecure-http');
   });
+
+  it("a client's refusal at connect time keeps its code and the table's exit; a service error names our code beside the service's", async () => {
+    // With -c the URL check is the client's (GridConfigError): it came out as CLI_USAGE, with no code to grep.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-call-config-'));
+    try {
+      const config = path.join(dir, 'gridsync.yaml');
+      fs.writeFileSync(
+        config,
+        `api:\n  baseUrl: ${emu.url}\n  apiKeyFile: ${keyFile('demo-key-1001')}\nstateDir: ./state\nmailboxes:\n  - mailboxId: 1001\n    inbox: { dir: ./inbox }\n`,
+        { mode: 0o600 },
+      );
+      const refused = await call('GET', '/v2/users/me', '-c', config, '--base-url', 'http://192.0.2.10:8080');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/plain http:\/\/ to 192\.0\.2\.10 is refused.*\[GRID_CONFIG_ERROR\]/s);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const rejected = await call('GET', '/v2/users/me', '--base-url', emu.url, '--api-key-file', keyFile('revoked-key'));
+    expect(rejected.code).toBe(1);
+    expect(rejected.stderr).toMatch(/^InvalidAPIKey: .*\[GRID_API_ERROR\]\n$/);
+  });
 });
 
 describe('gridsync call --soap', () => {
