@@ -6,13 +6,14 @@ import { IllegalOutboundTransitionError, OutboundJournal, type OutboundRow } fro
 import { moveBackToOutbox, requeueName } from '../outbound/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigWarning, operatorJournal } from './common.js';
-import { describeForOperator } from './exit-codes.js';
+import { describeForOperator, EXIT_INCOMPLETE, EXIT_OK, EXIT_OPERATOR } from './exit-codes.js';
 import { print, printError } from './print.js';
 
 const USAGE = `usage: gridsync requeue [-c FILE] [--force] (FILE… | --all)
 
 Moves files from an errorDir back into the outbox they came from and removes their .error.json.
-FILE is a path (or a name inside an errorDir). Works while the daemon runs.
+FILE is a path (or a name inside an errorDir). Works while the daemon runs. Exit 1 when a file
+could not be requeued; 2 when a FILE is in no errorDir (the others are requeued all the same).
 
 --force: send these files even if the same content was sent before (the duplicate check is
 skipped for the next copy of each; a copy dropped after that is checked again).`;
@@ -44,8 +45,11 @@ export async function main(argv: string[]): Promise<number> {
       print(`nothing to requeue: no file in ${outboxes.map((o) => o.errorDir).join(', ')}\n`);
     const missing = args.positionals.filter((p) => !targets.some((t) => path.resolve(p) === t.file || path.basename(t.file) === p));
     if (missing.length) printError(`not found in any errorDir: ${missing.join(', ')}\n`);
+    // A name no errorDir holds is the operator's to correct (a typo, another config's folder): no
+    // later run finds it, so it exits as a usage mistake does, whatever else was requeued.
+    const exit = (skipped: number): number => (missing.length ? EXIT_OPERATOR : skipped ? EXIT_INCOMPLETE : EXIT_OK);
     // Nothing to move: leave the stateDir alone (opening the journal would create it).
-    if (targets.length === 0) return missing.length ? 1 : 0;
+    if (targets.length === 0) return exit(0);
     const journal = await operatorJournal(cfg);
     const rows = new OutboundJournal(journal);
     const force = args.values.force === true;
@@ -96,7 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     } finally {
       await journal.close();
     }
-    return missing.length || skipped ? 1 : 0;
+    return exit(skipped);
   });
 }
 
