@@ -12,7 +12,7 @@ import { failsEveryMailbox, type FailingMailboxes } from './failing-mailboxes.js
 import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
-import { cycleRecordTrouble, describeStuck, observeCycle, recordInJournal } from './reporting.js';
+import { cycleFailureTroubles, cycleRecordTrouble, describeStuck, observeCycle, recordInJournal } from './reporting.js';
 import PQueue from 'p-queue';
 import { addCounts, emptyTotals, type CycleTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
@@ -45,9 +45,11 @@ export class RunCycle {
   /** Why each mailbox's last inbound parcel was deferred (reported when deliveries stop). */
   private readonly deferReason = new Map<string, string>();
   private readonly recording: TroubleLog;
+  private readonly cycleTrouble: ReturnType<typeof cycleFailureTroubles>;
 
   constructor(private readonly d: CycleDeps) {
     this.recording = cycleRecordTrouble(d.rt.logger);
+    this.cycleTrouble = cycleFailureTroubles(d.rt.logger);
     const since = (mailbox: string): OutboundCycleResult => {
       let r = this.sinceCycle.get(mailbox);
       if (!r) this.sinceCycle.set(mailbox, (r = emptyOutboundResult()));
@@ -124,8 +126,10 @@ export class RunCycle {
       // With cron windows no cycle follows until the next window: a mailbox left out is retried
       // within this one, on the scheduler's backoff as after a failed cycle, not a night later.
       const retryInWindow = failed !== undefined && Boolean(rt.config.schedule.cron?.length);
-      if (failuresBefore > 0 && !retryInWindow)
-        rt.logger.info({ after: failuresBefore }, 'the service answers again; back to the normal schedule');
+      if (!retryInWindow) {
+        this.cycleTrouble.outage.ok({ after: failuresBefore });
+        this.cycleTrouble.refused.ok({ after: failuresBefore });
+      }
       const stuck = watch.stuck();
       // A cycle that delivered nothing because of a local condition, or left a mailbox out, is not
       // a success: the "no successful cycle" alert must fire for it as for an outage.
@@ -143,10 +147,7 @@ export class RunCycle {
       for (const m of mailboxes) if (!finished.has(m.name)) metrics.lastCycleOk.set({ mailbox: m.name }, 0);
       const expired = err instanceof GridApiError && err.httpStatus === 401;
       const retryInMs = backoffDelay(failuresBefore + 1, rt.config.schedule.poll);
-      rt.logger.error(
-        { ...errorFields(err), failures: failuresBefore + 1, retryInMs },
-        expired ? 'credentials rejected (expired or revoked?); retrying with backoff' : 'cycle failed; retrying with backoff',
-      );
+      (expired ? this.cycleTrouble.refused : this.cycleTrouble.outage).failed(err, { failures: failuresBefore + 1, retryInMs });
       return false;
     }
   }

@@ -37,6 +37,29 @@ export function cycleRecordTrouble(logger: Logger): TroubleLog {
   });
 }
 
+/**
+ * Where `run` tells that whole cycles fail: through a night's outage the backoff still brings one
+ * failed cycle every 5 minutes, each an error line that pages whoever watches them. A revoked key
+ * (401) is a trouble of its own: it shares its code with the service's own errors, and it is the
+ * operator's to fix, not the service's.
+ */
+export function cycleFailureTroubles(logger: Logger): { readonly outage: TroubleLog; readonly refused: TroubleLog } {
+  return {
+    outage: new TroubleLog({
+      logger,
+      level: 'error',
+      started: 'cycle failed; retrying with backoff',
+      ended: 'the service answers again; back to the normal schedule',
+    }),
+    refused: new TroubleLog({
+      logger,
+      level: 'error',
+      started: 'credentials rejected (expired or revoked?); retrying with backoff',
+      ended: 'credentials accepted again; back to the normal schedule',
+    }),
+  };
+}
+
 /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
 export function observeCycle(
   watch: DeliveryWatch,

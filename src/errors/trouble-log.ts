@@ -73,10 +73,10 @@ export class TroubleLog {
     this.step(codeOf(err), { ...fields, ...errorFields(err) });
   }
 
-  /** The step got through: a trouble under way has ended. */
-  ok(): void {
+  /** The step got through: a trouble under way has ended; `fields` go on the line that says so. */
+  ok(fields?: Record<string, unknown>): void {
     // Called after every drive and claim that gets through: nothing to read or allocate then.
-    if (this.trouble) this.step(undefined, {});
+    if (this.trouble) this.step(undefined, fields ?? {});
   }
 
   private step(failure: string | undefined, fields: Record<string, unknown>): void {
@@ -86,7 +86,17 @@ export class TroubleLog {
     for (const line of lines) {
       if (line.kind === 'started') logger[this.o.level](fields, this.o.started);
       else if (line.kind === 'repeated') logger.debug({ ...fields, repeats: line.repeats }, this.o.started);
-      else logger.info({ code: line.code, durationMs: Math.round(line.durationMs), suppressed: line.suppressed }, this.o.ended);
+      else
+        logger.info(
+          // A trouble ended by another code's start: the new failure's fields are not about it.
+          {
+            ...(failure === undefined ? fields : {}),
+            code: line.code,
+            durationMs: Math.round(line.durationMs),
+            suppressed: line.suppressed,
+          },
+          this.o.ended,
+        );
     }
   }
 }

@@ -54,4 +54,21 @@ describe('TroubleLog', () => {
     expect(log.lines[0]?.obj).toMatchObject({ mailboxId: 7, code: 'JOURNAL_UNAVAILABLE', dbCode: 'ECONNREFUSED' });
     expect(log.lines.at(-1)?.obj).toEqual({ code: 'JOURNAL_UNAVAILABLE', durationMs: 10_000, suppressed: 9 });
   });
+
+  it('the end line carries what ok() is given; a trouble ended by another code gets none of the new failure’s fields', () => {
+    const log = recorder();
+    let now = 0;
+    const trouble = new TroubleLog({ logger: log, level: 'error', started: 'cycle failed', ended: 'cycles get through', now: () => now });
+    trouble.failed(new JournalUnavailableError('postgres://db/x', 'connection refused', 'ECONNREFUSED'));
+    now = 500;
+    trouble.failed(Object.assign(new Error('disk full'), { code: 'ENOSPC', path: '/var/x' }));
+    now = 800;
+    trouble.ok({ after: 2 });
+    expect(log.lines.map((l) => [l.level, l.obj])).toEqual([
+      ['error', expect.objectContaining({ code: 'JOURNAL_UNAVAILABLE' })],
+      ['info', { code: 'JOURNAL_UNAVAILABLE', durationMs: 500, suppressed: 0 }],
+      ['error', expect.objectContaining({ code: 'ENOSPC', path: '/var/x' })],
+      ['info', { after: 2, code: 'ENOSPC', durationMs: 300, suppressed: 0 }],
+    ]);
+  });
 });
