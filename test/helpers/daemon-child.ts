@@ -1,6 +1,7 @@
 // Runs the built CLI (`node dist/cli/main.js …`) as a child process, for daemon and CLI tests.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { onTestFinished } from 'vitest';
 import { repoRoot } from './journal-child.js';
 
 export const cliPath = path.join(repoRoot, 'dist/cli/main.js');
@@ -79,9 +80,11 @@ export async function eventually<T>(
 }
 
 /**
- * `gridsync once -c config` as a child process, asynchronously (an emulator in this process keeps
- * answering), optionally made to kill itself at a crash point (`GRIDSYNC_CRASH_AT`). Without the
- * parent's NODE_OPTIONS: a crash must be the process's own, not a preloaded tool's.
+ * `gridsync once -c config` as a child process, asynchronously (an emulator or a scripted service in
+ * this process keeps answering), optionally made to kill itself at a crash point
+ * (`GRIDSYNC_CRASH_AT`). Without the parent's NODE_OPTIONS: a crash must be the process's own, not a
+ * preloaded tool's. A child still running when its test finishes (a `once` that hangs, a test that
+ * timed out) is killed then, after the file's afterEach hooks: none outlives the test file.
  */
 export function onceChild(
   config: string,
@@ -91,6 +94,9 @@ export function onceChild(
     const env: Record<string, string | undefined> = { ...process.env, ...(crashAt ? { GRIDSYNC_CRASH_AT: crashAt } : {}) };
     delete env.NODE_OPTIONS;
     const child = spawn(process.execPath, [cliPath, 'once', '-c', config], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code, signal) => resolve({ code, signal, stderr }));

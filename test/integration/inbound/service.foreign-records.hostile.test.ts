@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCli } from '../../helpers/daemon-child.js';
+import { onceChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
 
@@ -18,13 +18,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** `gridsync once` as a child, awaited without blocking this process (the scripted service answers from here). */
-async function once(w: { configFile: string; dir: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = startCli(['once', '-c', w.configFile], {}, w.dir);
-  cleanups.push(() => child.kill('SIGKILL'));
-  return child.exited;
-}
 
 const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
 
@@ -37,7 +30,7 @@ describe('a REST service listing records of another mailbox', () => {
     svc.variants.record = (r, p) => (p.parcelId === foreign.parcelId ? { ...r, mailboxId: 2002 } : r);
     const w = makeDaemonWorld({ api: { baseUrl: svc.url, protocol: 'rest', apiKey: svc.apiKey } }, { outbox: undefined });
     cleanups.push(() => w.cleanup());
-    await once(w);
+    await onceChild(w.configFile);
     expect(fs.readdirSync(w.inbox)).toEqual(['own.x12']);
     const touched = svc.requests.filter((r) => r.path === '/v2/parcels/download' || r.path === '/v2/parcels/confirm');
     expect(touched.filter((r) => String(r.body.parcelId) === String(foreign.parcelId))).toEqual([]);
@@ -80,7 +73,7 @@ describe('a REST service listing records of another mailbox', () => {
     fs.mkdirSync(w.outbox, { recursive: true });
     fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
     fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    await once(w);
+    await onceChild(w.configFile);
     expect(uploads).toBeGreaterThanOrEqual(1);
     const delivered = svc.parcels.some((p) => p.direction === 'out' && p.fileName === 'invoice-810.x12');
     const archived = fs.existsSync(path.join(w.sent, 'invoice-810.x12'));
@@ -155,7 +148,7 @@ describe('a SOAP service listing records of another mailbox', () => {
     cleanups.push(() => soap.close());
     const w = makeDaemonWorld({ api: { baseUrl: soap.url, protocol: 'soap', apiKey: 'foreign-key-7Hq2' } }, { outbox: undefined });
     cleanups.push(() => w.cleanup());
-    await once(w);
+    await onceChild(w.configFile);
     expect(fs.readdirSync(w.inbox)).toEqual(['own.x12']);
     expect([...ready]).toEqual([72]);
   });

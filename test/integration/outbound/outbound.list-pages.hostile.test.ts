@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCli } from '../../helpers/daemon-child.js';
+import { onceChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
 
@@ -15,12 +15,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function once(w: { configFile: string; dir: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = startCli(['once', '-c', w.configFile], {}, w.dir);
-  cleanups.push(() => child.kill('SIGKILL'));
-  return child.exited;
-}
 
 const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
 
@@ -42,7 +36,7 @@ async function sendsOnceWithLostAnswer(api: Record<string, unknown>): Promise<vo
   fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
   fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
   const started = Date.now();
-  await once(w);
+  await onceChild(w.configFile);
   expect(Date.now() - started).toBeLessThan(20_000);
   expect(fs.readFileSync(path.join(w.error, 'invoice-810.x12.error.json'), 'utf8')).toContain('repeats');
 }
