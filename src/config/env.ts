@@ -5,7 +5,8 @@
  * environment, also when the file leaves its section out.
  */
 import YAML from 'yaml';
-import { CONFIG_KEYS, nearest, type KeyNode } from './keys.js';
+import { nearest, type KeyNode } from '@gridsync/protocol/issues';
+import { CONFIG_KEYS } from './keys.js';
 
 /** One variable applied: its name and the key it set (never its value). */
 export interface EnvOverride {

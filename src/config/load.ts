@@ -15,8 +15,8 @@ import { findFolderConflict, folderRoles } from './folders.js';
 import { configFileWarnings, implicitConfigProblem, secretFileWarning } from './trust.js';
 import { secretsOf } from './secrets.js';
 import { readEnvOverrides, type EnvOverride } from './env.js';
-import { describeIssue } from './issues.js';
-import { formatKeyPath } from './keys.js';
+import { describeIssue, formatKeyPath } from '@gridsync/protocol/issues';
+import { CONFIG_KEYS } from './keys.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { parseConfigYaml } from './yaml-text.js';
 
@@ -266,7 +266,7 @@ function invalidConfig(issues: readonly z.core.$ZodIssue[], raw: unknown, source
   const lines = issues.slice(0, 5).map((i) => {
     const env = fromEnv(i.path);
     const where = env ? `${env.name} (environment, sets ${formatKeyPath(i.path)})` : formatKeyPath(i.path);
-    return `  ${where}: ${describeIssue(i, raw)}`;
+    return `  ${where}: ${describeIssue(i, raw, CONFIG_KEYS)}`;
   });
   const onlyEnv = issues.every((i) => fromEnv(i.path));
   const first = issues[0];

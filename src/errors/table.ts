@@ -301,7 +301,12 @@ export const ERROR_TABLE = {
     '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key)',
     'pass `--expose` and a root key of 16+ characters from a file or the environment',
   ),
-  EMULATOR_SEED: row(EXIT.operator, false, "the emulator's seed file is invalid (the message names the entry)", 'fix the seed file named'),
+  EMULATOR_SEED: row(
+    EXIT.operator,
+    false,
+    "the emulator's seed file is invalid: YAML that does not parse, or keys the message names as written (`mailboxes[0].mailboxId`) with what each takes",
+    'fix the seed file named',
+  ),
   EMULATOR_REJECTED: row(null, false, 'the emulator answers a request with an error envelope (internal to the emulator)', '—'),
   INTERNAL_ERROR: row(
     EXIT.internal,

@@ -3,11 +3,24 @@
  * shape. Applied only to an empty store, so a `--data` file keeps its state across restarts.
  */
 import fs from 'node:fs';
-import YAML from 'yaml';
+import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
 import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '@gridsync/protocol/wire';
 import type { EmulatorStore } from './store.js';
 import { GridsyncError } from '@gridsync/protocol/errors';
+import { describeIssue, formatKeyPath, keyTree } from '@gridsync/protocol/issues';
+
+/** An issue at each entry whose `key` repeats an earlier entry's (the value is not shown: it may be a key). */
+function takenOnce<T>(ctx: z.RefinementCtx, list: string, entries: readonly T[], key: string, of: (e: T) => unknown): void {
+  const first = new Map<unknown, number>();
+  entries.forEach((e, i) => {
+    const v = of(e);
+    if (v === undefined) return;
+    const seen = first.get(v);
+    if (seen === undefined) first.set(v, i);
+    else ctx.addIssue({ code: 'custom', path: [list, i, key], message: `the same as ${list}[${seen}]'s: it must be unique` });
+  });
+}
 
 export const SeedFixture = z
   .object({
@@ -75,7 +88,26 @@ export const SeedFixture = z
       }),
     ),
   })
-  .strict();
+  .strict()
+  .superRefine((seed, ctx) => {
+    // What the store keeps once: a second one failed inside SQLite, in its words, as a bug (exit 3).
+    takenOnce(ctx, 'networks', seed.networks, 'networkId', (n) => n.networkId);
+    takenOnce(ctx, 'mailboxes', seed.mailboxes, 'mailboxId', (m) => m.mailboxId);
+    takenOnce(ctx, 'gridIds', seed.gridIds, 'gridId', (g) => g.gridId);
+    takenOnce(ctx, 'gridIds', seed.gridIds, 'id', (g) => `${g.qualifier}/${g.id}`);
+    takenOnce(ctx, 'interconnects', seed.interconnects, 'interconnectId', (i) => i.interconnectId);
+    takenOnce(ctx, 'users', seed.users, 'userId', (u) => u.userId);
+    takenOnce(ctx, 'users', seed.users, 'apiKey', (u) => u.apiKey);
+    const mailboxes = new Set(seed.mailboxes.map((m) => m.mailboxId));
+    seed.gridIds.forEach((g, i) => {
+      if (!mailboxes.has(g.mailboxId))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['gridIds', i, 'mailboxId'],
+          message: `no mailbox ${g.mailboxId} among the seed's mailboxes`,
+        });
+    });
+  });
 export type SeedFixture = z.input<typeof SeedFixture>;
 
 /** The default world: our mailbox 1001, a demo partner 1002 that acknowledges, users with known keys. */
@@ -149,23 +181,42 @@ export function defaultSeed(rootKey = DEFAULT_ROOT_KEY): SeedFixture {
   };
 }
 
-/** Reads a YAML fixture; errors name the offending key. */
 /** The seed file is invalid; the message names the entry. */
 export class EmulatorSeedError extends GridsyncError {
   readonly code = 'EMULATOR_SEED';
 }
 
+const SEED_KEYS = keyTree(SeedFixture);
+
+/**
+ * Reads a YAML fixture. Its errors are worded as the daemon's config errors are: each key as it is
+ * written (`mailboxes[0].networkId`) with what it takes, not zod's "Invalid input"; and YAML that
+ * does not parse is the file's fault (EMULATOR_SEED, exit 2), not a bug.
+ */
 export function loadSeedFile(file: string): SeedFixture {
-  const parsed = SeedFixture.safeParse(YAML.parse(fs.readFileSync(file, 'utf8')));
+  let raw: unknown;
+  try {
+    raw = YAML.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (!(err instanceof YAMLError)) throw err;
+    throw new EmulatorSeedError(`seed ${file}: not valid YAML: ${err.message.split('\n')[0]?.replace(/:$/, '') ?? ''}`);
+  }
+  return parseSeed(raw, file);
+}
+
+/** A fixture checked, or an EmulatorSeedError naming each refused key of `source` (the file). */
+function parseSeed(raw: unknown, source: string): z.output<typeof SeedFixture> {
+  const parsed = SeedFixture.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new EmulatorSeedError(`seed ${file}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    const lines = parsed.error.issues.slice(0, 5).map((i) => `  ${formatKeyPath(i.path)}: ${describeIssue(i, raw, SEED_KEYS)}`);
+    throw new EmulatorSeedError(`seed ${source} is invalid:\n${lines.join('\n')}`);
   }
   return parsed.data;
 }
 
 export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: string, rootKey?: string): void {
-  const seed = SeedFixture.parse(fixture);
+  const seed = parseSeed(fixture, '(given in code)');
+  const networkOf = new Map(seed.mailboxes.map((m) => [m.mailboxId, m.networkId]));
   const db = store.db;
   db.transaction(() => {
     for (const n of seed.networks) {
@@ -191,12 +242,10 @@ export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: st
       );
     }
     for (const g of seed.gridIds) {
-      const mb = seed.mailboxes.find((m) => m.mailboxId === g.mailboxId);
-      if (!mb) throw new EmulatorSeedError(`seed: grid ID ${g.gridId} names unknown mailbox ${g.mailboxId}`);
       db.prepare('INSERT INTO grid_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
         g.gridId,
         g.mailboxId,
-        mb.networkId,
+        networkOf.get(g.mailboxId),
         g.qualifier,
         g.id,
         g.description ?? null,

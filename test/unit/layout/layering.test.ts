@@ -43,6 +43,7 @@ const PROTOCOL_LAYERS: Record<string, number> = {
   wire: 1,
   edi: 0,
   errors: 0,
+  issues: 0,
 };
 
 /** Leaf modules that import nothing of ours and may be read from any layer. */

@@ -1,10 +1,10 @@
 /**
- * What a config error says: zod's issues turned into plain language that names the key, the value
- * given and what would be accepted ("did you mean baseUrl?", "expected true or false, got …"),
- * instead of zod's generic "Invalid input" or "received NaN".
+ * What a config or seed file error says: zod's issues turned into plain language that names the
+ * key, the value given and what would be accepted ("did you mean baseUrl?", "expected true or
+ * false, got …"), instead of zod's generic "Invalid input" or "received NaN".
  */
 import type { z } from 'zod';
-import { nearest, nodeAt } from './keys.js';
+import { nearest, nodeAt, type KeyNode } from './key-tree.js';
 
 /** Values of these keys are never repeated in a message: they may be secrets. */
 const SECRET_KEY = /(key|password|secret|token|url)$/i;
@@ -52,14 +52,14 @@ function unionWords(issue: Extract<Issue, { code: 'invalid_union' }>): string | 
   return undefined;
 }
 
-/** One issue in plain words (without the key, which the caller puts first). */
-export function describeIssue(issue: Issue, raw: unknown): string {
+/** One issue in plain words (without the key, which the caller puts first); `keys`: the schema's key tree. */
+export function describeIssue(issue: Issue, raw: unknown, keys: KeyNode): string {
   const value = valueAt(raw, issue.path);
   const key = issue.path.at(-1);
   const got = typeof key === 'string' && SECRET_KEY.test(key) ? '' : `, got ${shown(value)}`;
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const node = nodeAt(issue.path);
+      const node = nodeAt(issue.path, keys);
       const known = node?.kind === 'section' ? [...node.keys.keys()] : [];
       return issue.keys
         .map((k) => {

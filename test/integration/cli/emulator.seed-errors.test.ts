@@ -1,0 +1,90 @@
+// `gridsync emulator --seed FILE` with a seed file that is wrong: each refused key named as it is
+// written (`mailboxes[0].mailboxId`) with what it takes, in the words the daemon's config errors
+// use, exit 2 with EMULATOR_SEED and no stack trace. Before: zod's own words for the first problem
+// only ("networks.0.networkId: Invalid input: expected number, received undefined"); YAML that does
+// not parse and an id given twice came out as bugs (exit 3, the parser's or SQLite's words).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cliPath } from '../../helpers/daemon-child.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+function emulatorWithSeed(text: string) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-seed-'));
+  dirs.push(dir);
+  const seed = path.join(dir, 'seed.yaml');
+  fs.writeFileSync(seed, text);
+  const r = spawnSync(process.execPath, [cliPath, 'emulator', '--port', '0', '--seed', seed], { encoding: 'utf8', timeout: 20_000 });
+  return { status: r.status, stderr: r.stderr.replaceAll(seed, 'SEED') };
+}
+
+const NETWORK = '  - { networkId: 1, uniqueId: N, companyName: Net }';
+
+describe('emulator seed file errors', () => {
+  it('name every refused key as written, with what it takes', () => {
+    const r = emulatorWithSeed(
+      [
+        'networks:',
+        '  - { uniqueId: N, companyName: Net }',
+        'mailboxes:',
+        '  - { mailboxId: "x", networkId: 1, uniqueId: WAYTOOLONGFORIT, companyName: Ours }',
+        'gridIds: []',
+        'users:',
+        '  - { userId: 1, login: a, authLevel: Boss, networkId: 1, mailboxId: 1 }',
+        'mailbox: []',
+      ].join('\n'),
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        'gridsync: seed SEED is invalid:',
+        '  networks[0].networkId: missing: this key is required',
+        '  mailboxes[0].mailboxId: expected a whole number, got "x"',
+        '  mailboxes[0].uniqueId: at most 12 characters',
+        '  users[0].authLevel: expected one of Root, TechOps, NetOps, NetworkAdmin, NetworkUser, MailboxAdmin, MailboxUser, TPUser, General, got "Boss"',
+        '  (top level): Unrecognized key mailbox — did you mean mailboxes? [EMULATOR_SEED]',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('YAML that does not parse, an empty file, an id given twice, a grid ID of no mailbox: exit 2 with the key, not a bug', () => {
+    const yaml = emulatorWithSeed('networks: [\n');
+    expect(yaml.status).toBe(2);
+    expect(yaml.stderr).toMatch(/^gridsync: seed SEED: not valid YAML: .* at line 2, column 1 \[EMULATOR_SEED\]\n$/);
+
+    const empty = emulatorWithSeed('');
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toBe('gridsync: seed SEED is invalid:\n  (top level): expected a section, got nothing [EMULATOR_SEED]\n');
+
+    const twice = emulatorWithSeed(
+      [
+        'networks:',
+        NETWORK,
+        'mailboxes:',
+        '  - { mailboxId: 7, networkId: 1, uniqueId: A, companyName: A }',
+        '  - { mailboxId: 7, networkId: 1, uniqueId: B, companyName: B }',
+        'gridIds:',
+        '  - { gridId: 1, mailboxId: 9, qualifier: ZZ, id: X }',
+        'users:',
+        '  - { userId: 1, login: a, authLevel: Root, networkId: 1, mailboxId: 7, apiKey: secret-one }',
+        '  - { userId: 2, login: b, authLevel: MailboxUser, networkId: 1, mailboxId: 7, apiKey: secret-one }',
+      ].join('\n'),
+    );
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toBe(
+      [
+        'gridsync: seed SEED is invalid:',
+        "  mailboxes[1].mailboxId: the same as mailboxes[0]'s: it must be unique",
+        "  users[1].apiKey: the same as users[0]'s: it must be unique",
+        "  gridIds[0].mailboxId: no mailbox 9 among the seed's mailboxes [EMULATOR_SEED]",
+        '',
+      ].join('\n'),
+    );
+    expect(twice.stderr).not.toContain('secret-one');
+  });
+});
