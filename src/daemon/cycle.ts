@@ -4,7 +4,7 @@
  * the cycle record, the stuck watch, the last-success time, reachability.
  */
 import { GridApiError } from '../api/index.js';
-import { errorFields, type TroubleLog } from '../errors/index.js';
+import type { TroubleLog } from '../errors/index.js';
 import { JournalLeaseLostError } from '../journal/index.js';
 import type { EventBus, PipelineEvents } from '../events/index.js';
 import { emptyOutboundResult, OUTBOUND_EVENT_OF, type OutboundCycleResult } from '../outbound/index.js';
@@ -12,7 +12,14 @@ import { failsEveryMailbox, type FailingMailboxes } from './failing-mailboxes.js
 import type { DaemonMetrics } from './metrics.js';
 import type { ProgressTracker } from './progress.js';
 import type { HealthState } from './readiness.js';
-import { cycleFailureTroubles, cycleRecordTrouble, describeStuck, observeCycle, recordInJournal } from './reporting.js';
+import {
+  cycleFailureTroubles,
+  cycleRecordTrouble,
+  describeStuck,
+  mailboxFailureTrouble,
+  observeCycle,
+  recordInJournal,
+} from './reporting.js';
 import PQueue from 'p-queue';
 import { addCounts, emptyTotals, type CycleTotals, type DaemonRuntime, type MailboxRuntime } from './runtime.js';
 import { backoffDelay, WINDOW_FOLLOW_UP } from './scheduler.js';
@@ -46,6 +53,8 @@ export class RunCycle {
   private readonly deferReason = new Map<string, string>();
   private readonly recording: TroubleLog;
   private readonly cycleTrouble: ReturnType<typeof cycleFailureTroubles>;
+  /** Per mailbox whose own part fails; dropped when another instance takes the mailbox over. */
+  private readonly mailboxTrouble = new Map<string, TroubleLog>();
 
   constructor(private readonly d: CycleDeps) {
     this.recording = cycleRecordTrouble(d.rt.logger);
@@ -101,6 +110,7 @@ export class RunCycle {
             // another instance serves now is not failing here.
             if (rt.leases && !rt.leases.holds(m.mailboxId)) {
               finished.add(m.name);
+              this.mailboxTrouble.delete(m.name);
               return failing.forget(m.name);
             }
             if (!failing.due(m.name, rt.now())) return;
@@ -108,7 +118,7 @@ export class RunCycle {
               if (!(await this.mailbox(m, reason, totals))) return;
               finished.add(m.name);
               const after = failing.succeeded(m.name);
-              if (after > 0) rt.logger.info({ mailbox: m.name, after }, 'the mailbox answers again');
+              this.mailboxTrouble.get(m.name)?.ok({ mailbox: m.name, after });
             } catch (err) {
               // Stopping, or a lease lost mid-cycle, is no failure: the new holder goes on with this mailbox.
               if (this.d.stopping() || err instanceof JournalLeaseLostError || rt.leases?.holds(m.mailboxId) === false) return;
@@ -157,10 +167,9 @@ export class RunCycle {
     const { rt, metrics, failing } = this.d;
     const f = failing.failed(m.name, (err as Error).message, rt.now());
     metrics.lastCycleOk.set({ mailbox: m.name }, 0);
-    rt.logger.error(
-      { mailbox: m.name, ...errorFields(err), failures: f.failures, retryInMs: f.retryInMs },
-      'mailbox cycle failed; the other mailboxes go on, this one is retried with backoff',
-    );
+    let trouble = this.mailboxTrouble.get(m.name);
+    if (!trouble) this.mailboxTrouble.set(m.name, (trouble = mailboxFailureTrouble(rt.logger)));
+    trouble.failed(err, { mailbox: m.name, failures: f.failures, retryInMs: f.retryInMs });
   }
 
   /** One mailbox's part of a cycle: its inbound cycle, its outbound work, its outcome. False when its lease went meanwhile. */

@@ -60,6 +60,16 @@ export function cycleFailureTroubles(logger: Logger): { readonly outage: Trouble
   };
 }
 
+/** Where `run` tells that one mailbox's own part of the cycles fails (its access revoked for a night). */
+export function mailboxFailureTrouble(logger: Logger): TroubleLog {
+  return new TroubleLog({
+    logger,
+    level: 'error',
+    started: 'mailbox cycle failed; the other mailboxes go on, this one is retried with backoff',
+    ended: 'the mailbox answers again',
+  });
+}
+
 /** Feeds one cycle of one direction to the stuck watch; logs and counts the transitions. */
 export function observeCycle(
   watch: DeliveryWatch,

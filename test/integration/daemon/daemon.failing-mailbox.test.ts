@@ -97,9 +97,11 @@ describe('daemon: a mailbox whose cycle fails', () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/gridsync_last_cycle_success\{mailbox="partner"\} 0/);
     expect(metrics).toMatch(/gridsync_last_cycle_success\{mailbox="ours"\} 1/);
-    // Its own pause: the refusals come further apart (1 s, 2 s, …), not at every 1 s poll.
-    const refusals = logger.lines.filter((l) => l.level === 'error' && l.obj.mailbox === 'partner');
+    // Its own pause: the refusals come further apart (1 s, 2 s, …), not at every 1 s poll. Told at
+    // error once, then at debug: a mailbox refused for a night was an error line every 5 minutes.
+    const refusals = logger.lines.filter((l) => l.obj.mailbox === 'partner' && l.msg.startsWith('mailbox cycle failed'));
     expect(refusals.map((l) => l.obj.retryInMs)).toEqual(refusals.map((_, i) => 1000 * 2 ** i));
+    expect(refusals.map((l) => l.level)).toEqual(refusals.map((_, i) => (i === 0 ? 'error' : 'debug')));
     expect(refusals[0]?.obj.code).toBe('GRID_API_ERROR');
     expect(logger.lines.some((l) => /cycle failed/.test(l.msg) && l.obj.mailbox === undefined)).toBe(false);
 
@@ -107,7 +109,10 @@ describe('daemon: a mailbox whose cycle fails', () => {
     await eventually(() => files('partner/in').includes('to-partner.x12'), 20_000, 'partner receives again');
     await eventually(async () => (await readyz()).ready, 10_000, 'ready again');
     expect((await readyz()).failing).toEqual([]);
-    expect(logger.lines.some((l) => l.msg === 'the mailbox answers again' && l.obj.mailbox === 'partner')).toBe(true);
+    const answers = logger.lines.filter((l) => l.msg === 'the mailbox answers again' && l.obj.mailbox === 'partner');
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.obj).toMatchObject({ code: 'GRID_API_ERROR', suppressed: expect.any(Number) as number });
+    expect(answers[0]?.obj.after).toBe((answers[0]?.obj.suppressed as number) + 1);
   });
 
   it('with cron windows: a mailbox left out is tried again within the window, not at the next one', async () => {
