@@ -24,6 +24,12 @@ function emulatorWithSeed(text: string) {
 
 const NETWORK = '  - { networkId: 1, uniqueId: N, companyName: Net }';
 
+/** Refused with exit 2, and these lines under `seed FILE is invalid:`, the code after the last. */
+function expectInvalid(r: { status: number | null; stderr: string }, problems: string[]): void {
+  expect(r.status).toBe(2);
+  expect(r.stderr).toBe(`gridsync: seed SEED is invalid:\n${problems.map((p) => `  ${p}`).join('\n')} [EMULATOR_SEED]\n`);
+}
+
 describe('emulator seed file errors', () => {
   it('name every refused key as written, with what it takes', () => {
     const r = emulatorWithSeed(
@@ -38,18 +44,13 @@ describe('emulator seed file errors', () => {
         'mailbox: []',
       ].join('\n'),
     );
-    expect(r.status).toBe(2);
-    expect(r.stderr).toBe(
-      [
-        'gridsync: seed SEED is invalid:',
-        '  networks[0].networkId: missing: this key is required',
-        '  mailboxes[0].mailboxId: expected a whole number, got "x"',
-        '  mailboxes[0].uniqueId: at most 12 characters',
-        '  users[0].authLevel: expected one of Root, TechOps, NetOps, NetworkAdmin, NetworkUser, MailboxAdmin, MailboxUser, TPUser, General, got "Boss"',
-        '  (top level): Unrecognized key mailbox — did you mean mailboxes? [EMULATOR_SEED]',
-        '',
-      ].join('\n'),
-    );
+    expectInvalid(r, [
+      'networks[0].networkId: missing: this key is required',
+      'mailboxes[0].mailboxId: expected a whole number, got "x"',
+      'mailboxes[0].uniqueId: at most 12 characters',
+      'users[0].authLevel: expected one of Root, TechOps, NetOps, NetworkAdmin, NetworkUser, MailboxAdmin, MailboxUser, TPUser, General, got "Boss"',
+      '(top level): Unrecognized key mailbox — did you mean mailboxes?',
+    ]);
   });
 
   it('YAML that does not parse, an empty file, an id given twice, a grid ID of no mailbox: exit 2 with the key, not a bug', () => {
@@ -57,9 +58,7 @@ describe('emulator seed file errors', () => {
     expect(yaml.status).toBe(2);
     expect(yaml.stderr).toMatch(/^gridsync: seed SEED: not valid YAML: .* at line 2, column 1 \[EMULATOR_SEED\]\n$/);
 
-    const empty = emulatorWithSeed('');
-    expect(empty.status).toBe(2);
-    expect(empty.stderr).toBe('gridsync: seed SEED is invalid:\n  (top level): expected a section, got nothing [EMULATOR_SEED]\n');
+    expectInvalid(emulatorWithSeed(''), ['(top level): expected a section, got nothing']);
 
     const twice = emulatorWithSeed(
       [
@@ -75,16 +74,11 @@ describe('emulator seed file errors', () => {
         '  - { userId: 2, login: b, authLevel: MailboxUser, networkId: 1, mailboxId: 7, apiKey: secret-one }',
       ].join('\n'),
     );
-    expect(twice.status).toBe(2);
-    expect(twice.stderr).toBe(
-      [
-        'gridsync: seed SEED is invalid:',
-        "  mailboxes[1].mailboxId: the same as mailboxes[0]'s: it must be unique",
-        "  users[1].apiKey: the same as users[0]'s: it must be unique",
-        "  gridIds[0].mailboxId: no mailbox 9 among the seed's mailboxes [EMULATOR_SEED]",
-        '',
-      ].join('\n'),
-    );
+    expectInvalid(twice, [
+      "mailboxes[1].mailboxId: the same as mailboxes[0]'s: it must be unique",
+      "users[1].apiKey: the same as users[0]'s: it must be unique",
+      "gridIds[0].mailboxId: no mailbox 9 among the seed's mailboxes",
+    ]);
     expect(twice.stderr).not.toContain('secret-one');
   });
 });

@@ -2,17 +2,14 @@
 // every other usage mistake (docs/errors.md), not 1, which says a later run can finish the work.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { runCli } from '../../helpers/daemon-child.js';
-
-const worlds: DaemonWorld[] = [];
-afterEach(() => worlds.splice(0).forEach((w) => w.cleanup()));
 
 describe('requeue of a name in no errorDir', () => {
   it('exits 2 and names it; the files that are there are requeued all the same', () => {
     const w = makeDaemonWorld();
-    worlds.push(w);
+    onTestFinished(() => w.cleanup());
     fs.mkdirSync(w.error, { recursive: true });
     fs.writeFileSync(path.join(w.error, 'bad.x12'), 'ISA*fixed~');
 
