@@ -4,7 +4,7 @@
  * configured mailbox other than the key's own.
  */
 import { GridApiError, GridClient, GridTransportError, type MailboxTransport } from '../api/index.js';
-import { errorFields } from '../errors/index.js';
+import { errorFields, TroubleLog } from '../errors/index.js';
 import type { Logger } from '../log.js';
 import type { DaemonConfig } from './runtime.js';
 import type { HealthState } from './readiness.js';
@@ -33,9 +33,18 @@ export interface ConnectDeps {
  */
 export async function connect(d: ConnectDeps, waitForService: boolean): Promise<{ mailboxId: number | undefined; unreachable?: string }> {
   const configured = d.config.mailboxes.every((m) => m.mailboxId !== undefined);
+  // A host started during an outage waits on a backoff of up to 5 minutes: one line per try was
+  // a warning every 5 minutes all night, and without the failure's code.
+  const waiting = new TroubleLog({
+    logger: d.logger,
+    level: 'warn',
+    started: "cannot learn the session's mailbox yet; retrying",
+    ended: "the service answers; the session's mailbox is known",
+  });
   for (let attempt = 1; ; attempt++) {
     try {
       const ctx = await d.client.sessionContext({ signal: d.signal });
+      waiting.ok({ after: attempt - 1 });
       d.reachable(1);
       d.health.connectFailures = 0;
       d.health.lastError = undefined;
@@ -65,7 +74,7 @@ export async function connect(d: ConnectDeps, waitForService: boolean): Promise<
       d.health.connectFailures = attempt;
       d.health.lastError = why;
       const wait = backoffDelay(attempt, 1000);
-      d.logger.warn({ err: why, retryInMs: wait }, "cannot learn the session's mailbox yet; retrying");
+      waiting.failed(err, { retryInMs: wait });
       d.extendStart(wait + 60_000);
       try {
         await d.sleep(wait, d.signal);
