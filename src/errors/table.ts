@@ -298,8 +298,8 @@ export const ERROR_TABLE = {
   EMULATOR_CONFIG: row(
     EXIT.operator,
     false,
-    '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key)',
-    'pass `--expose` and a root key of 16+ characters from a file or the environment',
+    '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key), or its data file (`--data`, `emulator.dataFile`) cannot serve: a directory, not SQLite, not writable (the message names it)',
+    'pass `--expose` and a root key of 16+ characters from a file or the environment; point the data file at a writable SQLite file (or a new path)',
   ),
   EMULATOR_SEED: row(
     EXIT.operator,

@@ -2,7 +2,7 @@
  * The local service: `startEmulator()` runs the REST v2 emulator in-process (tests, the daemon's
  * `baseUrl: embedded`); `gridsync emulator` runs it as a process.
  */
-import { GridsyncError } from '@gridsync/protocol/errors';
+import { EmulatorConfigError } from './config-error.js';
 import { EmulatorStore } from './store.js';
 import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
@@ -15,6 +15,7 @@ export type { SeedFixture } from './seed.js';
 export type { FaultConfigInput, FaultRule } from './faults.js';
 export type { RequestRecord } from './server.js';
 export { adminAccess } from './server.js';
+export { EmulatorConfigError } from './config-error.js';
 
 export interface EmulatorOptions {
   /** Default 127.0.0.1. */
@@ -69,11 +70,6 @@ const DEFAULT_SETTINGS: EmulatorSettings = {
   acknowledgeDelayMs: 200,
   callbackRetryDelaysMs: [1000, 5000, 25_000],
 };
-
-/** A refused emulator configuration (exposure without the safeguards). */
-export class EmulatorConfigError extends GridsyncError {
-  readonly code = 'EMULATOR_CONFIG';
-}
 
 const reportToStderr = (err: unknown, context: string): void => {
   process.stderr.write(`gridsync emulator: unexpected error in ${context}: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EmulatorConfigError } from './config-error.js';
 
 export type Db = Database.Database;
 
@@ -166,6 +167,32 @@ export interface GridIdRow {
   edi_standard: string;
 }
 
+/**
+ * The data file, opened with the pragmas of a durable store. One that cannot serve (a directory, a
+ * file that is not SQLite, a folder that cannot be written) is the operator's to fix: it came out
+ * as a bug (exit 3) in SQLite's words, without the path.
+ */
+function openDataFile(file: string): Db {
+  let db: Db | undefined;
+  try {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    return db;
+  } catch (err) {
+    db?.close();
+    const code = (err as { code?: unknown }).code;
+    const why =
+      code === 'SQLITE_NOTADB'
+        ? 'is not an SQLite database (another file at that path?)'
+        : code === 'SQLITE_CANTOPEN'
+          ? 'cannot be opened (a directory, or in a folder that cannot be written?)'
+          : `cannot be used: ${(err as Error).message}`;
+    throw new EmulatorConfigError(`data file ${file} ${why}`, { cause: err });
+  }
+}
+
 export class EmulatorStore {
   readonly db: Db;
   /** Directory of parcel content files. */
@@ -174,10 +201,7 @@ export class EmulatorStore {
 
   constructor(dataFile: string | undefined) {
     if (dataFile) {
-      fs.mkdirSync(path.dirname(path.resolve(dataFile)), { recursive: true });
-      this.db = new Database(dataFile);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
+      this.db = openDataFile(dataFile);
       this.contentDir = `${dataFile}.content`;
       this.ownsContentDir = false;
     } else {
