@@ -16,6 +16,7 @@ import {
   openExistingJournal,
   type InboundRow,
 } from '../journal/index.js';
+import { pendingIds } from '../inbound/index.js';
 import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
 import { refuseAnotherService } from '../daemon/index.js';
@@ -49,9 +50,14 @@ export interface Unfinished {
 }
 
 /** What a real run does first with a row it finds unfinished, by state. */
+/** A download not begun whose parcel a complete pending list no longer shows (src/inbound/taken-elsewhere.ts). */
+const OFF_LIST =
+  'looked up on the service, as the pending list no longer shows it: ends taken if the service shows it confirmed, else downloaded, placed and confirmed';
+/** …and when the list is cut short, it cannot tell. */
+const OFF_CUT_LIST = 'not on the pending list, which is cut short: left for a cycle whose list can tell';
 const NEXT_IN: Record<(typeof INBOUND_UNFINISHED)[number], string> = {
-  listed: 'tried though the pending list no longer shows it: downloaded, placed and confirmed',
-  downloading: 'tried again from the start though the pending list no longer shows it: downloaded, placed and confirmed',
+  listed: OFF_LIST,
+  downloading: OFF_LIST,
   staged: 'moved from its staging file into the inbox, then confirmed',
   placed: 'confirmed (it is in the inbox already)',
 };
@@ -62,6 +68,11 @@ const NEXT_OUT: Record<(typeof OUTBOUND_UNFINISHED)[number], string> = {
   uploaded: 'moved to the sent folder (the service has it)',
   erroring: 'moved to errorDir with its reason',
 };
+
+/** What a run does next with an unfinished inbound row the pending list does not show; `cut`: the list is cut short. */
+function nextIn(state: keyof typeof NEXT_IN, cut: boolean): string {
+  return cut && (state === 'listed' || state === 'downloading') ? OFF_CUT_LIST : NEXT_IN[state];
+}
 
 type MailboxReport = DryRunReport['mailboxes'][number];
 
@@ -99,6 +110,7 @@ export async function dryRun(cfg: Config, configFile: string): Promise<DryRunRep
           .filter((p) => !downloaded(p.parcelId))
           .map((p) => ({ parcelId: p.parcelId, fileName: p.fileName, bytes: p.bytes ?? null, alreadyInJournal: known.has(p.parcelId) }));
         const listed = new Set(entry.receive.map((p) => p.parcelId));
+        const cut = pendingIds(pending).incomplete !== undefined;
         for (const r of (await inJ?.inStates(mailboxId, INBOUND_UNFINISHED)) ?? [])
           if (!listed.has(r.parcel_id))
             unfinished.push({
@@ -106,7 +118,7 @@ export async function dryRun(cfg: Config, configFile: string): Promise<DryRunRep
               item: r.parcel_id,
               file: r.state === 'placed' ? r.final_path : (r.staging_path ?? r.file_name),
               state: r.state,
-              next: NEXT_IN[r.state as keyof typeof NEXT_IN],
+              next: nextIn(r.state as keyof typeof NEXT_IN, cut),
             });
       }
       if (m.outbox) {

@@ -77,6 +77,12 @@ describe('a listed row whose parcel was taken off the pending list by someone el
     const { w, id } = await listedRow();
     const other = runCli(['call', 'POST', '/v2/parcels/confirm', JSON.stringify({ parcelId: id }), '-c', w.configFile]);
     expect(other.status, other.stderr).toBe(0);
+    // The forecast says what a run will do with the row.
+    const preview = runCli(['once', '--dry-run', '--json', '-c', w.configFile]);
+    expect(preview.status, preview.stderr).toBe(0);
+    expect(JSON.parse(preview.stdout).mailboxes[0].unfinished).toEqual([
+      expect.objectContaining({ item: id, state: 'listed', next: expect.stringMatching(/ends taken if the service shows it confirmed/) }),
+    ]);
     onceTakesNothing(w, id, []);
     // A later run does not take it up again either.
     expect(runCli(['once', '-c', w.configFile]).status).toBe(0);
