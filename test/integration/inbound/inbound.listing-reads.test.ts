@@ -5,7 +5,6 @@
 // PostgreSQL the queries that reach the server through a counting proxy — a cycle over 500 such
 // parcels costs what a cycle over 5 does.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { GridClient } from '../../../src/api/index.js';
 import { InboundPipeline } from '../../../src/inbound/index.js';
 import { InboundJournal, Journal, PgJournal, type JournalStore, type JournalTx } from '../../../src/journal/index.js';
+import { pgWireProxy } from '../../helpers/pg-wire-proxy.js';
 import { postgresForFile } from '../../helpers/postgres.js';
 import { inboxConfig } from '../../helpers/world.js';
 
@@ -51,40 +51,10 @@ function counting(store: JournalStore): { store: JournalStore; statements: () =>
  */
 async function queryCountingProxy(port: number): Promise<{ port: number; queries: () => number; close: () => Promise<void> }> {
   let queries = 0;
-  const sockets = new Set<net.Socket>();
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => sockets.delete(s));
-    }
-    let buffered = Buffer.alloc(0);
-    let started = false;
-    client.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (;;) {
-        // The startup message has no type byte; every later one does.
-        const head = started ? 1 : 0;
-        if (buffered.length < head + 4) break;
-        const length = buffered.readInt32BE(head);
-        if (buffered.length < head + length) break;
-        if (started && (buffered[0] === 0x51 || buffered[0] === 0x53)) queries++;
-        buffered = buffered.subarray(head + length);
-        started = true;
-      }
-    });
-    client.pipe(upstream).pipe(client);
+  const proxy = await pgWireProxy(port, (_connection, type) => {
+    if (type === 0x51 || type === 0x53) queries++;
   });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (proxy.address() as net.AddressInfo).port,
-    queries: () => queries,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => proxy.close(r));
-    },
-  };
+  return { port: proxy.port, queries: () => queries, close: proxy.close };
 }
 
 interface Backend {

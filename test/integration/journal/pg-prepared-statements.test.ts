@@ -6,7 +6,6 @@
 // served the cycle. Counted from the outside: a proxy in front of a real PostgreSQL server records
 // the names of the statements each connection prepares (the `Parse` messages of the wire protocol).
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { startEmulator } from '@gridsync/emulator';
 import { GridClient } from '../../../src/api/index.js';
 import { InboundPipeline } from '../../../src/inbound/index.js';
 import { InboundJournal, PgJournal, pruneFailedParcels } from '../../../src/journal/index.js';
+import { pgWireProxy } from '../../helpers/pg-wire-proxy.js';
 import { postgresForFile } from '../../helpers/postgres.js';
 import { inboxConfig } from '../../helpers/world.js';
 
@@ -25,48 +25,16 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A TCP proxy in front of PostgreSQL: the names of the statements each connection prepared (`P` messages with a name). */
+/** The names of the statements each connection prepared (`P` messages with a name), through a proxy. */
 async function preparingProxy(port: number): Promise<{ port: number; perConnection: () => number[]; close: () => Promise<void> }> {
   const prepared: Set<string>[] = [];
-  const sockets = new Set<net.Socket>();
-  const proxy = net.createServer((client) => {
-    const names = new Set<string>();
-    prepared.push(names);
-    const upstream = net.connect(port, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => sockets.delete(s));
-    }
-    let buffered = Buffer.alloc(0);
-    let started = false;
-    client.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (;;) {
-        // The startup message has no type byte; every later one does.
-        const head = started ? 1 : 0;
-        if (buffered.length < head + 4) break;
-        const length = buffered.readInt32BE(head);
-        if (buffered.length < head + length) break;
-        if (started && buffered[0] === 0x50) {
-          const name = buffered.toString('utf8', 5, buffered.indexOf(0, 5));
-          if (name !== '') names.add(name);
-        }
-        buffered = buffered.subarray(head + length);
-        started = true;
-      }
-    });
-    client.pipe(upstream).pipe(client);
+  const proxy = await pgWireProxy(port, (connection, type, message) => {
+    const names = (prepared[connection] ??= new Set<string>());
+    if (type !== 0x50) return;
+    const name = message.toString('utf8', 5, message.indexOf(0, 5));
+    if (name !== '') names.add(name);
   });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (proxy.address() as net.AddressInfo).port,
-    perConnection: () => prepared.map((s) => s.size),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => proxy.close(r));
-    },
-  };
+  return { port: proxy.port, perConnection: () => Array.from(prepared, (s) => s?.size ?? 0), close: proxy.close };
 }
 
 describe.skipIf(!server.available)('prepared statements on the PostgreSQL journal', () => {
