@@ -12,14 +12,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onceChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+import { INVOICE, invoiceDropWorld } from '../../helpers/invoice-drop.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
 
 describe('a REST service listing records of another mailbox', () => {
   it('a pending parcel of mailbox 2002 listed for 1001 is neither placed nor confirmed; the parcel of 1001 is', async () => {
@@ -62,17 +61,8 @@ describe('a REST service listing records of another mailbox', () => {
       res.end(wireJson({ success: true, data: [record], errorCode: '', message: '' }));
       return true;
     };
-    const w = makeDaemonWorld(
-      { api: { baseUrl: svc.url, protocol: 'rest', apiKey: svc.apiKey } },
-      {
-        inbox: undefined,
-        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
-      },
-    );
+    const w = invoiceDropWorld({ api: { baseUrl: svc.url, protocol: 'rest', apiKey: svc.apiKey } });
     cleanups.push(() => w.cleanup());
-    fs.mkdirSync(w.outbox, { recursive: true });
-    fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
-    fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     await onceChild(w.configFile);
     expect(uploads).toBeGreaterThanOrEqual(1);
     const delivered = svc.parcels.some((p) => p.direction === 'out' && p.fileName === 'invoice-810.x12');

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onceChild } from '../../helpers/daemon-child.js';
-import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+import { invoiceDropWorld } from '../../helpers/invoice-drop.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -16,25 +16,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
-
 /**
  * One ERP file, `once` against `api` (whose first upload answer is lost, so the client searches the
  * outbox list for it): the run ends well inside its drain timeout, and the file ends in errorDir
  * after maxAttempts with the listing's refusal as the reason.
  */
 async function sendsOnceWithLostAnswer(api: Record<string, unknown>): Promise<void> {
-  const w = makeDaemonWorld(
-    { api, once: { drainTimeout: '20s' } },
-    {
-      inbox: undefined,
-      outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
-    },
-  );
+  const w = invoiceDropWorld({ api, once: { drainTimeout: '20s' } });
   cleanups.push(() => w.cleanup());
-  fs.mkdirSync(w.outbox, { recursive: true });
-  fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
-  fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
   const started = Date.now();
   await onceChild(w.configFile);
   expect(Date.now() - started).toBeLessThan(20_000);

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCli } from '../../helpers/daemon-child.js';
-import { makeDaemonWorld } from '../../helpers/daemon-config.js';
+import { INVOICE, invoiceDropWorld } from '../../helpers/invoice-drop.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -16,7 +16,6 @@ afterEach(async () => {
 });
 
 const FIVE_YEARS_MS = 5 * 365 * 86_400_000;
-const INVOICE = fs.readFileSync(path.join(import.meta.dirname, '../../../examples/invoice-810.x12'));
 
 describe('a SOAP service whose Date header reads five years ahead of its parcel stamps', () => {
   it('an upload whose answer was lost is not sent again: errorDir after maxAttempts, naming the clock', async () => {
@@ -56,17 +55,8 @@ describe('a SOAP service whose Date header reads five years ahead of its parcel 
       await new Promise<void>((r) => server.close(() => r()));
     });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
-    const w = makeDaemonWorld(
-      { api: { baseUrl: url, protocol: 'soap', apiKey: 'date-key-8Rw3' }, once: { drainTimeout: '20s' } },
-      {
-        inbox: undefined,
-        outbox: { dir: './outbox', sentDir: './sent', errorDir: './error', stableMs: '100ms', rescanMs: '500ms', maxAttempts: 2 },
-      },
-    );
+    const w = invoiceDropWorld({ api: { baseUrl: url, protocol: 'soap', apiKey: 'date-key-8Rw3' }, once: { drainTimeout: '20s' } });
     cleanups.push(() => w.cleanup());
-    fs.mkdirSync(w.outbox, { recursive: true });
-    fs.writeFileSync(path.join(w.outbox, 'invoice-810.x12'), INVOICE);
-    fs.utimesSync(path.join(w.outbox, 'invoice-810.x12'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     const child = startCli(['once', '-c', w.configFile], {}, w.dir);
     cleanups.push(() => child.kill('SIGKILL'));
     await child.exited;
