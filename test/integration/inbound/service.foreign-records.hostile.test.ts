@@ -6,14 +6,13 @@
 // upload was lost (our file archived as sent, never delivered). The built CLI runs against a
 // scripted service (not our emulator), over REST and over SOAP.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onceChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { INVOICE, invoiceDropWorld } from '../../helpers/invoice-drop.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
+import { soapService } from '../../helpers/scripted-soap.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -73,38 +72,6 @@ describe('a REST service listing records of another mailbox', () => {
     expect(fs.readFileSync(path.join(w.error, 'invoice-810.x12.error.json'), 'utf8')).toContain('a record of mailbox 2002');
   });
 });
-
-/** A SOAP service answering the daemon's operations from a script; `answer` gives each operation's result XML. */
-async function soapService(
-  answer: (operation: string, body: string) => string | undefined,
-): Promise<{ url: string; calls: string[]; close(): Promise<void> }> {
-  const calls: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const operation = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? '';
-      calls.push(operation);
-      const result = answer(operation, body);
-      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', date: new Date().toUTCString() });
-      res.end(
-        `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>` +
-          `<${operation}Response xmlns="http://www.gxs.com/GridOS/">${result ?? ''}</${operation}Response></soap:Body></soap:Envelope>`,
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
-  return {
-    url,
-    calls,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
 
 const parcelXml = (id: number, name: string, bytes: number, to: number): string =>
   `<ParcelIDInfo><ParcelID>${id}</ParcelID><ParcelBytes>${bytes}</ParcelBytes><ParcelDate>2026-05-07T08:00:00Z</ParcelDate>` +

@@ -3,11 +3,10 @@
 // that list before any resend; the search read page after page for ever, and `once` never ended.
 // The built CLI runs against scripted REST and SOAP services (not our emulator).
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onceChild } from '../../helpers/daemon-child.js';
+import { soapService, DROP } from '../../helpers/scripted-soap.js';
 import { invoiceDropWorld } from '../../helpers/invoice-drop.js';
 import { startScriptedService, wireJson } from '../../helpers/scripted-service.js';
 
@@ -70,31 +69,18 @@ describe('a SOAP outbox archive that repeats its first page and states an endles
         `<ParcelIDInfo><ParcelID>${9_000_000 + i}</ParcelID><ParcelBytes>10</ParcelBytes><ParcelDate>${new Date().toISOString()}</ParcelDate>` +
         `<MailboxIDFrom>1001</MailboxIDFrom><FileName>other-${i}.x12</FileName><StatusCode>OutBoxArchived</StatusCode></ParcelIDInfo>`,
     ).join('');
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        const op = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? '';
-        if (op.startsWith('ParcelUpload') && ++uploads === 1) return void req.socket.destroy();
-        let result = '';
-        if (op === 'ParcelOutBoxArchiveEx') {
-          archivePages++;
-          result = `<${op}Result><Count>500</Count><TotalRecords>2000000000</TotalRecords><ParcelIDInfoList>${page}</ParcelIDInfoList></${op}Result>`;
-        } else if (op.startsWith('ParcelOutBox'))
-          result = `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
-        res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', date: new Date().toUTCString() });
-        res.end(
-          `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>` +
-            `<${op}Response xmlns="http://www.gxs.com/GridOS/">${result}</${op}Response></soap:Body></soap:Envelope>`,
-        );
-      });
+    const soap = await soapService((op) => {
+      if (op.startsWith('ParcelUpload') && ++uploads === 1) return DROP;
+      if (op === 'ParcelOutBoxArchiveEx') {
+        archivePages++;
+        return `<${op}Result><Count>500</Count><TotalRecords>2000000000</TotalRecords><ParcelIDInfoList>${page}</ParcelIDInfoList></${op}Result>`;
+      }
+      if (op.startsWith('ParcelOutBox'))
+        return `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
+      return undefined;
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    });
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
+    cleanups.push(() => soap.close());
+    const url = soap.url;
     await sendsOnceWithLostAnswer({ baseUrl: url, protocol: 'soap', apiKey: 'pages-key-5Tz1' });
     expect(uploads).toBe(1);
     expect(archivePages).toBeLessThanOrEqual(10);

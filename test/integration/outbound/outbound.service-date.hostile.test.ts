@@ -3,12 +3,11 @@
 // parcels truly; an upload's answer is lost. The search for it was put five years ahead and found
 // nothing, and the file was uploaded again. The built CLI against a scripted SOAP service.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCli } from '../../helpers/daemon-child.js';
 import { INVOICE, invoiceDropWorld } from '../../helpers/invoice-drop.js';
+import { DROP, soapService } from '../../helpers/scripted-soap.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -21,17 +20,13 @@ describe('a SOAP service whose Date header reads five years ahead of its parcel 
   it('an upload whose answer was lost is not sent again: errorDir after maxAttempts, naming the clock', async () => {
     let uploads = 0;
     let stored: { date: string; bytes: number } | undefined;
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        const op = /<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)/.exec(body)?.[1] ?? '';
+    const soap = await soapService(
+      (op, body) => {
         if (op.startsWith('ParcelUpload') && ++uploads === 1) {
           // Taken, then the answer lost.
           stored = { date: new Date().toISOString(), bytes: INVOICE.length };
-          return void req.socket.destroy();
+          return DROP;
         }
-        let result = '';
         if (op === 'ParcelOutBoxArchiveEx') {
           const begin = Date.parse(/<(?:\w+:)?BeginDate>([^<]+)</.exec(body)?.[1] ?? '');
           const rows =
@@ -39,22 +34,16 @@ describe('a SOAP service whose Date header reads five years ahead of its parcel 
               ? `<ParcelIDInfo><ParcelID>9000001</ParcelID><ParcelBytes>${stored.bytes}</ParcelBytes><ParcelDate>${stored.date}</ParcelDate>` +
                 `<MailboxIDFrom>1001</MailboxIDFrom><FileName>invoice-810.x12</FileName><StatusCode>OutBoxArchived</StatusCode></ParcelIDInfo>`
               : '';
-          result = `<${op}Result><Count>${rows ? 1 : 0}</Count><TotalRecords>${rows ? 1 : 0}</TotalRecords><ParcelIDInfoList>${rows}</ParcelIDInfoList></${op}Result>`;
-        } else if (op.startsWith('ParcelOutBox'))
-          result = `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
-        res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8', date: new Date(Date.now() + FIVE_YEARS_MS).toUTCString() });
-        res.end(
-          `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>` +
-            `<${op}Response xmlns="http://www.gxs.com/GridOS/">${result}</${op}Response></soap:Body></soap:Envelope>`,
-        );
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    });
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4.1/GridOS.asmx`;
+          return `<${op}Result><Count>${rows ? 1 : 0}</Count><TotalRecords>${rows ? 1 : 0}</TotalRecords><ParcelIDInfoList>${rows}</ParcelIDInfoList></${op}Result>`;
+        }
+        if (op.startsWith('ParcelOutBox'))
+          return `<${op}Result><Count>0</Count><TotalRecords>0</TotalRecords><ParcelIDInfoList/></${op}Result>`;
+        return undefined;
+      },
+      { dateOffsetMs: FIVE_YEARS_MS },
+    );
+    cleanups.push(() => soap.close());
+    const url = soap.url;
     const w = invoiceDropWorld({ api: { baseUrl: url, protocol: 'soap', apiKey: 'date-key-8Rw3' }, once: { drainTimeout: '20s' } });
     cleanups.push(() => w.cleanup());
     const child = startCli(['once', '-c', w.configFile], {}, w.dir);
