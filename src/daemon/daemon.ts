@@ -367,7 +367,7 @@ export class Daemon {
       watch: this.watch,
       failing: this.failing,
       progress: this.progress,
-      stopping: () => this.stopping,
+      stopping: () => this.stopping || this.fatal.error !== undefined, // a damaged journal is told once, by the fatal stop
       stopSignal: this.stopped.signal,
       failures: () => this.scheduler?.failures ?? 0,
     });

@@ -295,6 +295,8 @@ export class OutboundPipeline {
           const code = codeOf(err);
           if (code === 'JOURNAL_UNAVAILABLE') this.drivesTrouble.failed(err, { id });
           else if (code === 'JOURNAL_LEASE_LOST') this.ctx.logger.debug({ id, code }, 'outbound file left to the mailbox lease holder');
+          // The daemon stops for it and says so once (daemon/fatal-stop.ts).
+          else if (code === 'JOURNAL_SCHEMA_DAMAGED') this.ctx.logger.debug({ id, code }, 'outbound file left: the journal is damaged');
           else this.ctx.logger.error({ id, ...errorFields(err) }, 'outbound task failed unexpectedly');
         });
     }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FolderHome, fsyncDir, pathFromText, pathToText, type DirHandle } from '../files/index.js';
 import { codeOf, errorFields, TroubleLog } from '../errors/index.js';
-import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
+import { crashPoint, JournalLeaseLostError, JournalSchemaDamagedError, pausePoint } from '../journal/index.js';
 import type { OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
@@ -250,6 +250,8 @@ export class OutboxScanner {
       this.claimsRefused.ok();
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return undefined; // no longer the lease holder: the holder claims it
+      // The daemon stops for it and says so once (daemon/fatal-stop.ts).
+      if (err instanceof JournalSchemaDamagedError) return undefined;
       this.claimsRefused.failed(err, { file: file.name });
       return undefined;
     }
