@@ -43,17 +43,6 @@ export class FolderHome {
     });
   }
 
-  /** Whether the path still leads where it led at the first look; a missing folder is left to whoever uses it. */
-  async isHome(): Promise<boolean> {
-    let real: string;
-    try {
-      real = await fs.promises.realpath(this.dir);
-    } catch {
-      return true;
-    }
-    return this.judge(real);
-  }
-
   /**
    * The folder held open, checked on its descriptor: names resolved through the handle stay in it
    * whatever is swapped in at the path afterwards, so a check and the moves that follow it cannot
@@ -86,12 +75,6 @@ export class FolderHome {
     }
     this.elsewhere.failed(new FolderElsewhereError(this.dir, real, this.home));
     return false;
-  }
-
-  /** Throws FolderElsewhereError when the path leads elsewhere. */
-  async mustBeHome(): Promise<void> {
-    if (await this.isHome()) return;
-    throw await this.elsewhereNow();
   }
 
   private async elsewhereNow(): Promise<FolderElsewhereError> {

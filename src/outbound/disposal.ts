@@ -217,7 +217,7 @@ export class Disposal {
     const processing = row.processing_path as string;
     let dir: DirHandle | undefined;
     try {
-      await this.errorHome.mustBeHome();
+      // A missing errorDir is made first; the check is on the descriptor of what is then opened.
       await ensureDirDurable(cfg.errorDir);
       // Written through the folder held open and checked there: a swap at its path after the check changes nothing.
       dir = await this.errorHome.mustOpen();
