@@ -16,7 +16,7 @@ import {
   openExistingJournal,
   type InboundRow,
 } from '../journal/index.js';
-import { pendingIds } from '../inbound/index.js';
+import { pendingIds, undownloaded } from '../inbound/index.js';
 import { previewOutbox } from '../outbound/index.js';
 import { formatBytes } from './progress.js';
 import { refuseAnotherService } from '../daemon/index.js';
@@ -71,7 +71,7 @@ const NEXT_OUT: Record<(typeof OUTBOUND_UNFINISHED)[number], string> = {
 
 /** What a run does next with an unfinished inbound row the pending list does not show; `cut`: the list is cut short. */
 function nextIn(state: keyof typeof NEXT_IN, cut: boolean): string {
-  return cut && (state === 'listed' || state === 'downloading') ? OFF_CUT_LIST : NEXT_IN[state];
+  return cut && undownloaded(state) ? OFF_CUT_LIST : NEXT_IN[state];
 }
 
 type MailboxReport = DryRunReport['mailboxes'][number];

@@ -20,7 +20,8 @@ import { ParcelTakenElsewhereError } from './errors.js';
 import type { PendingIds } from './pending-ids.js';
 import type { InboundContext } from './types.js';
 
-const undownloaded = (row: InboundRow): boolean => row.state === 'listed' || row.state === 'downloading';
+/** A row in this state has not begun its download here: what a complete pending list decides on. */
+export const undownloaded = (state: string): boolean => state === 'listed' || state === 'downloading';
 
 /** Lookups of parcels off the list at once: after a restored backup they can be many. */
 const LOOKUPS_AT_ONCE = 8;
@@ -51,7 +52,7 @@ export class TakenElsewhere {
     const drive: InboundRow[] = [];
     const offList: InboundRow[] = [];
     for (const row of rows) {
-      if (!undownloaded(row) || pending.ids.has(row.parcel_id)) drive.push(row);
+      if (!undownloaded(row.state) || pending.ids.has(row.parcel_id)) drive.push(row);
       else if (pending.incomplete === undefined) offList.push(row);
     }
     for (let i = 0; i < offList.length; i += LOOKUPS_AT_ONCE) {
