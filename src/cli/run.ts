@@ -1,5 +1,6 @@
 /** `gridsync run`: the daemon, until SIGTERM/SIGINT. */
 import { Daemon, StartupError } from '../daemon/index.js';
+import { pausePoint } from '../journal/index.js';
 import { parseCommand, runCommand, untilSignal } from './args.js';
 import { CONFIG_OPTION, loadConfigOrThrow, loggerFor } from './common.js';
 import { describeForOperator, exitCodeFor } from './exit-codes.js';
@@ -36,7 +37,17 @@ export async function main(argv: string[]): Promise<number> {
       throw err;
     }
     logger.info({ config: loaded.file, mailboxes: loaded.config.mailboxes.length, stateDir: loaded.config.stateDir }, 'gridsync started');
-    await daemon.start();
+    pausePoint('run.opened');
+    try {
+      await daemon.start();
+    } catch (err) {
+      // The open daemon already serves /healthz and holds the journal: a start that fails half-way
+      // (the shared journal found damaged or gone under it) must close them, or the process would
+      // stay up with its error printed, neither working nor exiting for systemd to restart it.
+      await daemon.close();
+      logger.flush();
+      throw err;
+    }
     // Progress as a log line at most every 10 s while something moves (journald, a terminal alike).
     const view = new ProgressView({
       tty: false,
