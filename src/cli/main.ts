@@ -11,7 +11,7 @@
  */
 import { gridsyncVersion } from '../version.js';
 import { disableCoreDumps } from './core-dumps.js';
-import { describeForOperator, exitCodeFor } from './exit-codes.js';
+import { describeForOperator, EXIT_INTERNAL, exitCodeFor } from './exit-codes.js';
 import { print, printError } from './print.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[]): Promise<number> }> }> = {
@@ -75,14 +75,32 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+/** An operator gets the message and its code; the stack only on request, for a bug report. */
+function tell(err: unknown): void {
+  const detail = process.env.GRIDSYNC_DEBUG && err instanceof Error ? `\n${err.stack ?? ''}` : '';
+  printError(`gridsync: ${describeForOperator(err)}${detail}\n`);
+}
+
+// A rejection nobody waits on, or a throw from a timer or an event, is a bug of ours wherever it
+// happens. Node's default prints the stack and exits 1; it is said as any other failure is, and the
+// process exits at once, as a crash would: every journalled step is safe to resume (systemd
+// restarts anything but exit 2).
+const bug = (err: unknown): void => {
+  try {
+    tell(err);
+  } finally {
+    process.exit(exitCodeFor(err) || EXIT_INTERNAL);
+  }
+};
+process.on('unhandledRejection', bug);
+process.on('uncaughtException', bug);
+
 dispatch(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
-    // An operator gets the message and its code; the stack only on request, for a bug report.
-    const detail = process.env.GRIDSYNC_DEBUG && err instanceof Error ? `\n${err.stack ?? ''}` : '';
-    printError(`gridsync: ${describeForOperator(err)}${detail}\n`);
+    tell(err);
     process.exitCode = exitCodeFor(err);
   },
 );
