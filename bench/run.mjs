@@ -304,6 +304,37 @@ function sharedFsync(dir) {
   return () => new Promise((r) => (waiters.push(r), running || run()));
 }
 
+/**
+ * The reference clients' journal: SQLite in WAL mode, made durable as gridsync's is
+ * (synchronous = NORMAL, the WAL file fsynced off the main thread, one fsync for every commit
+ * waiting on it). `write(fn, durable)` runs `fn` in a group commit — one transaction for the writes
+ * asked for in one turn of the event loop — and resolves, when `durable`, once the WAL is fsynced.
+ */
+async function referenceJournal(file, schema) {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(schema);
+  db.pragma('synchronous = NORMAL');
+  const syncWal = sharedFsync(`${file}-wal`);
+  const run = db.transaction((fns) => fns.forEach((fn) => fn()));
+  let writes = [];
+  let waiters = [];
+  const write = (fn, durable) => {
+    if (!writes.length)
+      setImmediate(() => {
+        const [batch, resolves] = [writes, waiters];
+        [writes, waiters] = [[], []];
+        run(batch);
+        if (resolves.length) void syncWal().then(() => resolves.forEach((r) => r()));
+      });
+    writes.push(fn);
+    return durable ? new Promise((r) => waiters.push(r)) : Promise.resolve();
+  };
+  return { db, write };
+}
+
 async function tempDirs(names) {
   const root = await fsp.mkdtemp(path.join(benchRoot(), 'gridsync-bench-'));
   const dirs = { root };
@@ -462,45 +493,22 @@ const children = {
    * A minimal crash-safe inbound client, written for the bench in as few steps as its safety
    * allows: what any client that journals and places durably pays, beside the ideal client (which
    * stores nothing) and the durable floor (which journals and calls nothing). The pending list's
-   * rows in one SQLite commit (WAL, made durable as gridsync's journal does it: synchronous =
-   * NORMAL and the WAL file fsynced off the main thread, one fsync for every commit waiting on
-   * it); per parcel the whole answer parsed by the engine (JSON.parse, base64, SHA-256, size
-   * checked), a fsynced staging file, linked under its final name (which refuses a name taken),
-   * `placed` committed before the confirm, `confirmed` after; commits and directory fsyncs shared
-   * among the parcels in flight. Not a client: no limits on what the service sends, no event
-   * trail, no `staged` step, no retries, no name rules.
+   * rows in one commit (`referenceJournal`); per parcel the whole answer parsed by the engine
+   * (JSON.parse, base64, SHA-256, size checked), a fsynced staging file, linked under its final
+   * name (which refuses a name taken), `placed` committed durably before the confirm, `confirmed`
+   * after without waiting; directory fsyncs shared among the parcels in flight. Not a client: no
+   * limits on what the service sends, no event trail, no `staged` step, no retries, no name rules.
    */
   async 'inbound-reference'({ url, n, concurrency, warm = 0, emulatorPid }) {
     const { Pool } = await import('undici');
-    const { default: Database } = await import('better-sqlite3');
     const { createHash } = await import('node:crypto');
     const dirs = await tempDirs(['staging', 'inbox', 'state']);
-    const db = new Database(path.join(dirs.state, 'reference.sqlite'));
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.exec('CREATE TABLE parcel (id INTEGER PRIMARY KEY, name TEXT NOT NULL, bytes INTEGER NOT NULL, state TEXT NOT NULL, sha256 TEXT)');
-    db.pragma('synchronous = NORMAL');
-    const syncWal = sharedFsync(path.join(dirs.state, 'reference.sqlite-wal'));
-    const insert = db.prepare("INSERT OR IGNORE INTO parcel (id, name, bytes, state) VALUES (?, ?, ?, 'listed')");
-    const update = db.prepare('UPDATE parcel SET state = ?, sha256 = coalesce(?, sha256) WHERE id = ?');
-    /**
-     * A group commit: one transaction for the transitions asked for in one turn of the event loop;
-     * a durable one resolves once the WAL is fsynced after it.
-     */
-    const flush = db.transaction((batch) => batch.forEach(([state, sha, id]) => update.run(state, sha, id)));
-    let waiting = [];
-    let waiters = [];
-    const commit = (state, sha, id, durable) => {
-      if (!waiting.length)
-        setImmediate(() => {
-          const [batch, resolves] = [waiting, waiters];
-          [waiting, waiters] = [[], []];
-          flush(batch);
-          if (resolves.length) void syncWal().then(() => resolves.forEach((r) => r()));
-        });
-      waiting.push([state, sha, id]);
-      return durable ? new Promise((r) => waiters.push(r)) : Promise.resolve();
-    };
+    const journal = await referenceJournal(
+      path.join(dirs.state, 'reference.sqlite'),
+      'CREATE TABLE parcel (id INTEGER PRIMARY KEY, name TEXT NOT NULL, bytes INTEGER NOT NULL, state TEXT NOT NULL, sha256 TEXT)',
+    );
+    const insert = journal.db.prepare("INSERT OR IGNORE INTO parcel (id, name, bytes, state) VALUES (?, ?, ?, 'listed')");
+    const update = journal.db.prepare('UPDATE parcel SET state = ?, sha256 = coalesce(?, sha256) WHERE id = ?');
     const syncStaging = sharedFsync(dirs.staging);
     const syncInbox = sharedFsync(dirs.inbox);
     const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
@@ -524,10 +532,10 @@ const children = {
       fs.linkSync(part, path.join(dirs.inbox, `${parcelId}-${fileName}`));
       fs.unlinkSync(part);
       await Promise.all([syncInbox(), syncStaging()]);
-      await commit('placed', sha, parcelId, true);
+      await journal.write(() => update.run('placed', sha, parcelId), true);
       await (await post('/v2/parcels/confirm', { parcelId })).body.dump();
       // Not waited for: lost in a crash, the restart confirms the placed parcel once more.
-      void commit('confirmed', null, parcelId, false);
+      void journal.write(() => update.run('confirmed', null, parcelId), false);
     };
     const burst = async (count) => {
       let done = 0;
@@ -535,8 +543,7 @@ const children = {
         /** @type {Answer} */
         const list = await (await post('/v2/parcels/pending-inbox-list', { mailboxId: MAILBOX })).body.json();
         if (!list.data?.length) break;
-        db.transaction((rows) => rows.forEach((p) => insert.run(p.parcelId, p.fileName, p.bytes)))(list.data);
-        await syncWal();
+        await journal.write(() => list.data.forEach((p) => insert.run(p.parcelId, p.fileName, p.bytes)), true);
         let i = 0;
         await Promise.all(
           Array.from({ length: concurrency }, async () => {
@@ -551,7 +558,7 @@ const children = {
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => injectMany(url, k, 5 * 1024, tag), burst });
     await pool.close();
-    db.close();
+    journal.db.close();
     await cleanUp(dirs.root);
     return r;
   },
@@ -711,6 +718,61 @@ const children = {
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: async () => {}, burst });
     await pool.close();
+    return r;
+  },
+
+  /**
+   * The minimal crash-safe outbound client, as `inbound-reference` is for inbound: each file
+   * claimed by a rename into a private folder; `uploading` committed durably before the request
+   * (what lets a restart tell "maybe sent" from "not sent" and search instead of sending again);
+   * the file read whole, hashed, sent base64 in the JSON body; then renamed into sentDir with both
+   * directories fsynced (shared among the files in flight), and `sent` committed without waiting.
+   * No stability wait, no snapshot copy (a writer still holding the file could change what is
+   * sent), no envelope check, no error folder, no retries: a lower bound, not a client.
+   */
+  async 'outbound-reference'({ url, n, size, concurrency, warm = 0, emulatorPid }) {
+    const { Pool } = await import('undici');
+    const { createHash } = await import('node:crypto');
+    const dirs = await tempDirs(['outbox', 'claimed', 'sent', 'state']);
+    const journal = await referenceJournal(
+      path.join(dirs.state, 'reference.sqlite'),
+      'CREATE TABLE outbound (name TEXT PRIMARY KEY, bytes INTEGER NOT NULL, state TEXT NOT NULL, sha256 TEXT)',
+    );
+    const upsert = journal.db.prepare('INSERT OR REPLACE INTO outbound (name, bytes, state, sha256) VALUES (?, ?, ?, ?)');
+    const update = journal.db.prepare('UPDATE outbound SET state = ? WHERE name = ?');
+    const syncClaimed = sharedFsync(dirs.claimed);
+    const syncSent = sharedFsync(dirs.sent);
+    const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
+    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const send = async (name) => {
+      const claimed = path.join(dirs.claimed, name);
+      fs.renameSync(path.join(dirs.outbox, name), claimed);
+      const content = fs.readFileSync(claimed);
+      const sha = createHash('sha256').update(content).digest('hex');
+      await journal.write(() => upsert.run(name, content.length, 'uploading', sha), true);
+      const body = JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
+      const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
+      const answer = await res.body.json();
+      if (res.statusCode !== 200 || !answer.data) throw new Error(`upload ${res.statusCode}`);
+      fs.renameSync(claimed, path.join(dirs.sent, name));
+      await Promise.all([syncSent(), syncClaimed()]);
+      // Not waited for: lost in a crash, the restart finds the file in sentDir and its upload by a search.
+      void journal.write(() => update.run('sent', name), false);
+    };
+    const burst = async () => {
+      const names = await fsp.readdir(dirs.outbox);
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (i < names.length) await send(names[i++]);
+        }),
+      );
+      return names.length;
+    };
+    const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => writeOutboxFiles(dirs.outbox, k, size, tag), burst });
+    await pool.close();
+    journal.db.close();
+    await cleanUp(dirs.root);
     return r;
   },
 
@@ -1233,7 +1295,13 @@ async function main() {
         reference: 'inbound-reference',
         gridsync: 'inbound-gridsync',
       },
-      want('outbound') && { dir: 'outbound', naive: 'outbound-naive', ideal: 'outbound-ideal', gridsync: 'outbound-gridsync' },
+      want('outbound') && {
+        dir: 'outbound',
+        naive: 'outbound-naive',
+        ideal: 'outbound-ideal',
+        reference: 'outbound-reference',
+        gridsync: 'outbound-gridsync',
+      },
     ].filter(Boolean);
     for (const d of directions) {
       const emu = await startEmulatorProcess();

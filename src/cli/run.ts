@@ -46,6 +46,8 @@ export async function main(argv: string[]): Promise<number> {
       // stay up with its error printed, neither working nor exiting for systemd to restart it.
       await daemon.close();
       logger.flush();
+      // As after a stop below: a handle some library still holds must not keep the process up.
+      setTimeout(() => process.exit(exitCodeFor(err)), Math.min(2000, daemon.stopLeftMs)).unref();
       throw err;
     }
     // Progress as a log line at most every 10 s while something moves (journald, a terminal alike).
