@@ -356,7 +356,13 @@ export class GridClient implements MailboxTransport {
   }
 
   private retryOptions(endpoint: EndpointDef, options: CallOptions): RetryOptions {
-    return { endpoint: endpoint.name, idempotent: endpoint.idempotent, auth: endpoint.auth, signal: options.signal };
+    return {
+      endpoint: endpoint.name,
+      idempotent: endpoint.idempotent,
+      auth: endpoint.auth,
+      signal: options.signal,
+      mailbox: options.mailbox,
+    };
   }
 
   private tokenCall(

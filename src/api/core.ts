@@ -14,7 +14,7 @@ import { ContentIntegrityError, DownloadRoomError } from './errors.js';
 import { errorFields } from '../errors/index.js';
 import { RateGate } from './rate-gate.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './retry.js';
-import { RetryLoop, type Credentials, type RetryOptions } from './retry-loop.js';
+import { RetryLoop, type Credentials, type RetryNotice, type RetryOptions } from './retry-loop.js';
 
 export interface ClientLogger {
   warn(obj: object, msg: string): void;
@@ -48,6 +48,8 @@ export interface CoreOptions {
   readonly limits?: Partial<ClientLimits>;
   /** Called when a 429 starts a pause of every request of this client (for a metric). */
   readonly onRateLimitPause?: (ms: number) => void;
+  /** Called for every retry of an attempt (for a metric). */
+  readonly onRetry?: (retry: RetryNotice) => void;
 }
 
 const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});
@@ -98,6 +100,7 @@ export class ClientCore<C> {
       logger: this.logger,
       isClosed: () => this.closed,
       onOverload: () => this.overloads++,
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
     });
   }
 

@@ -18,7 +18,10 @@ export type {
   UploadOptions,
 } from './transport.js';
 export * from './errors.js';
-export { mayHaveReachedService } from './retry.js';
+export { mayHaveReachedService, RETRY_REASONS } from './retry.js';
+export type { RetryReason } from './retry.js';
+export type { RetryNotice } from './retry-loop.js';
+export { mailboxCalls } from './mailbox-calls.js';
 export { waitShared } from './shared-wait.js';
 export { CallConcurrency } from './call-concurrency.js';
 export type { ConcurrencySetting } from './call-concurrency.js';

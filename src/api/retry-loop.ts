@@ -5,7 +5,7 @@
  * throws it: text the service sent (an error message, a fault) may quote them.
  */
 import { GridApiError, GridConfigError, GridResponseError, UploadOutcomeUnknownError } from './errors.js';
-import { decideRetry, retryDelay, type BackoffPolicy } from './retry.js';
+import { decideRetry, retryDelay, retryReason, type BackoffPolicy, type RetryReason } from './retry.js';
 import type { RateGate } from './rate-gate.js';
 import { scrubError } from './redact.js';
 import { errorFields } from '../errors/index.js';
@@ -27,8 +27,14 @@ export interface Credentials<C> {
 }
 
 export interface RetryLogger {
-  warn(obj: object, msg: string): void;
   debug(obj: object, msg: string): void;
+}
+
+/** One retry, for the retry metric. */
+export interface RetryNotice {
+  /** RetryOptions.mailbox of the call, when it was made for one mailbox. */
+  readonly mailbox: string | undefined;
+  readonly reason: RetryReason;
 }
 
 /** What became of one attempt, in its debug line. */
@@ -44,6 +50,8 @@ export interface RetryOptions {
   readonly signal?: AbortSignal | undefined;
   /** Asked after a retryable failure: false stops retrying (a download that already wrote content). */
   readonly mayRetry?: () => boolean;
+  /** The configured mailbox the call is made for (CallOptions.mailbox). */
+  readonly mailbox?: string | undefined;
 }
 
 export interface RetryLoopDeps<C> {
@@ -62,6 +70,11 @@ export interface RetryLoopDeps<C> {
   readonly isClosed: () => boolean;
   /** Told of every 429 or 503 answer (the adaptive concurrency limits back off on them). */
   readonly onOverload?: () => void;
+  /**
+   * Told of every retry: a flaky service whose retries succeed shows nowhere else, as the per-retry
+   * line is at debug (an outage is told once by the daemon, and its retries must not page again).
+   */
+  readonly onRetry?: (retry: RetryNotice) => void;
 }
 
 export class RetryLoop<C> {
@@ -124,7 +137,8 @@ export class RetryLoop<C> {
         this.logAttempt(endpoint, n, attemptStart, record, 'retry', err);
         const retryAfter = err instanceof GridApiError ? err.retryAfterMs : undefined;
         const wait = retryDelay(n, d.random(), d.backoff, retryAfter);
-        d.logger?.warn(
+        d.onRetry?.({ mailbox: options.mailbox, reason: retryReason(err) });
+        d.logger?.debug(
           { endpoint, attempt: n, maxAttempts: d.maxAttempts, delayMs: wait, ...errorFields(err) },
           'request failed, retrying',
         );

@@ -66,6 +66,20 @@ export function decideRetry(err: unknown, idempotent: boolean): RetryDecision {
   return 'outcome-unknown';
 }
 
+/**
+ * Why an attempt was retried, as the retry metric labels it: a few fixed values, never the
+ * endpoint's path, an id or the service's message, so the series stay few.
+ */
+export const RETRY_REASONS = ['http_429', 'http_5xx', 'transport', 'truncated'] as const;
+export type RetryReason = (typeof RETRY_REASONS)[number];
+
+/** The reason of a failure decideRetry answered `retry` for. */
+export function retryReason(err: unknown): RetryReason {
+  if (err instanceof GridApiError) return err.httpStatus === 429 ? 'http_429' : 'http_5xx';
+  if (err instanceof ContentIntegrityError) return 'truncated';
+  return 'transport';
+}
+
 /** System and undici codes that prove the request never left (no connection was made). */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 

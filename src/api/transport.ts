@@ -11,6 +11,8 @@ export type { DownloadResultInfo, UploadOptions } from './transfer.js';
 
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
+  /** The configured mailbox the call is made for: the label its retries are counted under (mailbox-calls.ts). */
+  readonly mailbox?: string | undefined;
 }
 
 export interface PendingOptions extends CallOptions {

@@ -86,7 +86,10 @@ export async function startCallbacks(d: CallbackDeps): Promise<CallbackRuntime |
     const rest =
       d.client instanceof GridClient
         ? d.client
-        : restBeside(d.config, d.client as SoapClient, cfg.restUrl, { logger: d.logger.child({ component: 'client' }) });
+        : restBeside(d.config, d.client as SoapClient, cfg.restUrl, {
+            logger: d.logger.child({ component: 'client' }),
+            ...d.metrics.clientHooks,
+          });
     const announcements = new Announcements(d.now, DEFAULTS.callbacks.announceGraceMs);
     const nameOf = (id: number): string => byId.get(id) ?? `mb${id}`;
     const trigger = new CallbackTrigger((id) => d.requestCycle('callback', id), DEFAULTS.callbacks.minTriggerGapMs, d.now, d.timers);

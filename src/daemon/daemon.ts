@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GridConfigError, type MailboxTransport } from '../api/index.js';
+import { GridConfigError, mailboxCalls, type MailboxTransport } from '../api/index.js';
 import { connectService } from '../service/index.js';
 import { workDirOf, type LoadedConfig } from '../config/index.js';
 import { errorFields, isGridsyncError } from '../errors/index.js';
@@ -177,7 +177,7 @@ export class Daemon {
       const service = await connectService(cfg, {
         emulatorPort: cfg.emulator.port,
         logger: this.logger.child({ component: 'client' }),
-        onRateLimitPause: () => this.metrics.rateLimitPauses.inc(),
+        ...this.metrics.clientHooks,
         // An emulator fault is logged and answered with a 500; it never ends the daemon.
         onEmulatorError: (err, context) => this.logger.error({ context, ...errorFields(err) }, 'embedded emulator error'),
       });
@@ -233,7 +233,7 @@ export class Daemon {
       const log = this.logger.child({ mailbox: name });
       const gid = this.options.loaded.gids[i];
       const common = {
-        client: this.client,
+        client: mailboxCalls(this.client, name),
         journal: this.journal,
         stateDir: cfg.stateDir,
         logger: log,

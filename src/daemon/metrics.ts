@@ -4,6 +4,7 @@
  * `increase()` never sees, so the first failure after a start would not alert.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RETRY_REASONS, type RetryNotice } from '../api/index.js';
 import { LeaseMetrics } from './lease-metrics.js';
 
 /** A mailbox as its labels see it: its name, and the directions it has. */
@@ -98,6 +99,12 @@ export class DaemonMetrics {
     help: 'Times a 429 paused every request to the service until Retry-After',
     registers: [this.registry],
   });
+  readonly retries = new Counter({
+    name: 'gridsync_retries_total',
+    help: 'Attempts of a call to the service retried after a retryable failure (reason: http_429, http_5xx, transport, truncated); no mailbox label for calls of no single mailbox (login, session)',
+    labelNames: ['mailbox', 'reason'] as const,
+    registers: [this.registry],
+  });
   readonly freeBytes = new Gauge({
     name: 'gridsync_folder_free_bytes',
     help: 'Free bytes (for an unprivileged user) on the filesystem of each folder gridsync writes to',
@@ -144,6 +151,13 @@ export class DaemonMetrics {
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
   }
 
+  /** What every client of the service tells the metrics (CoreOptions): its rate-limit pauses and its retries. */
+  readonly clientHooks = {
+    onRateLimitPause: (): void => this.rateLimitPauses.inc(),
+    onRetry: (retry: RetryNotice): void =>
+      this.retries.inc({ ...(retry.mailbox !== undefined ? { mailbox: retry.mailbox } : {}), reason: retry.reason }),
+  };
+
   /** Exports every series the configuration implies, at 0, before anything happens. */
   declare(mailboxes: readonly MetricsMailbox[], build: { version: string; protocol: string; journal: string }, windows: boolean): void {
     this.buildInfo.set(build, 1);
@@ -163,6 +177,10 @@ export class DaemonMetrics {
       if (m.outbound) this.queueDepth.set({ mailbox }, 0);
     }
     this.rateLimitPauses.inc(0);
+    for (const reason of RETRY_REASONS) {
+      this.retries.inc({ reason }, 0);
+      for (const m of mailboxes) this.retries.inc({ mailbox: m.name, reason }, 0);
+    }
     this.leases.declare(
       mailboxes.map((m) => m.name),
       build.journal === 'sqlite',

@@ -4,7 +4,7 @@
  * configured credentials, retries, timeouts, connections and limits. `close()` ends both.
  */
 import path from 'node:path';
-import { GridClient, SoapClient, type ClientLogger, type MailboxTransport } from '../api/index.js';
+import { GridClient, SoapClient, type ClientLogger, type MailboxTransport, type RetryNotice } from '../api/index.js';
 import type { Config } from '../config/index.js';
 
 export interface ServiceOptions {
@@ -17,6 +17,7 @@ export interface ServiceOptions {
   readonly emulatorPort?: number;
   readonly logger?: ClientLogger;
   readonly onRateLimitPause?: (ms: number) => void;
+  readonly onRetry?: (retry: RetryNotice) => void;
   /** Unexpected errors inside the embedded emulator (they never end the process). */
   readonly onEmulatorError?: (err: unknown, context: string) => void;
 }
@@ -52,6 +53,7 @@ function transportOf(cfg: ServiceConfig, options: ServiceOptions) {
     allowInsecureHttp: cfg.api.allowInsecureHttp,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onRateLimitPause ? { onRateLimitPause: options.onRateLimitPause } : {}),
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   };
 }
 

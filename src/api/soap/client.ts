@@ -342,7 +342,7 @@ export class SoapClient implements MailboxTransport {
   }
 
   private retryOptions(def: OperationDef, options: CallOptions, idempotent = IDEMPOTENT.test(def.name)): RetryOptions {
-    return { endpoint: def.name, idempotent, auth: def.session, signal: options.signal };
+    return { endpoint: def.name, idempotent, auth: def.session, signal: options.signal, mailbox: options.mailbox };
   }
 
   private post(def: OperationDef, body: RequestBody, signal: AbortSignal | undefined, length?: number) {
