@@ -23,6 +23,7 @@ import {
   decodeSession,
   decodeUploadResult,
   ShapeWarnings,
+  statedMailbox,
 } from './tolerant.js';
 import {
   isDownloadTarget,
@@ -189,10 +190,12 @@ export class GridClient implements MailboxTransport {
 
   async parcel(parcelId: number, options: CallOptions = {}): Promise<ParcelSummary> {
     const endpoint = catalog.parcels.get;
-    const p = decodeParcel(endpoint.name, 'data', await this.callData(endpoint, { parcelId }, options), this.shapes);
+    const data = await this.callData(endpoint, { parcelId }, options);
+    const p = decodeParcel(endpoint.name, 'data', data, this.shapes);
     if (p.parcelId !== parcelId)
       throw new GridResponseError(endpoint.name, 200, 'data.parcelId', `asked for ${parcelId}, got ${p.parcelId}`);
-    return p;
+    const inbox = statedMailbox((data as Record<string, unknown>).mailboxId);
+    return inbox === undefined ? p : { ...p, inboxMailboxId: inbox };
   }
 
   async confirmParcel(parcelId: number, options: CallOptions = {}): Promise<void> {

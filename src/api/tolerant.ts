@@ -115,6 +115,12 @@ export function checkOwnMailbox(endpoint: string, field: string, stated: unknown
   throw new GridResponseError(endpoint, 200, field, `a record of mailbox ${JSON.stringify(stated)?.slice(0, 40)}, asked for ${asked}`);
 }
 
+/** The mailbox a record names: a positive integer or its decimal string; 0, absent or anything else names none. */
+export function statedMailbox(v: unknown): number | undefined {
+  const n = typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
 /**
  * One parcel record of a list or lookup. Throws GridResponseError when the parcel id or the
  * declared byte count cannot be read, or when the record is another mailbox's than `mailboxId`

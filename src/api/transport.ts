@@ -95,6 +95,11 @@ export interface ParcelSummary {
   readonly created?: string;
   /** Parcel status string as sent (unknown values kept), when the service sent one. */
   readonly status?: string;
+  /**
+   * Set by a lookup (`parcel`) when the record names it: for an inbound parcel, the mailbox whose
+   * inbox holds it (REST `mailboxId`, SOAP `MailboxIDTo`).
+   */
+  readonly inboxMailboxId?: number;
 }
 
 /** A record of a list that cannot be acted on (an id above 2^53, no id at all): reported, never skipped silently. */

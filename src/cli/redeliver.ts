@@ -10,6 +10,7 @@ import { refuseAnotherService } from '../daemon/index.js';
 import { InboundJournal } from '../journal/index.js';
 import { output, parseCommand, runCommand, UsageError } from './args.js';
 import { CONFIG_OPTION, loadConfigWarning, operatorJournal } from './common.js';
+import { lookUpOwners, receivingMailboxes } from './parcel-owner.js';
 import { connectService, type ServiceConnection } from '../service/index.js';
 import { print, printError, serviceRefusal } from './print.js';
 
@@ -18,9 +19,11 @@ const USAGE = `usage: gridsync redeliver [-c FILE] PARCELID…
 Notes each parcel in the journal, then asks the service to put it back into the inbox (POST
 /v2/parcels/reset-to-inbox/ID); the daemon (or the next once) delivers it again under a new name.
 A parcel that failed (maxAttempts) is tried anew the same way, once its cause is fixed.
-Works while the daemon runs. Exit 0 each parcel is ready again on the service · 1 one is not, or
-its status is not known (reason printed) · 2 usage, config, or a journal that holds the work of
-another service (as run and once refuse it).`;
+Each parcel is looked up first: one in the inbox of a mailbox this configuration does not receive
+for (another system's) stops the command before anything is reset. Works while the daemon runs.
+Exit 0 each parcel is ready again on the service · 1 one is not, or its status is not known
+(reason printed) · 2 usage, config, a parcel of another mailbox, or a journal that holds the work
+of another service (as run and once refuse it).`;
 
 export async function main(argv: string[]): Promise<number> {
   return runCommand(async () => {
@@ -39,7 +42,11 @@ export async function main(argv: string[]): Promise<number> {
       await refuseAnotherService(journal, { baseUrl: cfg.api.baseUrl, configFile: path.resolve(loaded.file) });
       const service = await connectService(cfg);
       try {
-        return (await redeliverAll(ids, service, new InboundJournal(journal))) ? 1 : 0;
+        const unknown = await lookUpOwners(ids, service.client, await receivingMailboxes(cfg, service.client));
+        for (const [id, reason] of unknown)
+          printError(`parcel ${id}: not reset — it could not be looked up to see whose it is: ${reason}\n`);
+        const known = ids.filter((id) => !unknown.has(id));
+        return unknown.size + (await redeliverAll(known, service, new InboundJournal(journal))) > 0 ? 1 : 0;
       } finally {
         await service.close();
       }

@@ -295,6 +295,12 @@ export const ERROR_TABLE = {
     'nothing if it was an accidental second export; to send it on purpose, `gridsync requeue --force` it',
   ),
   EMULATOR_SOAP_FAULT: row(null, false, "the emulator's SOAP endpoint answers a request with a fault (internal to the emulator)", '—'),
+  REDELIVER_OTHER_MAILBOX: row(
+    EXIT.operator,
+    false,
+    '`gridsync redeliver` was given a parcel the service shows in the inbox of a mailbox the configuration does not receive for (another system takes its parcels); the message names each such parcel and its mailbox. Nothing is reset',
+    'check the parcel ids (`gridsync status`, the inbox logs); a parcel of another configuration: run `redeliver` with that configuration',
+  ),
   EMULATOR_CONFIG: row(
     EXIT.operator,
     false,

@@ -20,7 +20,7 @@ import { ConfirmNotTakenError, GridConfigError, GridLimitError, GridResponseErro
 import type { RequestBody } from '../http.js';
 import type { RetryOptions } from '../retry-loop.js';
 import type { GridAuth } from '../session.js';
-import { CONFIRMED_STATUS } from '../tolerant.js';
+import { CONFIRMED_STATUS, statedMailbox } from '../tolerant.js';
 import {
   isDownloadTarget,
   openAttemptFor,
@@ -160,7 +160,8 @@ export class SoapClient implements MailboxTransport {
     const p = summary('ParcelInfo', r);
     if (p.parcelId !== parcelId)
       throw new GridResponseError('ParcelInfo', 200, 'ParcelInfoResult/ParcelID', `asked for ${parcelId}, got ${p.parcelId}`);
-    return p;
+    const inbox = statedMailbox(r.MailboxIDTo);
+    return inbox === undefined ? p : { ...p, inboxMailboxId: inbox };
   }
 
   /**
