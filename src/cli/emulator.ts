@@ -81,8 +81,11 @@ export async function main(argv: string[]): Promise<number> {
         'gridsync emulator: warning: listening beyond loopback; the demo users of the default seed (keys demo-key-1001, demo-key-1002, demo-key-admin) are known to anyone who read the docs — use --seed with your own keys\n',
       );
     }
+    // Taken before the line is printed: whoever waits for the line may signal at once, and a
+    // SIGTERM in between ended the process by the default action, the store not closed.
+    const stopped = untilSignal();
     print(`gridsync emulator listening on ${emu.url}\n`);
-    await untilSignal();
+    await stopped;
     await emu.close();
     return 0;
   });
