@@ -4,7 +4,7 @@
  */
 import { EmulatorConfigError } from './config-error.js';
 import { EmulatorStore } from './store.js';
-import { DEFAULT_ROOT_KEY, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
+import { DEFAULT_ROOT_KEY, applyRootKey, applySeed, defaultSeed, loadSeedFile, type SeedFixture } from './seed.js';
 import { EmulatorServer, isLoopback, type RateLimit, type RequestRecord } from './server.js';
 import { FaultInjector, type FaultConfigInput } from './faults.js';
 import type { EmulatorSettings, World } from './context.js';
@@ -120,9 +120,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   try {
     if (store.isEmpty) {
       const seed = typeof options.seed === 'string' ? loadSeedFile(options.seed) : (options.seed ?? defaultSeed());
-      applySeed(store, seed, new Date(now()).toISOString(), options.rootKey);
+      const source = typeof options.seed === 'string' ? options.seed : options.seed ? undefined : '(default)';
+      applySeed(store, seed, new Date(now()).toISOString(), options.rootKey, source);
     } else if (options.rootKey) {
-      store.db.prepare("UPDATE users SET api_key = ? WHERE auth_level = 'Root'").run(options.rootKey);
+      applyRootKey(store, options.rootKey, options.dataFile ?? '(in memory)');
     }
   } catch (err) {
     store.close();

@@ -7,6 +7,7 @@ import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
 import { AuthLevel, EDIStandard, NetworkContactType, RoutingGroup, Status } from '@gridsync/protocol/wire';
 import type { EmulatorStore } from './store.js';
+import { EmulatorConfigError } from './config-error.js';
 import { GridsyncError } from '@gridsync/protocol/errors';
 import { describeIssue, formatKeyPath, keyTree } from '@gridsync/protocol/issues';
 
@@ -22,17 +23,19 @@ function takenOnce<T>(ctx: z.RefinementCtx, list: string, entries: readonly T[],
   });
 }
 
+// Strict at every level: a misspelt key inside an entry (`autoAcknowlege`) was dropped silently,
+// and the emulator ran with the default in its place.
 export const SeedFixture = z
   .object({
     networks: z.array(
-      z.object({
+      z.strictObject({
         networkId: z.number().int(),
         uniqueId: z.string(),
         companyName: z.string(),
         status: Status.default('Active'),
         contacts: z
           .array(
-            z.object({
+            z.strictObject({
               contactType: NetworkContactType,
               name: z.string().optional(),
               email: z.string().optional(),
@@ -43,7 +46,7 @@ export const SeedFixture = z
       }),
     ),
     mailboxes: z.array(
-      z.object({
+      z.strictObject({
         mailboxId: z.number().int(),
         networkId: z.number().int(),
         uniqueId: z.string().max(12),
@@ -54,7 +57,7 @@ export const SeedFixture = z
       }),
     ),
     gridIds: z.array(
-      z.object({
+      z.strictObject({
         gridId: z.number().int(),
         mailboxId: z.number().int(),
         qualifier: z.string(),
@@ -67,7 +70,7 @@ export const SeedFixture = z
     ),
     interconnects: z
       .array(
-        z.object({
+        z.strictObject({
           interconnectId: z.number().int(),
           gridIdFrom: z.number().int(),
           gridIdTo: z.number().int(),
@@ -76,7 +79,7 @@ export const SeedFixture = z
       )
       .default([]),
     users: z.array(
-      z.object({
+      z.strictObject({
         userId: z.number().int(),
         login: z.string(),
         email: z.string().optional(),
@@ -214,8 +217,51 @@ function parseSeed(raw: unknown, source: string): z.output<typeof SeedFixture> {
   return parsed.data;
 }
 
-export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: string, rootKey?: string): void {
-  const seed = parseSeed(fixture, '(given in code)');
+/**
+ * Why the root key cannot be given: it becomes the API key of every Root user, and API keys are
+ * unique — a clash failed inside SQLite, in its words, as a bug (exit 3). One line per clash,
+ * `label(i)` naming user i and `several` what to do about Root users; the key is never shown.
+ */
+function rootKeyRefusal(
+  what: string,
+  users: readonly { readonly authLevel: string; readonly apiKey?: string | null | undefined }[],
+  rootKey: string,
+  label: (i: number) => string,
+  several: string,
+): string | undefined {
+  const roots = users.flatMap((u, i) => (u.authLevel === 'Root' ? [i] : []));
+  if (roots.length === 0) return undefined;
+  const clashes = roots.length > 1 ? [`${roots.map(label).join(', ')}: ${roots.length} Root users: ${several}`] : [];
+  users.forEach((u, i) => {
+    if (u.authLevel !== 'Root' && u.apiKey === rootKey) clashes.push(`${label(i)}.apiKey: the same as the root key: it must be unique`);
+  });
+  if (clashes.length === 0) return undefined;
+  return `${what} cannot take the root key (--root-key-file, --root-key), which becomes the API key of every Root user, and keys are unique:\n${clashes.map((c) => `  ${c}`).join('\n')}`;
+}
+
+/** An existing store started with a root key: every Root user's key becomes it. */
+export function applyRootKey(store: EmulatorStore, rootKey: string, dataFile: string): void {
+  const users = store.db.prepare('SELECT user_id AS userId, auth_level AS authLevel, api_key AS apiKey FROM users').all() as {
+    userId: number;
+    authLevel: string;
+    apiKey: string | null;
+  }[];
+  const refusal = rootKeyRefusal(
+    `data file ${dataFile}`,
+    users,
+    rootKey,
+    (i) => `user ${users[i]?.userId}`,
+    'start without a root key (they keep their keys)',
+  );
+  if (refusal) throw new EmulatorConfigError(refusal);
+  store.db.prepare("UPDATE users SET api_key = ? WHERE auth_level = 'Root'").run(rootKey);
+}
+
+/** Seeds an empty store; `source` names the fixture in errors (its file). */
+export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: string, rootKey?: string, source = '(given in code)'): void {
+  const seed = parseSeed(fixture, source);
+  const refusal = rootKey && rootKeyRefusal(`seed ${source}`, seed.users, rootKey, (i) => `users[${i}]`, 'keep one in the seed');
+  if (refusal) throw new EmulatorSeedError(refusal);
   const networkOf = new Map(seed.mailboxes.map((m) => [m.mailboxId, m.networkId]));
   const db = store.db;
   db.transaction(() => {

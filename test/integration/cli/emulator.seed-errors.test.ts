@@ -8,18 +8,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliPath } from '../../helpers/daemon-child.js';
+import { cliPath, startCli } from '../../helpers/daemon-child.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
-function emulatorWithSeed(text: string) {
+function emulatorWithSeed(text: string, extra: (dir: string) => string[] = () => []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-seed-'));
   dirs.push(dir);
   const seed = path.join(dir, 'seed.yaml');
   fs.writeFileSync(seed, text);
-  const r = spawnSync(process.execPath, [cliPath, 'emulator', '--port', '0', '--seed', seed], { encoding: 'utf8', timeout: 20_000 });
-  return { status: r.status, stderr: r.stderr.replaceAll(seed, 'SEED') };
+  const r = spawnSync(process.execPath, [cliPath, 'emulator', '--port', '0', '--seed', seed, ...extra(dir)], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { status: r.status, stderr: r.stderr.replaceAll(seed, 'SEED').replaceAll(dir, 'DIR') };
 }
 
 const NETWORK = '  - { networkId: 1, uniqueId: N, companyName: Net }';
@@ -80,5 +83,71 @@ describe('emulator seed file errors', () => {
       "gridIds[0].mailboxId: no mailbox 9 among the seed's mailboxes",
     ]);
     expect(twice.stderr).not.toContain('secret-one');
+  });
+
+  it('an unknown key inside an entry, at any depth, is named with its entry: it was dropped silently', () => {
+    expectInvalid(
+      emulatorWithSeed(
+        [
+          'networks:',
+          '  - { networkId: 1, uniqueId: N, companyName: Net, contacts: [{ contactType: Owner, nmae: Dana }] }',
+          'mailboxes:',
+          '  - { mailboxId: 7, networkId: 1, uniqueId: A, companyName: A, autoAcknowlege: true }',
+          'gridIds: []',
+          'users:',
+          '  - { userId: 1, login: a, authLevel: Root, networkId: 1, mailboxId: 7, apikey: k-1 }',
+        ].join('\n'),
+      ),
+      [
+        'networks[0].contacts[0]: Unrecognized key nmae — did you mean name?',
+        'mailboxes[0]: Unrecognized key autoAcknowlege — did you mean autoAcknowledge?',
+        'users[0]: Unrecognized key apikey — did you mean apiKey?',
+      ],
+    );
+  });
+
+  it("a root key for two Root users (in the seed, then in a data file): exit 2 naming them, not SQLite's words as a bug", async () => {
+    const seed = [
+      'networks:',
+      NETWORK,
+      'mailboxes:',
+      '  - { mailboxId: 7, networkId: 1, uniqueId: A, companyName: A }',
+      'gridIds: []',
+      'users:',
+      '  - { userId: 1, login: a, authLevel: Root, networkId: 1, mailboxId: 7, apiKey: root-one-key }',
+      '  - { userId: 2, login: b, authLevel: Root, networkId: 1, mailboxId: 7, apiKey: root-two-key }',
+      '  - { userId: 3, login: c, authLevel: MailboxUser, networkId: 1, mailboxId: 7, apiKey: new-root-key-0123456789 }',
+    ].join('\n');
+    const keyFile = (dir: string): string[] => {
+      fs.writeFileSync(path.join(dir, 'root.key'), 'new-root-key-0123456789\n');
+      return ['--root-key-file', path.join(dir, 'root.key')];
+    };
+    const refused = emulatorWithSeed(seed, keyFile);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(
+      'gridsync: seed SEED cannot take the root key (--root-key-file, --root-key), which becomes the API key of every Root user, and keys are unique:\n' +
+        '  users[0], users[1]: 2 Root users: keep one in the seed\n' +
+        '  users[2].apiKey: the same as the root key: it must be unique [EMULATOR_SEED]\n',
+    );
+    expect(refused.stderr).not.toContain('new-root-key');
+
+    // Seeded without a root key into a data file, then started on it with one.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-seed-'));
+    dirs.push(dir);
+    fs.writeFileSync(path.join(dir, 'seed.yaml'), seed.split('\n').slice(0, -1).join('\n'));
+    const data = path.join(dir, 'emulator.sqlite');
+    const first = startCli(['emulator', '--port', '0', '--seed', path.join(dir, 'seed.yaml'), '--data', data]);
+    await first.waitFor(/listening on/);
+    first.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const again = spawnSync(process.execPath, [cliPath, 'emulator', '--port', '0', '--data', data, ...keyFile(dir)], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(again.status).toBe(2);
+    expect(again.stderr.replaceAll(data, 'DATA')).toBe(
+      'gridsync: data file DATA cannot take the root key (--root-key-file, --root-key), which becomes the API key of every Root user, and keys are unique:\n' +
+        '  user 1, user 2: 2 Root users: start without a root key (they keep their keys) [EMULATOR_CONFIG]\n',
+    );
   });
 });
