@@ -519,7 +519,9 @@ const children = {
       return res;
     };
     const place = async ({ parcelId, fileName, bytes }) => {
-      const { data } = await (await post('/v2/parcels/download', { parcelId })).body.json();
+      /** @type {Answer} */
+      const answer = await (await post('/v2/parcels/download', { parcelId })).body.json();
+      const data = answer.data;
       const content = Buffer.from(data.content, 'base64');
       if (data.parcelId !== parcelId || content.length !== bytes) throw new Error(`parcel ${parcelId}: wrong answer`);
       const sha = createHash('sha256').update(content).digest('hex');
@@ -752,6 +754,7 @@ const children = {
       await journal.write(() => upsert.run(name, content.length, 'uploading', sha), true);
       const body = JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
       const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
+      /** @type {Answer} */
       const answer = await res.body.json();
       if (res.statusCode !== 200 || !answer.data) throw new Error(`upload ${res.statusCode}`);
       fs.renameSync(claimed, path.join(dirs.sent, name));
