@@ -41,7 +41,6 @@ import {
 } from './transport.js';
 import type { LoginResult } from '@gridsync/protocol/wire';
 import { PageGuard } from './page-guard.js';
-import { checkSearchClock } from './service-clock.js';
 import { listLimits } from './list-allowance.js';
 
 const authEndpoints = catalog.auth;
@@ -211,7 +210,6 @@ export class GridClient implements MailboxTransport {
 
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
     const endpoint = catalog.parcels.outboxList;
-    checkSearchClock(endpoint.name, this.core.http.clock.offsetMs());
     const perPage = 500;
     const guard = new PageGuard(endpoint.name);
     for (let pageNo = 1; ; pageNo++) {

@@ -23,6 +23,7 @@ export type { RetryReason } from './retry.js';
 export type { RetryNotice } from './retry-loop.js';
 export { mailboxCalls } from './mailbox-calls.js';
 export { waitShared } from './shared-wait.js';
+export { searchStart } from './service-clock.js';
 export { CallConcurrency } from './call-concurrency.js';
 export type { ConcurrencySetting } from './call-concurrency.js';
 export { CONFIRMED_STATUS } from './tolerant.js';

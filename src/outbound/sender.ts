@@ -12,6 +12,7 @@ import {
   isPermanent,
   mayHaveReachedService,
   UploadOutcomeUnknownError,
+  searchStart,
   type MailboxTransport,
 } from '../api/index.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -325,17 +326,23 @@ export class Sender {
 
   /**
    * A parcel with our file name and byte count created since the attempt started, not yet adopted.
-   * The service stamps `created` with its clock: the window starts at the attempt's start in the
-   * service's time (its last dated answer tells how far its clock is from ours), less the slack.
-   * The listing is itself a dated answer: when it moves the window earlier, the search is made once more.
+   * The service stamps `created` with a clock we know only through its `Date` headers, which a proxy
+   * may date wrongly: the window starts at the earliest reading of the attempt's start, ours or the
+   * service's, less the slack; readings too far apart refuse the search (`searchStart`). The listing
+   * is itself a dated answer: when it moves the window earlier, the search is made once more.
    */
   private async reconcile(row: OutboundRow): Promise<number | undefined> {
     const started = row.attempt_started_at ?? row.created_at;
     const slack = this.ctx.cfg.reconcileSlackMs ?? DEFAULTS.outbox.reconcileSlackMs;
-    // The earlier of the two readings: had our clock been stepped back since the attempt, the
-    // offset seen now is larger by the step, and the window would start after the parcel.
-    const windowStart = (): number =>
-      Math.min(row.attempt_service_at ?? Number.POSITIVE_INFINITY, started + (this.client.serviceClockOffsetMs?.() ?? 0)) - slack;
+    // The service's reading by the offset seen now as well as the one journalled at the attempt:
+    // had our clock been stepped back since, the former is later by the step, the latter is not.
+    const windowStart = (): number => {
+      const offset = this.client.serviceClockOffsetMs?.();
+      const readings = [started];
+      if (row.attempt_service_at !== null) readings.push(row.attempt_service_at);
+      if (offset !== undefined) readings.push(started + offset);
+      return searchStart('outbox list', readings) - slack;
+    };
     const first = windowStart();
     const found = await this.search(row, first);
     if (found !== undefined) return found;

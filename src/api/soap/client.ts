@@ -47,7 +47,6 @@ import { SOAP_PATH, operationByName, type OperationDef, STREAM_SLOT, writeReques
 import { SoapSession } from './session.js';
 import { listLimits } from '../list-allowance.js';
 import { PageGuard } from '../page-guard.js';
-import { checkSearchClock } from '../service-clock.js';
 
 export type { ClientLogger as SoapClientLogger } from '../core.js';
 
@@ -193,9 +192,10 @@ export class SoapClient implements MailboxTransport {
 
   /** The three outbox lists over [since, now + 5 min]; duplicates across lists are dropped. */
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
-    checkSearchClock('ParcelOutBoxArchiveEx', this.core.http.clock.offsetMs());
     const since = Date.parse(query.since);
-    const window = { BeginDate: query.since, EndDate: new Date(this.core.now() + RECONCILE_AHEAD_MS).toISOString() };
+    // Up to the later of our clock and the service's: ending at ours cut off a parcel stamped by a service ahead of us.
+    const latest = this.core.now() + Math.max(0, this.core.http.clock.offsetMs() ?? 0);
+    const window = { BeginDate: query.since, EndDate: new Date(latest + RECONCILE_AHEAD_MS).toISOString() };
     const mailbox = { NetworkID: 0, MailboxID: query.mailboxId };
     const seen = new Set<number>();
     const emit = (rows: Rec[], operation: string): ParcelSummary[] =>

@@ -95,4 +95,33 @@ describe('reconciling an unknown upload against a service whose clock differs fr
     expect(listFiles(dirs.error)).toContain('po.x12');
     expect(fs.readFileSync(path.join(dirs.error, listFiles(dirs.error).find((f) => f !== 'po.x12') ?? ''), 'utf8')).toMatch(/clock/);
   });
+
+  // Round 5: a `Date` wrong by less than a day (a proxy answering in its local time, labelled GMT)
+  // put the window after the parcel, which the 24-hour tolerance let through: the file went twice.
+  // An hour off, the window now covers both clocks' readings and finds the parcel; six hours off is
+  // beyond the tolerance, and the operator is asked to look.
+  for (const [hours, outcome] of [
+    [1, 'sent'],
+    [6, 'error'],
+  ] as const) {
+    it(`a Date header ${hours} h ahead of the stamps: one upload only, ${outcome === 'sent' ? 'adopted' : 'errorDir naming the clocks'}`, async () => {
+      const svc = await startScriptedService();
+      svc.variants.dateOffsetMs = hours * 60 * MINUTE;
+      takeFirstUploadSilently(svc);
+      const { client, journal, dirs } = scriptedFolders(svc, cleanups, { maxAttempts: 1 });
+      fs.writeFileSync(path.join(dirs.outbox, 'po.x12'), x12(10 + hours));
+      const p = outboundPipeline({ client, journal, dirs }, { gridIdFrom: 7001, gridIdTo: 7002, maxAttempts: 2 });
+      await p.checkPrerequisites();
+      await client.pendingInbox(1001);
+      for (let cycle = 0; cycle < 6 && listFiles(dirs.sent).length + listFiles(dirs.error).length === 0; cycle++) await p.runCycle();
+      expect(svc.parcels.filter((x) => x.direction === 'out').map((x) => x.fileName)).toEqual(['po.x12']);
+      if (outcome === 'sent') {
+        expect(listFiles(dirs.sent)).toEqual(['po.x12']);
+        return;
+      }
+      expect(listFiles(dirs.sent)).toEqual([]);
+      expect(listFiles(dirs.error)).toContain('po.x12');
+      expect(fs.readFileSync(path.join(dirs.error, 'po.x12.error.json'), 'utf8')).toMatch(/clock/);
+    });
+  }
 });
