@@ -19,7 +19,6 @@ import {
   NamesInUse,
   openDirInside,
   openRegularNoFollow,
-  pathFromText,
   renderTemplate,
   sameFilesystem,
   sanitizeFileName,
@@ -210,8 +209,16 @@ export class Disposal {
     }
   }
 
-  /** → erroring (reason journalled) → file and `<name>.error.json` in errorDir → in_error. */
-  async toError(row: OutboundRow, d: ErrorDecision): Promise<void> {
+  /**
+   * → erroring (reason journalled) → file and `<name>.error.json` in errorDir → in_error. A file
+   * whose claim failed is still in the outbox: `unclaimed` names it in the outbox held open by the
+   * claim, so that an outbox swapped for a link since cannot send another directory's file there.
+   */
+  async toError(
+    row: OutboundRow,
+    d: ErrorDecision,
+    unclaimed?: { readonly dir: DirHandle; readonly name: string | Buffer },
+  ): Promise<void> {
     const { cfg, journal } = this.ctx;
     if (row.state !== 'erroring') await journal.markErroring(row.id, d);
     const processing = row.processing_path as string;
@@ -222,9 +229,9 @@ export class Disposal {
       // Written through the folder held open and checked there: a swap at its path after the check changes nothing.
       dir = await this.errorHome.mustOpen();
       pausePoint('out.error-folder-checked');
-      const original = pathFromText(row.source_path);
-      const source = (await exists(processing)) ? processing : row.state === 'claiming' && (await exists(original)) ? original : null;
-      const sourceDir = source === processing ? path.dirname(processing) : cfg.dir;
+      const original = row.state === 'claiming' && unclaimed ? unclaimed.dir.at(unclaimed.name) : undefined;
+      const source = (await exists(processing)) ? processing : original !== undefined && (await exists(original)) ? original : null;
+      const sourceDir = source === processing || !unclaimed ? path.dirname(processing) : unclaimed.dir.self();
       const stuck = source ? await cannotCross(source, sourceDir, cfg.errorDir) : undefined;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       // A free name also without a file: a report of an earlier file of that name must not block this one's.

@@ -289,7 +289,11 @@ export class OutboxScanner {
       if (!(await calls.exists(processing))) {
         if (!dir || !(await calls.exists(dir.at(name)))) {
           this.ctx.tally('failed');
-          await this.disposal.toError(row, { reason: 'the file vanished from the outbox before it could be claimed' });
+          await this.disposal.toError(
+            row,
+            { reason: 'the file vanished from the outbox before it could be claimed' },
+            dir && { dir, name },
+          );
           return;
         }
         // The processing path is the row's: a stale owner's late rename and the new owner's are the
@@ -314,7 +318,7 @@ export class OutboxScanner {
       const refused = unsendable(err);
       if (refused) {
         this.ctx.tally('failed', 1, { code: refused.errorCode, file: row.file_name, reason: refused.reason });
-        await this.disposal.toError(row, refused);
+        await this.disposal.toError(row, refused, dir && { dir, name });
         return;
       }
       const code = (err as NodeJS.ErrnoException).code ?? '';

@@ -4,12 +4,15 @@
 // there looked like an outbox file: claimed (moved out of that directory), uploaded to the service,
 // or put into errorDir, where the ERP reads it. The outbox is the folder found at its path when the
 // daemon started, or one made again there; a path that now leads elsewhere is not scanned.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';
+import { prerequisite } from '../../helpers/require-tool.js';
 import { swapAtPause } from '../../helpers/swap-at-pause.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -148,5 +151,57 @@ describe('errorDir swapped for a link between its check and the error report', (
 
     expect(fs.readdirSync(victim)).toEqual([]);
     expect(fs.readdirSync(`${w.error}.away`).sort()).toEqual(['authorized_keys', 'authorized_keys.error.json']);
+  }, 90_000);
+});
+
+/** Whether `chattr +i` takes here (root, a filesystem with the attribute): a file no one may rename. */
+function immutableWorks(): boolean {
+  const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'chattr-probe-'));
+  const file = path.join(probe, 'f');
+  fs.writeFileSync(file, '');
+  const set = spawnSync('chattr', ['+i', file]).status === 0;
+  spawnSync('chattr', ['-i', file]);
+  fs.rmSync(probe, { recursive: true, force: true });
+  return set;
+}
+const canPin = prerequisite(
+  'chattr +i (root, a filesystem with the immutable attribute)',
+  immutableWorks(),
+  'an outbox file that cannot be claimed, moved to errorDir through a swapped outbox, is not checked',
+);
+
+// Round 5: a file whose claim is refused (EPERM at the rename: immutable, or another user's file in
+// a sticky outbox) went to errorDir by the outbox's path, the one move of the scan not made through
+// the folder it checked.
+describe.skipIf(!canPin)('an outbox file that cannot be claimed, the outbox swapped for a link before its move to errorDir', () => {
+  it("moves nothing out of the link's target", async () => {
+    const w = makeDaemonWorld({}, { inbox: undefined });
+    cleanups.push(() => w.cleanup());
+    fs.mkdirSync(w.outbox, { recursive: true });
+    fs.mkdirSync(w.error, { recursive: true });
+    const victim = path.join(w.dir, 'victim');
+    fs.mkdirSync(victim);
+    fs.writeFileSync(path.join(victim, 'keys.x12'), 'the victim directory’s own file');
+    const pinned = path.join(w.outbox, 'keys.x12');
+    fs.writeFileSync(pinned, x12(4));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(pinned, old, old);
+    expect(spawnSync('chattr', ['+i', pinned]).status).toBe(0);
+    cleanups.push(() => {
+      for (const f of [pinned, path.join(`${w.outbox}.away`, 'keys.x12')]) spawnSync('chattr', ['-i', f]);
+    });
+
+    const child = startCli(['once', '-c', w.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-folder-checked:1' }, w.dir);
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child.exited;
+    });
+    await swapAtPause(child, 'out.error-folder-checked', w.outbox, victim);
+    await child.exited;
+
+    expect(fs.readdirSync(victim)).toEqual(['keys.x12']);
+    expect(fs.readFileSync(path.join(victim, 'keys.x12'), 'utf8')).toBe('the victim directory’s own file');
+    expect(fs.readdirSync(w.error)).not.toContain('keys.x12');
+    expect(fs.readdirSync(`${w.outbox}.away`)).toEqual(['keys.x12']);
   }, 90_000);
 });
