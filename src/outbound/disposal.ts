@@ -23,6 +23,7 @@ import {
   sameFilesystem,
   sanitizeFileName,
   UnsafeFileError,
+  uniqueVariant,
 } from '../files/index.js';
 import { crashPoint, JournalLeaseLostError, pausePoint } from '../journal/index.js';
 import type { ErrorDecision, OutboundRow } from '../journal/index.js';
@@ -234,8 +235,12 @@ export class Disposal {
       const sourceDir = source === processing || !unclaimed ? path.dirname(processing) : unclaimed.dir.self();
       const stuck = source ? await cannotCross(source, sourceDir, cfg.errorDir) : undefined;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
+      // A try cut short after its report was written (a crash, a kill) left that report alone: the
+      // file joins it under its name, or the report would describe a file that is not there.
+      const earlier = row.state === 'erroring' ? await ownReportAlone(dir, name, row.id) : undefined;
+      if (earlier !== undefined) await fs.promises.rm(dir.at(`${earlier}${ERROR_REPORT_SUFFIX}`), { force: true });
       // A free name also without a file: a report of an earlier file of that name must not block this one's.
-      const freeIn = await freeNameIn(dir, name, String(row.id));
+      const freeIn = earlier ?? (await freeNameIn(dir, name, String(row.id)));
       const finalPath = path.join(cfg.errorDir, freeIn);
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
@@ -269,11 +274,12 @@ export class Disposal {
       } finally {
         await fh.close();
       }
-      if (source && stuck) {
-        await fs.promises.rm(source, { force: true });
-        await fsyncDir(sourceDir);
-      } else if (source) {
+      pausePoint('out.error-report-written');
+      if (source && !stuck) {
         try {
+          // Its one fsync of errorDir makes the report's name durable with the file's. The report,
+          // synced first, never follows its file: a crash before that fsync leaves the report alone
+          // at most (on ext4, where a file's fsync commits its name), which the retry completes.
           await moveDurable(source, dir.at(freeIn), FileCalls.POOL, dir);
         } catch (err) {
           // Tried again after the next scan, under a name chosen again: this report would be left
@@ -281,8 +287,13 @@ export class Disposal {
           await fs.promises.rm(reportPath, { force: true }).catch(() => undefined);
           throw err;
         }
+      } else {
+        if (source) {
+          await fs.promises.rm(source, { force: true });
+          await fsyncDir(sourceDir);
+        }
+        await dir.sync();
       }
-      await dir.sync();
       await journal.markInError(row.id, source && !stuck ? finalPath : null);
       this.ctx.logger.error(
         {
@@ -305,6 +316,21 @@ export class Disposal {
     } finally {
       await dir?.close();
     }
+  }
+}
+
+/**
+ * The name under which row `id` left its report without the file in the errorDir held as `dir`,
+ * looked for where a try picks its name (`freeNameIn`): the first name, then its variants, up to
+ * the first with neither a file nor a report.
+ */
+async function ownReportAlone(dir: DirHandle, name: string, id: number): Promise<string | undefined> {
+  for (let n = 0; ; n++) {
+    const candidate = n === 0 ? name : uniqueVariant(name, n === 1 ? String(id) : `${id}-${n}`);
+    const file = await exists(dir.at(candidate));
+    const report = await readErrorReport(dir.at(candidate)).catch(() => undefined);
+    if (!file && report?.journalId === id) return candidate;
+    if (!file && !report && !(await exists(dir.at(`${candidate}${ERROR_REPORT_SUFFIX}`)))) return undefined;
   }
 }
 

@@ -14,6 +14,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutboundJournal } from '../../../src/journal/index.js';
 import type { OutboundPipeline } from '../../../src/outbound/index.js';
+import { startCli } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';
 import { beforeRename, entryOf, expectHooksFired } from '../../helpers/rename-hook.js';
 import { listFiles, makeWorld, outboundPipeline, type TestWorld } from '../../helpers/world.js';
@@ -85,4 +87,32 @@ describe('an error folder that cannot be written', () => {
     for (let scan = 0; scan < 2; scan++) expect(await p.runCycle()).toMatchObject({ deferred: 1 });
     expect(await rows()).toEqual([['nowhere.x12', 'erroring']]);
   });
+});
+
+// Round 5: a try killed after the report was written and before its file followed (the one errorDir
+// fsync comes after the move) left the report alone; the next run put the file and a second report
+// under another name, and the first report described a file that was never there.
+describe('gridsync killed between the error report and the move of its file', () => {
+  it('the next run puts the file beside that report', async () => {
+    const d = makeDaemonWorld({}, { inbox: undefined });
+    try {
+      fs.mkdirSync(d.outbox, { recursive: true });
+      const empty = path.join(d.outbox, 'empty.x12'); // refused: an empty file
+      fs.writeFileSync(empty, '');
+      const old = new Date(Date.now() - 60_000);
+      fs.utimesSync(empty, old, old);
+      const killed = startCli(['once', '-c', d.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-report-written:1' }, d.dir);
+      await killed.waitFor(/pause point out\.error-report-written reached/, 30_000);
+      killed.kill('SIGKILL');
+      await killed.exited;
+      expect(fs.readdirSync(d.error)).toEqual(['empty.x12.error.json']);
+
+      await startCli(['once', '-c', d.configFile], {}, d.dir).exited;
+      expect(fs.readdirSync(d.error).sort()).toEqual(['empty.x12', 'empty.x12.error.json']);
+      const report = JSON.parse(fs.readFileSync(path.join(d.error, 'empty.x12.error.json'), 'utf8'));
+      expect(report.requeue).toMatch(/ \S*\/error\/empty\.x12$/);
+    } finally {
+      d.cleanup();
+    }
+  }, 60_000);
 });
