@@ -306,7 +306,9 @@ export class Disposal {
         'file moved to the error folder',
       );
     } catch (caught) {
-      const err = dir ? dir.shownError(caught) : caught;
+      // Both folders held open show under the paths an operator knows, not as descriptors.
+      const shown = unclaimed ? unclaimed.dir.shownError(caught) : caught;
+      const err = dir ? dir.shownError(shown) : shown;
       const reason = `cannot move to the error folder: ${(err as Error).message}`;
       void journal.noteError(row.id, reason);
       // Counted at every try: an error folder that stays unwritable must show as deferred work (and

@@ -34,6 +34,12 @@ export class OutboxScanner {
   private readonly stability: StabilityTracker;
   private readonly clockSteps: WallClockSteps;
   private readonly reportedOdd = new Set<string>();
+  /**
+   * Entries no rename moves (EPERM at the claim: an immutable file, another user's file in a sticky
+   * outbox), by name, as they were then (inode and ctime): reported once, not claimed again at
+   * every rescan (a journal row and a report each time) until they change or leave the outbox.
+   */
+  private readonly unmovable = new Map<string, string>();
   /** Claims already reported as stopped by a full filesystem: one error line each, not one per retry. */
   private readonly reportedNoSpace = new Set<number>();
   private watcher: OutboxWatcher | undefined;
@@ -178,6 +184,7 @@ export class OutboxScanner {
     this.stability.retainOnly(names);
     // A folder that is gone is forgotten (the ERP may create one per day): one back is reported again.
     for (const name of this.reportedOdd) if (!names.has(name)) this.reportedOdd.delete(name);
+    for (const name of this.unmovable.keys()) if (!names.has(name)) this.unmovable.delete(name);
     // A claim already journalled is finished by the queue; a second row for it would stay stuck.
     const claiming = new Set((await this.ctx.journal.inStates(this.ctx.mailboxId, cfg.dir, ['claiming'])).map((r) => r.source_path));
     let wait = 0;
@@ -206,6 +213,8 @@ export class OutboxScanner {
         continue;
       }
       if (!st) continue;
+      if (this.unmovable.get(name) === entryState(st)) continue;
+      this.unmovable.delete(name);
       if (!st.isFile()) {
         // A link, FIFO, socket or device is claimed at once like a file: the claim renames the
         // entry itself (a link is never followed, a FIFO never opened) and its check on the
@@ -301,7 +310,11 @@ export class OutboxScanner {
         this.ctx.lease.assertMayAct();
         pausePoint('out.before-claim-rename');
         const folder = dir;
-        await calls.rename(folder.at(name), processing).catch((err: unknown) => {
+        await calls.rename(folder.at(name), processing).catch(async (err: unknown) => {
+          if ((err as NodeJS.ErrnoException).code === 'EPERM') {
+            const st = await calls.lstat(folder.at(name)).catch(() => undefined);
+            if (st) this.unmovable.set(name.toString(), entryState(st));
+          }
           throw folder.shownError(err);
         });
         crashPoint('out.claim-renamed');
@@ -360,6 +373,11 @@ export class OutboxScanner {
     await this.ctx.calls.unlinkIfExists(marker);
     await dir.sync();
   }
+}
+
+/** What tells an entry changed since it was found unmovable: another inode, or a change of its attributes or owner (its ctime). */
+function entryState(st: fs.Stats): string {
+  return `${st.ino}:${st.ctimeMs}`;
 }
 
 /** The last component of a journalled outbox path (bytes when it is not UTF-8). */

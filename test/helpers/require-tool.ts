@@ -5,6 +5,9 @@
  * missing prerequisite is a failure instead, so a broken install cannot turn into silent skips.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 export const REQUIRE_TOOLS = process.env.GRIDSYNC_REQUIRE_TOOLS === '1';
 
@@ -27,3 +30,19 @@ export function runs(command: string, ...args: string[]): boolean {
 
 /** Whether this process runs as root (the tests that drop to nobody need it). */
 export const isRoot = process.getuid?.() === 0;
+
+/** Whether `chattr +i` takes in the temp folder (root, a filesystem with the attribute): a file no one may rename. */
+export function canPinFiles(): boolean {
+  const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'chattr-probe-'));
+  const file = path.join(probe, 'f');
+  fs.writeFileSync(file, '');
+  const set = spawnSync('chattr', ['+i', file]).status === 0;
+  spawnSync('chattr', ['-i', file]);
+  fs.rmSync(probe, { recursive: true, force: true });
+  return set;
+}
+
+/** `chattr +i` (or `-i` with `on` false) on each of `files` that exists. */
+export function pin(on: boolean, ...files: string[]): void {
+  for (const f of files) if (fs.existsSync(f)) spawnSync('chattr', [on ? '+i' : '-i', f]);
+}

@@ -4,15 +4,13 @@
 // there looked like an outbox file: claimed (moved out of that directory), uploaded to the service,
 // or put into errorDir, where the ERP reads it. The outbox is the folder found at its path when the
 // daemon started, or one made again there; a path that now leads elsewhere is not scanned.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startCli, type CliChild } from '../../helpers/daemon-child.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';
-import { prerequisite } from '../../helpers/require-tool.js';
+import { canPinFiles, pin, prerequisite } from '../../helpers/require-tool.js';
 import { swapAtPause } from '../../helpers/swap-at-pause.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -154,19 +152,9 @@ describe('errorDir swapped for a link between its check and the error report', (
   }, 90_000);
 });
 
-/** Whether `chattr +i` takes here (root, a filesystem with the attribute): a file no one may rename. */
-function immutableWorks(): boolean {
-  const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'chattr-probe-'));
-  const file = path.join(probe, 'f');
-  fs.writeFileSync(file, '');
-  const set = spawnSync('chattr', ['+i', file]).status === 0;
-  spawnSync('chattr', ['-i', file]);
-  fs.rmSync(probe, { recursive: true, force: true });
-  return set;
-}
 const canPin = prerequisite(
   'chattr +i (root, a filesystem with the immutable attribute)',
-  immutableWorks(),
+  canPinFiles(),
   'an outbox file that cannot be claimed, moved to errorDir through a swapped outbox, is not checked',
 );
 
@@ -186,10 +174,8 @@ describe.skipIf(!canPin)('an outbox file that cannot be claimed, the outbox swap
     fs.writeFileSync(pinned, x12(4));
     const old = new Date(Date.now() - 60_000);
     fs.utimesSync(pinned, old, old);
-    expect(spawnSync('chattr', ['+i', pinned]).status).toBe(0);
-    cleanups.push(() => {
-      for (const f of [pinned, path.join(`${w.outbox}.away`, 'keys.x12')]) spawnSync('chattr', ['-i', f]);
-    });
+    pin(true, pinned);
+    cleanups.push(() => pin(false, pinned, path.join(`${w.outbox}.away`, 'keys.x12')));
 
     const child = startCli(['once', '-c', w.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-folder-checked:1' }, w.dir);
     cleanups.push(async () => {
