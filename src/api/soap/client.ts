@@ -190,7 +190,7 @@ export class SoapClient implements MailboxTransport {
     return description || undefined;
   }
 
-  /** The three outbox lists over [since, now + 5 min]; duplicates across lists are dropped. */
+  /** The three outbox lists over [since, the later of our clock and the service's + 5 min]; duplicates across lists are dropped. */
   async *outboxParcels(query: OutboxQuery, options: CallOptions = {}): AsyncGenerator<ParcelSummary> {
     const since = Date.parse(query.since);
     // Up to the later of our clock and the service's: ending at ours cut off a parcel stamped by a service ahead of us.
