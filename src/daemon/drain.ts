@@ -187,12 +187,13 @@ async function leftItems(rt: DaemonRuntime, since: number): Promise<LeftItem[]> 
             });
           continue;
         }
+        const held = m.outbound.heldLocally.get(r.id);
         out.push({
           mailbox: m.name,
           direction: 'out',
           item: r.file_name,
-          kind: 'pending',
-          reason: r.last_error ?? `not finished (${r.state})`,
+          kind: held !== undefined ? 'deferred' : 'pending',
+          reason: held ?? r.last_error ?? `not finished (${r.state})`,
         });
       }
     }

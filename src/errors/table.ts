@@ -246,6 +246,12 @@ export const ERROR_TABLE = {
     'the outbox file was replaced by another one between the readiness check and the claim',
     'check the file in errorDir; requeue it if it is the one to send',
   ),
+  OUTBOUND_FOLDER_DENIED: row(
+    EXIT.incomplete,
+    true,
+    'the outbox or `outbox.processingDir` does not let the user gridsync runs as move a file out of it (EACCES): the file stays in the outbox, its claim waits',
+    'give that user write and search (x) permission on both folders; the files are claimed at the next scan',
+  ),
   FILES_FOLDER_ELSEWHERE: row(
     null,
     false,

@@ -217,6 +217,7 @@ export class OutboundPipeline {
 
   private async cycle(opts: { signal?: AbortSignal }): Promise<void> {
     this.result = emptyResult();
+    this.scanner.heldLocally.clear();
     await fs.promises.mkdir(this.ctx.processingDir, { recursive: true, mode: 0o700 });
     // A file still growing after a few stability windows is left for the next cycle. What counts
     // is the time spent waiting for files to settle, not the scans: on a slow machine the claims of a
@@ -261,6 +262,11 @@ export class OutboundPipeline {
   /** Cumulative counters since the last runCycle/recover (the daemon reads them for metrics). */
   get counters(): Readonly<OutboundCycleResult> {
     return this.result;
+  }
+
+  /** Files held back in the last cycle by a local condition (the outbox's permissions), by row id, with the reason. */
+  get heldLocally(): ReadonlyMap<number, string> {
+    return this.scanner.heldLocally;
   }
 
   get queueDepth(): number {

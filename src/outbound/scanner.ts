@@ -12,6 +12,7 @@ import { crashPoint, JournalLeaseLostError, JournalSchemaDamagedError, pausePoin
 import type { OutboundRow } from '../journal/index.js';
 import { StabilityTracker, awaitsMarker, outboxIgnore } from './checks.js';
 import { WallClockSteps } from './clock-steps.js';
+import { OutboxFolderDeniedError } from './folder-denied-error.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { snapshotClaimed, unsendable } from './snapshot.js';
@@ -53,6 +54,9 @@ export class OutboxScanner {
    */
   private readonly failing: TroubleLog;
   private readonly claimsRefused: TroubleLog;
+  private readonly claimsDenied: TroubleLog;
+  /** Claims held back in this cycle by the folders' permissions, by row id, with the reason (`once` does not wait for them). */
+  readonly heldLocally = new Map<number, string>();
   private readonly home: FolderHome;
 
   /**
@@ -81,6 +85,13 @@ export class OutboxScanner {
       level: 'error',
       started: 'cannot journal the claim; will retry',
       ended: 'claims are journalled again',
+      now: ctx.monotonic,
+    });
+    this.claimsDenied = new TroubleLog({
+      logger: ctx.logger,
+      level: 'error',
+      started: 'the outbox does not let gridsync claim files; they stay there until it does',
+      ended: 'files are claimed from the outbox again',
       now: ctx.monotonic,
     });
   }
@@ -294,7 +305,8 @@ export class OutboxScanner {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT' && !(await calls.exists(processing))) return undefined;
         throw err;
       });
-      if (dir) await this.removeMarker(dir, name);
+      const opened = dir;
+      if (opened) await this.removeMarker(opened, name).catch((err: unknown) => this.folderDenied(opened, err));
       if (!(await calls.exists(processing))) {
         if (!dir || !(await calls.exists(dir.at(name)))) {
           this.ctx.tally('failed');
@@ -315,7 +327,7 @@ export class OutboxScanner {
             const st = await calls.lstat(folder.at(name)).catch(() => undefined);
             if (st) this.unmovable.set(name.toString(), entryState(st));
           }
-          throw folder.shownError(err);
+          this.folderDenied(folder, err);
         });
         crashPoint('out.claim-renamed');
       }
@@ -324,10 +336,20 @@ export class OutboxScanner {
       await Promise.all([fsyncDir(path.dirname(processing)), dir?.sync()]);
       const { bytes, sha256 } = await snapshotClaimed(processing, ino, this.ctx.cfg, calls);
       await journal.markClaimed(row.id, bytes, sha256);
+      this.claimsDenied.ok();
+      this.heldLocally.delete(row.id);
       this.ctx.tally('claimed');
       crashPoint('out.claimed');
     } catch (err) {
       if (err instanceof JournalLeaseLostError) return; // the lease holder finishes it
+      if (err instanceof OutboxFolderDeniedError) {
+        // The claim stays journalled and is finished once the folders allow it; told once for all files.
+        this.ctx.tally('deferred', 1, { reason: err.message, code: err.code, file: row.file_name });
+        this.claimsDenied.failed(err, { outbox: this.ctx.cfg.dir });
+        this.heldLocally.set(row.id, err.message);
+        void journal.noteError(row.id, err.message);
+        return;
+      }
       const refused = unsendable(err);
       if (refused) {
         this.ctx.tally('failed', 1, { code: refused.errorCode, file: row.file_name, reason: refused.reason });
@@ -362,6 +384,14 @@ export class OutboxScanner {
       if (!waitsForSpace) this.reportedNoSpace.delete(row.id);
       if (!held) await dir?.close();
     }
+  }
+
+  /** Throws what a step of the claim met in the held outbox: a permission refusal is the folders', not the file's. */
+  private folderDenied(dir: DirHandle, err: unknown): never {
+    const shown = dir.shownError(err);
+    if ((err as NodeJS.ErrnoException).code === 'EACCES')
+      throw new OutboxFolderDeniedError(this.ctx.cfg.dir, this.ctx.processingDir, shown);
+    throw shown;
   }
 
   /** In marker mode, removes `<name><suffix>` from the held folder and makes the removal durable. */
