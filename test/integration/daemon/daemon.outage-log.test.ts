@@ -7,15 +7,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { startCli } from '../../helpers/daemon-child.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+type Cleanups = (() => Promise<void> | void)[];
+/**
+ * The test's own cleanups, run in reverse when it ends: the two tests run side by side (each waits
+ * out a backoff of seconds on its own emulator and daemon), so neither may clean up the other's.
+ */
+function cleanupsOf(ctx: TestContext): Cleanups {
+  const cleanups: Cleanups = [];
+  ctx.onTestFinished(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
 
 interface Line {
   level: number;
@@ -32,7 +40,7 @@ const logLines = (child: { output(): string }): Line[] =>
     .map((l) => JSON.parse(l) as Line);
 
 /** A world whose config points at `url` with one attempt per call and a short connect timeout, logging at debug. */
-function worldFor(url: string, mailboxExtra: Record<string, unknown> = {}) {
+function worldFor(cleanups: Cleanups, url: string, mailboxExtra: Record<string, unknown> = {}) {
   const w = makeDaemonWorld({}, mailboxExtra);
   cleanups.push(() => w.cleanup());
   const config = YAML.parse(fs.readFileSync(w.configFile, 'utf8')) as Record<string, unknown>;
@@ -52,10 +60,11 @@ async function freePort(): Promise<number> {
 const FAILED = 'cycle failed; retrying with backoff';
 const ENDED = 'the service answers again; back to the normal schedule';
 
-describe('run through a service outage', () => {
-  it('one error line when it starts, debug while it lasts, one info line when it is over', async () => {
+describe.concurrent('run through a service outage', () => {
+  it('one error line when it starts, debug while it lasts, one info line when it is over', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const port = await freePort();
-    const w = worldFor(`http://127.0.0.1:${port}`);
+    const w = worldFor(cleanups, `http://127.0.0.1:${port}`);
     const dataFile = path.join(w.dir, 'emulator.sqlite');
     let emu: Emulator = await startEmulator({ port, dataFile });
     cleanups.push(() => emu.close());
@@ -93,9 +102,10 @@ describe('run through a service outage', () => {
     await run.waitFor(/"msg":"parcel received"/, 20_000);
   });
 
-  it('started during the outage without a mailbox id: one warning while it waits to learn its mailbox, one line when it does', async () => {
+  it('started during the outage without a mailbox id: one warning while it waits to learn its mailbox, one line when it does', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const port = await freePort();
-    const w = worldFor(`http://127.0.0.1:${port}`, { mailboxId: undefined });
+    const w = worldFor(cleanups, `http://127.0.0.1:${port}`, { mailboxId: undefined });
     const run = startCli(['run', '-c', w.configFile]);
     cleanups.push(async () => {
       run.kill('SIGKILL');
