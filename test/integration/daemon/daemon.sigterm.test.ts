@@ -5,20 +5,28 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
 import { countInJournal } from '../../helpers/journal-count.js';
 import { x12 } from '../../helpers/edi.js';
 
 const BIG = x12(9001, `N1*ST*${'A'.repeat(8 * 1024 * 1024)}`);
 
-describe('daemon: SIGTERM during a large upload', () => {
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
+type Cleanups = (() => Promise<void> | void)[];
+/**
+ * The test's own cleanups, run in reverse when it ends: the tests run side by side (each mostly
+ * waits on its own emulator's held upload), so none may clean up another's.
+ */
+function cleanupsOf(ctx: TestContext): Cleanups {
+  const cleanups: Cleanups = [];
+  ctx.onTestFinished(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
+  return cleanups;
+}
 
-  async function setup(shutdownTimeout: string, latencyMs: number) {
+describe.concurrent('daemon: SIGTERM during a large upload', () => {
+  async function setup(cleanups: Cleanups, shutdownTimeout: string, latencyMs: number) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-sigterm-'));
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     // The emulator runs in its own process: the upload it holds outlives the daemon's connection.
@@ -79,7 +87,7 @@ describe('daemon: SIGTERM during a large upload', () => {
   const uploadingRows = (dir: string): number =>
     countInJournal(path.join(dir, 'state'), "SELECT count(*) AS n FROM outbound_files WHERE state = 'uploading'");
 
-  async function dropAndTerminateMidUpload(w: Awaited<ReturnType<typeof setup>>) {
+  async function dropAndTerminateMidUpload(cleanups: Cleanups, w: Awaited<ReturnType<typeof setup>>) {
     const child = startCli(['run', '-c', w.configFile]);
     cleanups.push(() => child.kill('SIGKILL'));
     await child.waitFor(/"msg":"gridsync started"/);
@@ -95,9 +103,10 @@ describe('daemon: SIGTERM during a large upload', () => {
     return child.exited;
   }
 
-  it('with time to drain: the upload finishes, then a clean exit', async () => {
-    const w = await setup('20s', 1500);
-    const exit = await dropAndTerminateMidUpload(w);
+  it('with time to drain: the upload finishes, then a clean exit', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
+    const w = await setup(cleanups, '20s', 1500);
+    const exit = await dropAndTerminateMidUpload(cleanups, w);
     expect(exit.code).toBe(0);
     expect(exit.stdout).toMatch(/"forced":false,"msg":"gridsync stopped"/);
     expect(exit.stdout.indexOf('"msg":"file sent"')).toBeGreaterThan(
@@ -108,9 +117,10 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(await w.uploads()).toBe(1);
   });
 
-  it('with a short deadline: stops anyway; the next start sends it exactly once', async () => {
-    const w = await setup('300ms', 4000);
-    const exit = await dropAndTerminateMidUpload(w);
+  it('with a short deadline: stops anyway; the next start sends it exactly once', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
+    const w = await setup(cleanups, '300ms', 4000);
+    const exit = await dropAndTerminateMidUpload(cleanups, w);
     expect(exit.signal).toBeNull();
     expect(exit.code).toBe(0);
     expect(exit.stdout).toMatch(/did not finish within shutdownTimeout; stopping anyway/);
@@ -130,8 +140,9 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(await w.uploads()).toBe(1);
   });
 
-  it('a second signal exits at once (130); the next start sends the file exactly once', async () => {
-    const w = await setup('20s', 8000);
+  it('a second signal exits at once (130); the next start sends the file exactly once', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
+    const w = await setup(cleanups, '20s', 8000);
     const child = startCli(['run', '-c', w.configFile]);
     cleanups.push(() => child.kill('SIGKILL'));
     await child.waitFor(/"msg":"gridsync started"/);
@@ -158,8 +169,9 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(await w.uploads()).toBe(1);
   });
 
-  it('once: SIGTERM lets the held upload finish and exits 1 (interrupted); past a short deadline it exits 1 and the next once sends it exactly once', async () => {
-    const w = await setup('20s', 1500);
+  it('once: SIGTERM lets the held upload finish and exits 1 (interrupted); past a short deadline it exits 1 and the next once sends it exactly once', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
+    const w = await setup(cleanups, '20s', 1500);
     fs.writeFileSync(path.join(w.outbox, 'big.x12'), BIG);
     const once = startCli(['once', '-c', w.configFile]);
     cleanups.push(() => once.kill('SIGKILL'));
@@ -171,7 +183,7 @@ describe('daemon: SIGTERM during a large upload', () => {
     expect(fs.readdirSync(w.sent)).toEqual(['big.x12']);
     expect(await w.uploads()).toBe(1);
 
-    const short = await setup('300ms', 6000);
+    const short = await setup(cleanups, '300ms', 6000);
     fs.writeFileSync(path.join(short.outbox, 'big.x12'), BIG);
     const once2 = startCli(['once', '-c', short.configFile]);
     cleanups.push(() => once2.kill('SIGKILL'));
