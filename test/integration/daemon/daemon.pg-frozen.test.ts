@@ -35,7 +35,11 @@ async function sigtermWhileFrozen(a: HaInstance, meanwhile: () => void | Promise
 
 describe.skipIf(!server.available)('PostgreSQL server frozen under a running daemon', () => {
   it('woken, it delivers what arrived meanwhile once, without a restart', async () => {
-    const url = await server.createDatabase('frozen_wake');
+    // The hung statements fail at the driver's query timeout: 15 s by default, 5 s here from the
+    // URL (node-postgres reads `query_timeout` there, over the pool's option); the sequence —
+    // holding lost, statements failed, 503, woken, delivered — is the same, 10 s sooner. The other
+    // two tests keep 15 s: their stop bounds are measured against it.
+    const url = `${await server.createDatabase('frozen_wake')}?query_timeout=5000`;
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
       const a = w.instances[0] as HaInstance;
@@ -47,7 +51,7 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       try {
         await w.inject('frozen-in.x12', Buffer.from(x12(control++)));
         w.dropOutbox('frozen-out.x12', Buffer.from(x12(control++)));
-        // Past the lease and the journal's query timeout (15 s): the holding ends, the hung
+        // Past the lease and the journal's query timeout (5 s here): the holding ends, the hung
         // statements fail, and /readyz says why (it said ready throughout before). A mailbox that
         // fails mid-cycle turns /readyz 503 at once (its `failing` entry) while `lastError` is set
         // when the cycle ends: the 503 looked for is the one that names the journal.
