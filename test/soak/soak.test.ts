@@ -8,7 +8,10 @@ const seconds = Number(process.env.GRIDSYNC_SOAK_SECONDS ?? 60);
 // The same run over the SOAP interface, shorter: the transport changes, the guarantees must not.
 const soapSeconds = Number(process.env.GRIDSYNC_SOAK_SOAP_SECONDS ?? 30);
 
-describe.each([
+// The two runs side by side: each has its own emulator, daemon, port, folders and tmpfs, and both
+// mostly wait on their seeded schedules (sleeps between faults and items), so one after the other
+// the file waited ~90 s of schedule where ~60 s will do. Each keeps its seed, its length and its checks.
+describe.concurrent.each([
   ['rest', seconds],
   ['soap', soapSeconds],
 ] as const)('soak over %s', (protocol, secs) => {
