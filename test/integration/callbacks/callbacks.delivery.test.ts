@@ -4,14 +4,23 @@
 // nothing and place nothing twice; parcels found by a poll unannounced are counted as missed.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { eventually, runCli } from '../../helpers/daemon-child.js';
-import { freePort, inboxFiles, metric, startDaemon, callbackWorldForFile } from '../../helpers/callbacks-world.js';
+import { freePort, inboxFiles, metric, startDaemon, startWorld, type CallbackWorld } from '../../helpers/callbacks-world.js';
 
-const w = callbackWorldForFile();
+/**
+ * A world (emulator process, certificate) of the test's own: the tests run side by side — each
+ * mostly waits on polls and the announcement grace — and two of them set the emulator's faults.
+ */
+async function worldOf(ctx: TestContext): Promise<CallbackWorld> {
+  const w = await startWorld();
+  ctx.onTestFinished(() => w.close());
+  return w;
+}
 
-describe('callbacks: delivery', () => {
-  it('with callbacks a parcel reaches the inbox long before the next poll; without, it waits for the poll', async () => {
+describe.concurrent('callbacks: delivery', () => {
+  it('with callbacks a parcel reaches the inbox long before the next poll; without, it waits for the poll', async (ctx) => {
+    const w = await worldOf(ctx);
     const on = await startDaemon(w, 'on', { poll: '10m', callbacks: { port: await freePort() } });
     const off = await startDaemon(w, 'off', { poll: '10m', callbacks: false, mailboxId: 1002 });
     try {
@@ -33,7 +42,8 @@ describe('callbacks: delivery', () => {
     }
   }, 90_000);
 
-  it('dropped, duplicated, delayed and reordered calls lose nothing and place nothing twice; misses are counted', async () => {
+  it('dropped, duplicated, delayed and reordered calls lose nothing and place nothing twice; misses are counted', async (ctx) => {
+    const w = await worldOf(ctx);
     await w.faults([{ endpoint: 'callbacks.deliver', dropRate: 0.3, duplicateRate: 0.4, latencyMs: [0, 1500] }], 11);
     const d = await startDaemon(w, 'faulty', { poll: '3s', callbacks: { port: await freePort() } });
     try {
@@ -58,7 +68,8 @@ describe('callbacks: delivery', () => {
     }
   }, 120_000);
 
-  it('when the calls stop arriving, polls still take every parcel and /readyz says the calls are missed', async () => {
+  it('when the calls stop arriving, polls still take every parcel and /readyz says the calls are missed', async (ctx) => {
+    const w = await worldOf(ctx);
     await w.faults([{ endpoint: 'callbacks.deliver', dropRate: 1 }], 3);
     const d = await startDaemon(w, 'swallowed', { poll: '1s', callbacks: { port: await freePort() }, httpPort: await freePort() });
     try {
