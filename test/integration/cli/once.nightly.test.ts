@@ -7,19 +7,27 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import YAML from 'yaml';
 import { startCli } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ServedRequest } from '../../helpers/scripted-service.js';
 import { x12 } from '../../helpers/edi.js';
 import { ONCE_MAILBOX_CONCURRENCY } from '../../../src/daemon/index.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+type Cleanups = (() => Promise<void> | void)[];
+/**
+ * The test's own cleanups, run in reverse when it ends: the tests run side by side (each waits on
+ * the held answers of a scripted service of its own), so none may clean up another's.
+ */
+function cleanupsOf(ctx: TestContext): Cleanups {
+  const cleanups: Cleanups = [];
+  ctx.onTestFinished(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
 
-function world(config: Record<string, unknown>): { dir: string; configFile: string } {
+function world(cleanups: Cleanups, config: Record<string, unknown>): { dir: string; configFile: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-nightly-'));
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'gridsync.yaml');
@@ -43,8 +51,9 @@ const logLines = (stdout: string): { msg?: string; [k: string]: unknown }[] =>
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as { msg?: string });
 
-describe('gridsync once, as a nightly job', () => {
-  it('drains mailboxes side by side, and its log starts with a "once started" line', async () => {
+describe.concurrent('gridsync once, as a nightly job', () => {
+  it('drains mailboxes side by side, and its log starts with a "once started" line', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const svc = await startScriptedService();
     cleanups.push(() => svc.close());
     // Each pending list is held until another one is in flight too (or 2 s pass): mailboxes drained
@@ -66,7 +75,7 @@ describe('gridsync once, as a nightly job', () => {
       res.end(JSON.stringify({ success: true, data: [], errorCode: '', message: '' }));
       return true;
     };
-    const w = world({
+    const w = world(cleanups, {
       api: { baseUrl: svc.url, apiKey: svc.apiKey },
       mailboxes: [1001, 1002, 1003].map((id) => ({ mailboxId: id, inbox: { dir: `./in-${id}` } })),
     });
@@ -79,7 +88,8 @@ describe('gridsync once, as a nightly job', () => {
     expect(lines[0]?.config).toBe(w.configFile);
   }, 60_000);
 
-  it('drains at most ONCE_MAILBOX_CONCURRENCY mailboxes at a time', async () => {
+  it('drains at most ONCE_MAILBOX_CONCURRENCY mailboxes at a time', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const svc = await startScriptedService();
     cleanups.push(() => svc.close());
     // Every pending list is held a while: more mailboxes than the bound all start at once unless
@@ -97,7 +107,7 @@ describe('gridsync once, as a nightly job', () => {
       return true;
     };
     const ids = Array.from({ length: ONCE_MAILBOX_CONCURRENCY + 4 }, (_, i) => 1001 + i);
-    const w = world({
+    const w = world(cleanups, {
       api: { baseUrl: svc.url, apiKey: svc.apiKey },
       mailboxes: ids.map((id) => ({ mailboxId: id, inbox: { dir: `./in-${id}` } })),
     });
@@ -107,9 +117,10 @@ describe('gridsync once, as a nightly job', () => {
     expect(maxInFlight).toBeLessThanOrEqual(ONCE_MAILBOX_CONCURRENCY);
   }, 60_000);
 
-  it('a service unreachable from the start ends the run early, with the reason and exit 1', async () => {
+  it('a service unreachable from the start ends the run early, with the reason and exit 1', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const port = await closedPort();
-    const w = world({
+    const w = world(cleanups, {
       // once.drainTimeout left at its default (5 minutes): the run must not wait it out.
       api: { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k' },
       mailboxes: [
