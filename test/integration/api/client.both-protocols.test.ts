@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { GridClient, SoapClient, type ClientLimits, type DownloadTarget, type GridAuth } from '../../../src/api/index.js';
 
 const MiB = 1024 * 1024;
@@ -274,19 +274,27 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
-  const start = async (handler: Handler): Promise<Hostile> => {
+  /**
+   * A test that runs beside others (`it.concurrent`: the three that mostly wait out their windows,
+   * trickles and pauses) passes its context and cleans up when it ends itself, not in the shared list.
+   */
+  const keep = (ctx: TestContext | undefined, cleanup: () => Promise<void> | void): void => {
+    if (ctx) ctx.onTestFinished(cleanup);
+    else cleanups.push(cleanup);
+  };
+  const start = async (handler: Handler, ctx?: TestContext): Promise<Hostile> => {
     const s = await hostile(wire, handler);
-    cleanups.push(() => s.close());
+    keep(ctx, () => s.close());
     return s;
   };
-  const client = (url: string, o: Parameters<Wire['client']>[1] = {}): Client => {
+  const client = (url: string, o: Parameters<Wire['client']>[1] = {}, ctx?: TestContext): Client => {
     const c = wire.client(url, o);
-    cleanups.push(() => c.close());
+    keep(ctx, () => c.close());
     return c;
   };
-  const stage = (): ReturnType<typeof staging> => {
+  const stage = (ctx?: TestContext): ReturnType<typeof staging> => {
     const s = staging();
-    cleanups.push(() => fs.rmSync(s.dir, { recursive: true, force: true }));
+    keep(ctx, () => fs.rmSync(s.dir, { recursive: true, force: true }));
     return s;
   };
 
@@ -383,71 +391,83 @@ describe.each([REST, SOAP])('one client core over $name', (wire) => {
     expect(err).toMatchObject({ code: 'GRID_LIMIT_EXCEEDED' });
   }, 60_000);
 
-  it('a download trickling 4 base64 characters every 2 s ends within api.limits.rateWindowMs and api.timeouts.callMs', async () => {
-    const { head } = wire.download(3000);
-    const s = await start((_k, res) => {
-      res.writeHead(200, { 'content-type': typeOf(wire) });
-      res.write(head);
-      const t = setInterval(() => res.write('QUFB'), 2000);
-      res.on('close', () => clearInterval(t));
-    });
-    const st = stage();
-    const started = Date.now();
-    const err = await client(s.url, { limits: { rateWindowMs: 5000, minBytesPerSecond: 1024 }, callMs: 5000 })
-      .downloadParcel(7, st.target)
-      .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'GRID_TRANSPORT_ERROR', transportCode: 'GRIDSYNC_TOO_SLOW' });
-    // Two windows at most, with a wide margin for a loaded machine; the old SOAP path never ended.
-    expect(Date.now() - started).toBeLessThan(15_000);
-  }, 40_000);
+  it.concurrent(
+    'a download trickling 4 base64 characters every 2 s ends within api.limits.rateWindowMs and api.timeouts.callMs',
+    async (ctx) => {
+      const { head } = wire.download(3000);
+      const s = await start((_k, res) => {
+        res.writeHead(200, { 'content-type': typeOf(wire) });
+        res.write(head);
+        const t = setInterval(() => res.write('QUFB'), 2000);
+        res.on('close', () => clearInterval(t));
+      }, ctx);
+      const st = stage(ctx);
+      const started = Date.now();
+      const err = await client(s.url, { limits: { rateWindowMs: 5000, minBytesPerSecond: 1024 }, callMs: 5000 }, ctx)
+        .downloadParcel(7, st.target)
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'GRID_TRANSPORT_ERROR', transportCode: 'GRIDSYNC_TOO_SLOW' });
+      // Two windows at most, with a wide margin for a loaded machine; the old SOAP path never ended.
+      expect(Date.now() - started).toBeLessThan(15_000);
+    },
+    40_000,
+  );
 
-  it('a download that outlasts rate windows reports its growing byte count at each, and none once it is done', async () => {
-    const { head, tail } = wire.download(24_000);
-    const s = await start((_k, res) => {
-      res.writeHead(200, { 'content-type': typeOf(wire) });
-      res.write(head);
-      // 32,000 base64 characters (24,000 bytes) in 16 pieces, one every 100 ms: ~1.6 s.
-      let pieces = 0;
-      const t = setInterval(() => {
-        res.write('QUFB'.repeat(500));
-        if (++pieces === 16) {
-          clearInterval(t);
-          res.end(tail);
-        }
-      }, 100);
-      res.on('close', () => clearInterval(t));
-    });
-    const st = stage();
-    const reports: number[] = [];
-    const info = await client(s.url, { limits: { rateWindowMs: 300, minBytesPerSecond: 1 } }).downloadParcel(7, st.target, {
-      onProgress: (n) => reports.push(n),
-    });
-    expect(info.bytes).toBe(24_000);
-    expect(reports.length).toBeGreaterThanOrEqual(2);
-    for (let i = 1; i < reports.length; i++) expect(reports[i]).toBeGreaterThan(reports[i - 1] as number);
-    expect(Math.max(...reports)).toBeLessThanOrEqual(24_000);
-    const after = reports.length;
-    await new Promise((r) => setTimeout(r, 700));
-    expect(reports.length).toBe(after); // the window's timer ended with the download
-  }, 30_000);
+  it.concurrent(
+    'a download that outlasts rate windows reports its growing byte count at each, and none once it is done',
+    async (ctx) => {
+      const { head, tail } = wire.download(24_000);
+      const s = await start((_k, res) => {
+        res.writeHead(200, { 'content-type': typeOf(wire) });
+        res.write(head);
+        // 32,000 base64 characters (24,000 bytes) in 16 pieces, one every 100 ms: ~1.6 s.
+        let pieces = 0;
+        const t = setInterval(() => {
+          res.write('QUFB'.repeat(500));
+          if (++pieces === 16) {
+            clearInterval(t);
+            res.end(tail);
+          }
+        }, 100);
+        res.on('close', () => clearInterval(t));
+      }, ctx);
+      const st = stage(ctx);
+      const reports: number[] = [];
+      const info = await client(s.url, { limits: { rateWindowMs: 300, minBytesPerSecond: 1 } }, ctx).downloadParcel(7, st.target, {
+        onProgress: (n) => reports.push(n),
+      });
+      expect(info.bytes).toBe(24_000);
+      expect(reports.length).toBeGreaterThanOrEqual(2);
+      for (let i = 1; i < reports.length; i++) expect(reports[i]).toBeGreaterThan(reports[i - 1] as number);
+      expect(Math.max(...reports)).toBeLessThanOrEqual(24_000);
+      const after = reports.length;
+      await new Promise((r) => setTimeout(r, 700));
+      expect(reports.length).toBe(after); // the window's timer ended with the download
+    },
+    30_000,
+  );
 
-  it('a 429 pauses every request of the client until its Retry-After has passed', async () => {
-    const s = await start((kind, res, _count, n) => {
-      if (kind === 'whoami' && n === 1)
-        return answer(res, wire.tooMany.status, wire.tooMany.type, wire.tooMany.body, { 'retry-after': '2' });
-      answer(res, 200, typeOf(wire), wire.session);
-    });
-    const c = client(s.url, { maxAttempts: 2 });
-    const first = c.sessionContext();
-    // A second call, sent while the first one's pause is in force, waits for it too.
-    await new Promise((r) => setTimeout(r, 300));
-    const second = c.sessionContext();
-    await Promise.all([first, second]);
-    expect(c.rateLimitPauses).toBe(1);
-    const [limited, ...later] = s.arrivals.filter((a) => a.kind === 'whoami');
-    expect(later).toHaveLength(2);
-    for (const a of later) expect(a.at - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1500);
-  }, 20_000);
+  it.concurrent(
+    'a 429 pauses every request of the client until its Retry-After has passed',
+    async (ctx) => {
+      const s = await start((kind, res, _count, n) => {
+        if (kind === 'whoami' && n === 1)
+          return answer(res, wire.tooMany.status, wire.tooMany.type, wire.tooMany.body, { 'retry-after': '2' });
+        answer(res, 200, typeOf(wire), wire.session);
+      }, ctx);
+      const c = client(s.url, { maxAttempts: 2 }, ctx);
+      const first = c.sessionContext();
+      // A second call, sent while the first one's pause is in force, waits for it too.
+      await new Promise((r) => setTimeout(r, 300));
+      const second = c.sessionContext();
+      await Promise.all([first, second]);
+      expect(c.rateLimitPauses).toBe(1);
+      const [limited, ...later] = s.arrivals.filter((a) => a.kind === 'whoami');
+      expect(later).toHaveLength(2);
+      for (const a of later) expect(a.at - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1500);
+    },
+    20_000,
+  );
 
   it('an error text that quotes the API key reaches the caller with the key masked', async () => {
     const s = await start((_k, res) => {
