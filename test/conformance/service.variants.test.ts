@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { startCli } from '../helpers/daemon-child.js';
 import { startScriptedService, wireJson, type ScriptedService } from '../helpers/scripted-service.js';
 
@@ -318,13 +318,21 @@ describe('conformance: documented variants of the service', () => {
   });
 });
 
-describe('once drains', () => {
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
+type Cleanups = (() => Promise<void> | void)[];
+/**
+ * The test's own cleanups, run in reverse when it ends: these tests run side by side (each mostly
+ * waits on the retries and pauses of its own `once` against a service of its own).
+ */
+function cleanupsOf(ctx: TestContext): Cleanups {
+  const cleanups: Cleanups = [];
+  ctx.onTestFinished(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
+  return cleanups;
+}
 
-  function setup(svc: ScriptedService, drainTimeout: string) {
+describe.concurrent('once drains', () => {
+  function setup(cleanups: Cleanups, svc: ScriptedService, drainTimeout: string) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-drain-'));
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     fs.mkdirSync(path.join(dir, 'inbox'));
@@ -346,7 +354,8 @@ describe('once drains', () => {
     };
   }
 
-  it('a service that fails whole cycles for a while: once repeats cycles and exits 0 when everything arrived', async () => {
+  it('a service that fails whole cycles for a while: once repeats cycles and exits 0 when everything arrived', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const svc = await startScriptedService();
     cleanups.push(() => svc.close());
     svc.addInbound('late-1.x12', 'ISA*late1~');
@@ -358,14 +367,15 @@ describe('once drains', () => {
       res.end('<html>Service Unavailable</html>');
       return true;
     };
-    const w = setup(svc, '30s');
+    const w = setup(cleanups, svc, '30s');
     const r = await w.once();
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(fs.readdirSync(path.join(w.dir, 'inbox')).sort()).toEqual(['late-1.x12', 'late-2.x12']);
     expect(lists).toBeGreaterThan(4); // more than one cycle's worth of list calls (3 attempts per call)
   });
 
-  it('parcels that cannot be delivered (one truncated every time, two corrupt): exit 1, each named with its reason on stderr and in status', async () => {
+  it('parcels that cannot be delivered (one truncated every time, two corrupt): exit 1, each named with its reason on stderr and in status', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const svc = await startScriptedService();
     cleanups.push(() => svc.close());
     svc.addInbound('fine.x12', 'ISA*fine~');
@@ -391,7 +401,7 @@ describe('once drains', () => {
       }
       return false;
     };
-    const w = setup(svc, '30s');
+    const w = setup(cleanups, svc, '30s');
     const r = await w.once();
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(fs.readdirSync(path.join(w.dir, 'inbox'))).toEqual(['fine.x12']);
@@ -404,7 +414,8 @@ describe('once drains', () => {
     expect(s.stdout).toMatch(/corrupt-2\.x12/);
   });
 
-  it('a service that stays down: once gives up when once.drainTimeout is reached, exit 1 naming why', async () => {
+  it('a service that stays down: once gives up when once.drainTimeout is reached, exit 1 naming why', async (ctx) => {
+    const cleanups = cleanupsOf(ctx);
     const svc = await startScriptedService();
     cleanups.push(() => svc.close());
     svc.addInbound('never.x12', 'ISA*never~');
@@ -414,7 +425,7 @@ describe('once drains', () => {
       res.end('<html>down</html>');
       return true;
     };
-    const w = setup(svc, '3s');
+    const w = setup(cleanups, svc, '3s');
     const started = Date.now();
     const r = await w.once();
     expect(r.code).toBe(1);
