@@ -175,12 +175,21 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
 }
 
 /**
+ * Whether this machine has PostgreSQL, through the require-tool helper's `prerequisite`, for a file
+ * whose tests each start a server of their own (`startPostgres`, stopped with the test) so that they
+ * can run side by side: tests that freeze or restart the server cannot share one.
+ */
+export function postgresAvailable(unchecked: string): boolean {
+  return prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, unchecked);
+}
+
+/**
  * The test file's own PostgreSQL server, started before its first test and stopped after its last,
  * when this machine has PostgreSQL; `unchecked` says what goes untested without it. Skip the
  * file's suites with `describe.skipIf(!server.available)`; use the server inside tests only.
  */
 export function postgresForFile(unchecked: string, options: PostgresOptions = {}): PostgresServer & { readonly available: boolean } {
-  const available = prerequisite('PostgreSQL (initdb, pg_ctl)', postgresBinDir() !== undefined, unchecked);
+  const available = postgresAvailable(unchecked);
   let server: PostgresServer | undefined;
   beforeAll(async () => {
     if (available) server = await startPostgres(options);

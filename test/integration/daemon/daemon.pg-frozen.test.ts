@@ -7,19 +7,29 @@
  * woken, the server gets every parcel and file delivered exactly once, by the same daemon and by
  * the next one.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { eventually } from '../../helpers/daemon-child.js';
 import { x12 } from '../../helpers/edi.js';
 import { startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
-import { postgresForFile } from '../../helpers/postgres.js';
+import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 
-const server = postgresForFile('a frozen journal server is not tested');
+const available = postgresAvailable('a frozen journal server is not tested');
+
+/**
+ * A server of the test's own, stopped when it ends: each test freezes its server for seconds, so
+ * with one server per file they ran one after the other; with one each they run side by side.
+ */
+async function serverOf(ctx: TestContext): Promise<PostgresServer> {
+  const server = await startPostgres();
+  ctx.onTestFinished(() => server.stop());
+  return server;
+}
 
 /**
  * Freezes the server, does `meanwhile`, lets 1.5 s pass (the daemon's steps hang on the journal),
  * sends SIGTERM and wakes the server once the daemon has exited (or 60 s on): the ms from signal to exit.
  */
-async function sigtermWhileFrozen(a: HaInstance, meanwhile: () => void | Promise<void>): Promise<number> {
+async function sigtermWhileFrozen(server: PostgresServer, a: HaInstance, meanwhile: () => void | Promise<void>): Promise<number> {
   server.freeze(true);
   try {
     await meanwhile();
@@ -33,8 +43,9 @@ async function sigtermWhileFrozen(a: HaInstance, meanwhile: () => void | Promise
   }
 }
 
-describe.skipIf(!server.available)('PostgreSQL server frozen under a running daemon', () => {
-  it('woken, it delivers what arrived meanwhile once, without a restart', async () => {
+describe.skipIf(!available).concurrent('PostgreSQL server frozen under a running daemon', () => {
+  it('woken, it delivers what arrived meanwhile once, without a restart', async (ctx) => {
+    const server = await serverOf(ctx);
     // The hung statements fail at the driver's query timeout: 15 s by default, 5 s here from the
     // URL (node-postgres reads `query_timeout` there, over the pool's option); the sequence —
     // holding lost, statements failed, 503, woken, delivered — is the same, 10 s sooner. The other
@@ -77,7 +88,8 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
     }
   }, 120_000);
 
-  it('SIGTERM stops the daemon within its shutdown deadline; the next one delivers everything once', async () => {
+  it('SIGTERM stops the daemon within its shutdown deadline; the next one delivers everything once', async (ctx) => {
+    const server = await serverOf(ctx);
     const url = await server.createDatabase('frozen_stop');
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
@@ -86,7 +98,7 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       await w.inject('before.x12', Buffer.from(x12(1)));
       await w.settled(40_000, () => a.running);
       // A renewal round is under way and hangs on its first statement (the query timeout is 15 s).
-      const stopMs = await sigtermWhileFrozen(a, () => w.dropOutbox('frozen-out.x12', Buffer.from(x12(2))));
+      const stopMs = await sigtermWhileFrozen(server, a, () => w.dropOutbox('frozen-out.x12', Buffer.from(x12(2))));
       // shutdownTimeout is 3 s: the leases' hand-back and the transfers share it, the releases
       // after them a grace of 2 s; it took 16 s and more before.
       expect(stopMs, 'SIGTERM to exit (ms)').toBeLessThan(15_000);
@@ -99,7 +111,8 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
     }
   }, 120_000);
 
-  it('the whole stop fits shutdownTimeout and a fixed grace, whatever hangs on the frozen server', async () => {
+  it('the whole stop fits shutdownTimeout and a fixed grace, whatever hangs on the frozen server', async (ctx) => {
+    const server = await serverOf(ctx);
     const url = await server.createDatabase('frozen_bound');
     // Long enough that the deadline once and the deadline twice are seconds apart, short enough that
     // what hangs on the frozen server (its query timeout is 15 s) hangs past twice the deadline.
@@ -112,7 +125,7 @@ describe.skipIf(!server.available)('PostgreSQL server frozen under a running dae
       await w.settled(40_000, () => a.running);
       // Now every step hangs on the journal: the lease round, the outbox rescan and the drive of
       // the file dropped, the cycle's reads — each until its query or connect timeout (15 s, 5 s).
-      const stopMs = await sigtermWhileFrozen(a, async () => {
+      const stopMs = await sigtermWhileFrozen(server, a, async () => {
         w.dropOutbox('frozen-out.x12', Buffer.from(x12(2)));
         await w.inject('frozen-in.x12', Buffer.from(x12(3)));
       });

@@ -2,7 +2,7 @@
  * Every test that can skip for want of a tool, data or privilege goes through one helper
  * (test/helpers/require-tool.ts), so each skip prints the same NOTICE and GRIDSYNC_REQUIRE_TOOLS=1
  * turns every one of them into a failure: a test file that skips on its own would escape both.
- * (`postgresForFile` of test/helpers/postgres.ts decides through that helper too.)
+ * (`postgresForFile` and `postgresAvailable` of test/helpers/postgres.ts decide through that helper too.)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,7 +25,8 @@ describe('tool and data skips', () => {
       ({ text }) =>
         /\.skipIf\(|\.runIf\(|\bt\.skip\(|\.skip\(/.test(text) &&
         !text.includes('helpers/require-tool.js') &&
-        !text.includes('postgresForFile('),
+        !text.includes('postgresForFile(') &&
+        !text.includes('postgresAvailable('),
     );
     expect(own.map((t) => t.file)).toEqual([]);
   });
