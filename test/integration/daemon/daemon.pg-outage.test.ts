@@ -4,15 +4,26 @@
  * (it crashed on an unhandled rejection before), then delivers what arrived during and after the
  * outage exactly once.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { x12 } from '../../helpers/edi.js';
 import { startHaWorld, type HaInstance } from '../../helpers/ha-world.js';
-import { postgresForFile } from '../../helpers/postgres.js';
+import { postgresAvailable, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 
-const server = postgresForFile('a journal outage is not tested');
+const available = postgresAvailable('a journal outage is not tested');
 
-describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', () => {
-  it('keeps running while the database is down, then delivers everything exactly once', async () => {
+/**
+ * A server of the test's own, stopped when it ends: each test takes its server down for seconds
+ * (3 s, 12 s), so on one server per file they ran one after the other; with one each, side by side.
+ */
+async function serverOf(ctx: TestContext): Promise<PostgresServer> {
+  const server = await startPostgres();
+  ctx.onTestFinished(() => server.stop());
+  return server;
+}
+
+describe.skipIf(!available).concurrent('PostgreSQL outage under a running daemon', () => {
+  it('keeps running while the database is down, then delivers everything exactly once', async (ctx) => {
+    const server = await serverOf(ctx);
     const url = await server.createDatabase('outage');
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
@@ -36,7 +47,8 @@ describe.skipIf(!server.available)('PostgreSQL outage under a running daemon', (
     }
   }, 90_000);
 
-  it('through an outage of many rescans and lease rounds: one line when the trouble starts, one when it ends', async () => {
+  it('through an outage of many rescans and lease rounds: one line when the trouble starts, one when it ends', async (ctx) => {
+    const server = await serverOf(ctx);
     const url = await server.createDatabase('outage_lines');
     const w = await startHaWorld({ journalUrl: url, instances: 1, leaseMs: 4_000, renewMs: 1_000 });
     try {
