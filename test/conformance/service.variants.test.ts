@@ -8,9 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterEach, describe, expect, it, type TestContext } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startCli } from '../helpers/daemon-child.js';
 import { startScriptedService, wireJson, type ScriptedService } from '../helpers/scripted-service.js';
+import { cleanupsOf, type Cleanups } from '../helpers/test-cleanups.js';
 
 interface Run {
   code: number | null;
@@ -318,19 +319,8 @@ describe('conformance: documented variants of the service', () => {
   });
 });
 
-type Cleanups = (() => Promise<void> | void)[];
-/**
- * The test's own cleanups, run in reverse when it ends: these tests run side by side (each mostly
- * waits on the retries and pauses of its own `once` against a service of its own).
- */
-function cleanupsOf(ctx: TestContext): Cleanups {
-  const cleanups: Cleanups = [];
-  ctx.onTestFinished(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  return cleanups;
-}
-
+// Side by side: each test runs once against a service of its own and mostly waits on retries,
+// pauses and drainTimeout; each cleans up its own (cleanupsOf).
 describe.concurrent('once drains', () => {
   function setup(cleanups: Cleanups, svc: ScriptedService, drainTimeout: string) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-drain-'));

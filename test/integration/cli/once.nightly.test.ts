@@ -7,25 +7,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { startCli } from '../../helpers/daemon-child.js';
 import { startScriptedService, type ServedRequest } from '../../helpers/scripted-service.js';
 import { x12 } from '../../helpers/edi.js';
 import { ONCE_MAILBOX_CONCURRENCY } from '../../../src/daemon/index.js';
-
-type Cleanups = (() => Promise<void> | void)[];
-/**
- * The test's own cleanups, run in reverse when it ends: the tests run side by side (each waits on
- * the held answers of a scripted service of its own), so none may clean up another's.
- */
-function cleanupsOf(ctx: TestContext): Cleanups {
-  const cleanups: Cleanups = [];
-  ctx.onTestFinished(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  return cleanups;
-}
+import { cleanupsOf, type Cleanups } from '../../helpers/test-cleanups.js';
 
 function world(cleanups: Cleanups, config: Record<string, unknown>): { dir: string; configFile: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-nightly-'));
@@ -51,6 +39,8 @@ const logLines = (stdout: string): { msg?: string; [k: string]: unknown }[] =>
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as { msg?: string });
 
+// Side by side: each test runs once against a service of its own (the in-flight counts are per
+// service) and mostly waits on its held answers; each cleans up its own (cleanupsOf).
 describe.concurrent('gridsync once, as a nightly job', () => {
   it('drains mailboxes side by side, and its log starts with a "once started" line', async (ctx) => {
     const cleanups = cleanupsOf(ctx);

@@ -7,23 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { startCli } from '../../helpers/daemon-child.js';
-
-type Cleanups = (() => Promise<void> | void)[];
-/**
- * The test's own cleanups, run in reverse when it ends: the two tests run side by side (each waits
- * out a backoff of seconds on its own emulator and daemon), so neither may clean up the other's.
- */
-function cleanupsOf(ctx: TestContext): Cleanups {
-  const cleanups: Cleanups = [];
-  ctx.onTestFinished(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  return cleanups;
-}
+import { cleanupsOf, type Cleanups } from '../../helpers/test-cleanups.js';
 
 interface Line {
   level: number;
@@ -60,6 +48,8 @@ async function freePort(): Promise<number> {
 const FAILED = 'cycle failed; retrying with backoff';
 const ENDED = 'the service answers again; back to the normal schedule';
 
+// Side by side: each test has its own emulator, port and daemon, and mostly waits out the backoff
+// (1, 2, 4, 8 s); each cleans up its own (cleanupsOf).
 describe.concurrent('run through a service outage', () => {
   it('one error line when it starts, debug while it lasts, one info line when it is over', async (ctx) => {
     const cleanups = cleanupsOf(ctx);

@@ -5,26 +5,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
 import { countInJournal } from '../../helpers/journal-count.js';
 import { x12 } from '../../helpers/edi.js';
+import { cleanupsOf, type Cleanups } from '../../helpers/test-cleanups.js';
 
 const BIG = x12(9001, `N1*ST*${'A'.repeat(8 * 1024 * 1024)}`);
 
-type Cleanups = (() => Promise<void> | void)[];
-/**
- * The test's own cleanups, run in reverse when it ends: the tests run side by side (each mostly
- * waits on its own emulator's held upload), so none may clean up another's.
- */
-function cleanupsOf(ctx: TestContext): Cleanups {
-  const cleanups: Cleanups = [];
-  ctx.onTestFinished(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  return cleanups;
-}
-
+// Side by side: each test has its own emulator process and folders, and mostly waits on the upload
+// its emulator holds; each cleans up its own (cleanupsOf).
 describe.concurrent('daemon: SIGTERM during a large upload', () => {
   async function setup(cleanups: Cleanups, shutdownTimeout: string, latencyMs: number) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-sigterm-'));
