@@ -224,6 +224,7 @@ const OTHER_COMMANDS = new Set([
   'EMULATOR_CONFIG',
   'EMULATOR_SEED',
   'JOURNAL_SERVICE_CHANGED',
+  'REDELIVER_OTHER_MAILBOX',
 ]);
 
 describe('doctor fails on every start-up refusal of run and once', () => {
