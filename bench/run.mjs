@@ -285,6 +285,27 @@ const benchRoot = () => process.env.GRIDSYNC_BENCH_ROOT ?? os.tmpdir();
 const cleanUp = (dir) => (process.env.GRIDSYNC_BENCH_ROOT ? Promise.resolve() : fsp.rm(dir, { recursive: true, force: true }));
 
 /**
+ * A keep-alive pool to the emulator with the bench's key, as the baseline clients use it: `post`
+ * sends a JSON body (an object, or text already serialized) and gives the response, any status
+ * but 200 refused.
+ */
+async function servicePool(url, concurrency) {
+  const { Pool } = await import('undici');
+  const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
+  const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  /** @param {string} route @param {unknown} body */
+  const post = async (route, body) => {
+    const res = await pool.request({ path: route, method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`${route} ${res.statusCode}`);
+    }
+    return res;
+  };
+  return { post, close: () => pool.close() };
+}
+
+/**
  * A directory's fsync shared by everyone who asks while one runs (they all wait for the next one
  * to start): what a durable client with items in flight pays for its directory entries.
  */
@@ -386,14 +407,7 @@ const children = {
    * thrown away as it arrives. What the emulator allows; the ceiling for any durable client.
    */
   async 'inbound-ideal'({ url, n, concurrency, warm = 0, emulatorPid }) {
-    const { Pool } = await import('undici');
-    const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
-    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-    const post = async (route, body) => {
-      const res = await pool.request({ path: route, method: 'POST', headers, body: JSON.stringify(body) });
-      if (res.statusCode !== 200) throw new Error(`${route} ${res.statusCode}`);
-      return res;
-    };
+    const { post, close } = await servicePool(url, concurrency);
     const burst = async (count) => {
       let done = 0;
       while (done < count) {
@@ -415,7 +429,7 @@ const children = {
       return done;
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => injectMany(url, k, 5 * 1024, tag), burst });
-    await pool.close();
+    await close();
     return r;
   },
 
@@ -500,7 +514,6 @@ const children = {
    * limits on what the service sends, no event trail, no `staged` step, no retries, no name rules.
    */
   async 'inbound-reference'({ url, n, concurrency, warm = 0, emulatorPid }) {
-    const { Pool } = await import('undici');
     const { createHash } = await import('node:crypto');
     const dirs = await tempDirs(['staging', 'inbox', 'state']);
     const journal = await referenceJournal(
@@ -511,13 +524,7 @@ const children = {
     const update = journal.db.prepare('UPDATE parcel SET state = ?, sha256 = coalesce(?, sha256) WHERE id = ?');
     const syncStaging = sharedFsync(dirs.staging);
     const syncInbox = sharedFsync(dirs.inbox);
-    const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
-    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-    const post = async (route, body) => {
-      const res = await pool.request({ path: route, method: 'POST', headers, body: JSON.stringify(body) });
-      if (res.statusCode !== 200) throw new Error(`${route} ${res.statusCode}`);
-      return res;
-    };
+    const { post, close } = await servicePool(url, concurrency);
     const place = async ({ parcelId, fileName, bytes }) => {
       /** @type {Answer} */
       const answer = await (await post('/v2/parcels/download', { parcelId })).body.json();
@@ -559,7 +566,7 @@ const children = {
       return done;
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => injectMany(url, k, 5 * 1024, tag), burst });
-    await pool.close();
+    await close();
     journal.db.close();
     await cleanUp(dirs.root);
     return r;
@@ -696,9 +703,7 @@ const children = {
 
   /** The ideal outbound client: the same uploads from memory at the same concurrency; no disk, no journal. */
   async 'outbound-ideal'({ url, n, size, concurrency, warm = 0, emulatorPid }) {
-    const { Pool } = await import('undici');
-    const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
-    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const { post, close } = await servicePool(url, concurrency);
     const burst = async (count) => {
       let i = 0;
       let done = 0;
@@ -708,10 +713,8 @@ const children = {
             const k = i++;
             const b = Buffer.alloc(size, 67);
             b.write(`ISA#${k}#`, 0);
-            const body = JSON.stringify({ fileName: `o-${k}.x12`, content: b.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
-            const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
-            await res.body.dump();
-            if (res.statusCode !== 200) throw new Error(`upload ${res.statusCode}`);
+            const body = { fileName: `o-${k}.x12`, content: b.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 };
+            await (await post('/v2/parcels/upload', body)).body.dump();
             done++;
           }
         }),
@@ -719,7 +722,7 @@ const children = {
       return done;
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: async () => {}, burst });
-    await pool.close();
+    await close();
     return r;
   },
 
@@ -733,7 +736,6 @@ const children = {
    * sent), no envelope check, no error folder, no retries: a lower bound, not a client.
    */
   async 'outbound-reference'({ url, n, size, concurrency, warm = 0, emulatorPid }) {
-    const { Pool } = await import('undici');
     const { createHash } = await import('node:crypto');
     const dirs = await tempDirs(['outbox', 'claimed', 'sent', 'state']);
     const journal = await referenceJournal(
@@ -744,19 +746,17 @@ const children = {
     const update = journal.db.prepare('UPDATE outbound SET state = ? WHERE name = ?');
     const syncClaimed = sharedFsync(dirs.claimed);
     const syncSent = sharedFsync(dirs.sent);
-    const pool = new Pool(url, { connections: Math.max(concurrency, 2) });
-    const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+    const { post, close } = await servicePool(url, concurrency);
     const send = async (name) => {
       const claimed = path.join(dirs.claimed, name);
       fs.renameSync(path.join(dirs.outbox, name), claimed);
       const content = fs.readFileSync(claimed);
       const sha = createHash('sha256').update(content).digest('hex');
       await journal.write(() => upsert.run(name, content.length, 'uploading', sha), true);
-      const body = JSON.stringify({ fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 });
-      const res = await pool.request({ path: '/v2/parcels/upload', method: 'POST', headers, body });
+      const body = { fileName: name, content: content.toString('base64'), gridIdFrom: 5001, gridIdTo: 5002 };
       /** @type {Answer} */
-      const answer = await res.body.json();
-      if (res.statusCode !== 200 || !answer.data) throw new Error(`upload ${res.statusCode}`);
+      const answer = await (await post('/v2/parcels/upload', body)).body.json();
+      if (!answer.data) throw new Error(`upload of ${name}: no parcel in the answer`);
       fs.renameSync(claimed, path.join(dirs.sent, name));
       await Promise.all([syncSent(), syncClaimed()]);
       // Not waited for: lost in a crash, the restart finds the file in sentDir and its upload by a search.
@@ -773,7 +773,7 @@ const children = {
       return names.length;
     };
     const r = await warmThenMeasure({ warm, n, emulatorPid, prepare: (k, tag) => writeOutboxFiles(dirs.outbox, k, size, tag), burst });
-    await pool.close();
+    await close();
     journal.db.close();
     await cleanUp(dirs.root);
     return r;
