@@ -46,8 +46,7 @@ export async function main(argv: string[]): Promise<number> {
       // stay up with its error printed, neither working nor exiting for systemd to restart it.
       await daemon.close();
       logger.flush();
-      // As after a stop below: a handle some library still holds must not keep the process up.
-      setTimeout(() => process.exit(exitCodeFor(err)), Math.min(2000, daemon.stopLeftMs)).unref();
+      exitEvenIfHeld(exitCodeFor(err), daemon);
       throw err;
     }
     // Progress as a log line at most every 10 s while something moves (journald, a terminal alike).
@@ -70,9 +69,15 @@ export async function main(argv: string[]): Promise<number> {
     const code = fatal ? exitCodeFor(fatal) : 0;
     // A forced stop leaves a transfer holding the event loop: exit now, the journal resumes it.
     if (daemon.forcedStop) process.exit(code);
-    // Everything is closed; should a library still hold a handle, do not hang systemd's stop job on
-    // it, nor go past the stop's bound (shutdownTimeout and its grace).
-    setTimeout(() => process.exit(code), Math.min(2000, daemon.stopLeftMs)).unref();
+    exitEvenIfHeld(code, daemon);
     return code;
   });
+}
+
+/**
+ * After the daemon is closed: should a library still hold a handle, do not hang systemd's stop job
+ * on it, nor go past the stop's bound (shutdownTimeout and its grace).
+ */
+function exitEvenIfHeld(code: number, daemon: Daemon): void {
+  setTimeout(() => process.exit(code), Math.min(2000, daemon.stopLeftMs)).unref();
 }
