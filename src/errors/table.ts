@@ -310,13 +310,13 @@ export const ERROR_TABLE = {
   EMULATOR_CONFIG: row(
     EXIT.operator,
     false,
-    '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key), or its data file (`--data`, `emulator.dataFile`) cannot serve: a directory, not SQLite, not writable, or a root key given for a data file with several Root users or a user holding that key (the message names it)',
+    '`gridsync emulator` refuses its options (a non-loopback host without `--expose`, or exposure with the default or a weak root key), or its data file (`--data`, `emulator.dataFile`) cannot serve: a directory, not SQLite, not writable, or a root key given for a data file with several Root users, with none, or with a user holding that key (the message names it)',
     'pass `--expose` and a root key of 16+ characters from a file or the environment; point the data file at a writable SQLite file (or a new path)',
   ),
   EMULATOR_SEED: row(
     EXIT.operator,
     false,
-    "the emulator's seed file is invalid: YAML that does not parse, keys the message names as written (`mailboxes[0].mailboxId`) with what each takes, an unknown key at any level, or several Root users (or a user holding the key) when a root key is given",
+    "the emulator's seed file is invalid: YAML that does not parse, keys the message names as written (`mailboxes[0].mailboxId`) with what each takes, an unknown key at any level, or several Root users, none, or a user holding the key when a root key is given",
     'fix the seed file named',
   ),
   EMULATOR_REJECTED: row(null, false, 'the emulator answers a request with an error envelope (internal to the emulator)', '—'),

@@ -219,19 +219,21 @@ function parseSeed(raw: unknown, source: string): z.output<typeof SeedFixture> {
 
 /**
  * Why the root key cannot be given: it becomes the API key of every Root user, and API keys are
- * unique — a clash failed inside SQLite, in its words, as a bug (exit 3). One line per clash,
- * `label(i)` naming user i and `several` what to do about Root users; the key is never shown.
+ * unique — a clash failed inside SQLite, in its words, as a bug (exit 3); with no Root user it is
+ * nobody's key, and the emulator ran as if it had not been given. One line per clash, `label(i)`
+ * naming user i, `advice` what to do about several Root users or none; the key is never shown.
  */
 function rootKeyRefusal(
   what: string,
   users: readonly { readonly authLevel: string; readonly apiKey?: string | null | undefined }[],
   rootKey: string,
   label: (i: number) => string,
-  several: string,
+  advice: { readonly several: string; readonly none: string },
 ): string | undefined {
   const roots = users.flatMap((u, i) => (u.authLevel === 'Root' ? [i] : []));
-  if (roots.length === 0) return undefined;
-  const clashes = roots.length > 1 ? [`${roots.map(label).join(', ')}: ${roots.length} Root users: ${several}`] : [];
+  if (roots.length === 0)
+    return `${what} has no Root user to take the root key (--root-key-file, --root-key): it would be nobody's API key; ${advice.none}`;
+  const clashes = roots.length > 1 ? [`${roots.map(label).join(', ')}: ${roots.length} Root users: ${advice.several}`] : [];
   users.forEach((u, i) => {
     if (u.authLevel !== 'Root' && u.apiKey === rootKey) clashes.push(`${label(i)}.apiKey: the same as the root key: it must be unique`);
   });
@@ -246,13 +248,10 @@ export function applyRootKey(store: EmulatorStore, rootKey: string, dataFile: st
     authLevel: string;
     apiKey: string | null;
   }[];
-  const refusal = rootKeyRefusal(
-    `data file ${dataFile}`,
-    users,
-    rootKey,
-    (i) => `user ${users[i]?.userId}`,
-    'start without a root key (they keep their keys)',
-  );
+  const refusal = rootKeyRefusal(`data file ${dataFile}`, users, rootKey, (i) => `user ${users[i]?.userId}`, {
+    several: 'start without a root key (they keep their keys)',
+    none: 'start without a root key',
+  });
   if (refusal) throw new EmulatorConfigError(refusal);
   store.db.prepare("UPDATE users SET api_key = ? WHERE auth_level = 'Root'").run(rootKey);
 }
@@ -260,7 +259,12 @@ export function applyRootKey(store: EmulatorStore, rootKey: string, dataFile: st
 /** Seeds an empty store; `source` names the fixture in errors (its file). */
 export function applySeed(store: EmulatorStore, fixture: SeedFixture, nowIso: string, rootKey?: string, source = '(given in code)'): void {
   const seed = parseSeed(fixture, source);
-  const refusal = rootKey && rootKeyRefusal(`seed ${source}`, seed.users, rootKey, (i) => `users[${i}]`, 'keep one in the seed');
+  const refusal =
+    rootKey &&
+    rootKeyRefusal(`seed ${source}`, seed.users, rootKey, (i) => `users[${i}]`, {
+      several: 'keep one in the seed',
+      none: 'add a user with authLevel: Root, or start without a root key',
+    });
   if (refusal) throw new EmulatorSeedError(refusal);
   const networkOf = new Map(seed.mailboxes.map((m) => [m.mailboxId, m.networkId]));
   const db = store.db;

@@ -150,4 +150,41 @@ describe('emulator seed file errors', () => {
         '  user 1, user 2: 2 Root users: start without a root key (they keep their keys) [EMULATOR_CONFIG]\n',
     );
   });
+
+  it('a root key for a seed with no Root user (then for such a data file): refused by name, it was silently unused', async () => {
+    // The root key is the key of the seed's Root user and the key remote admin routes take: with
+    // no Root user it is nobody's, and an emulator started with it answers 401 to that key.
+    const seed = [
+      'networks:',
+      NETWORK,
+      'mailboxes:',
+      '  - { mailboxId: 7, networkId: 1, uniqueId: A, companyName: A }',
+      'gridIds: []',
+      'users:',
+      '  - { userId: 1, login: a, authLevel: NetworkAdmin, networkId: 1, mailboxId: 7, apiKey: admin-key }',
+    ].join('\n');
+    const keyFile = (dir: string): string[] => {
+      fs.writeFileSync(path.join(dir, 'root.key'), 'lonely-root-key-0123456789\n');
+      return ['--root-key-file', path.join(dir, 'root.key')];
+    };
+    const refused = emulatorWithSeed(seed, keyFile);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/^gridsync: seed SEED has no Root user[^\n]*\[EMULATOR_SEED\]\n$/);
+    expect(refused.stderr).not.toContain('lonely-root-key');
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-seed-'));
+    dirs.push(dir);
+    fs.writeFileSync(path.join(dir, 'seed.yaml'), seed);
+    const data = path.join(dir, 'emulator.sqlite');
+    const first = startCli(['emulator', '--port', '0', '--seed', path.join(dir, 'seed.yaml'), '--data', data]);
+    await first.waitFor(/listening on/);
+    first.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const again = spawnSync(process.execPath, [cliPath, 'emulator', '--port', '0', '--data', data, ...keyFile(dir)], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(again.status).toBe(2);
+    expect(again.stderr.replaceAll(data, 'DATA')).toMatch(/^gridsync: data file DATA has no Root user[^\n]*\[EMULATOR_CONFIG\]\n$/);
+  });
 });
