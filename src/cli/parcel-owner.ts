@@ -29,9 +29,10 @@ export async function receivingMailboxes(cfg: Pick<Config, 'mailboxes'>, client:
 
 /**
  * Looks every parcel up; throws ParcelOfAnotherMailboxError, naming each parcel and its mailbox,
- * when one is in an inbox of a mailbox not in `mine`. Returns why each parcel that could not be
- * looked up was not (it is not reset: whose it is is not known). A record that names no mailbox
- * is taken as ours, as the lists take it.
+ * when one is in an inbox of a mailbox not in `mine`. Returns why each parcel whose mailbox is not
+ * known was not reset: one that could not be looked up, and one whose record names no mailbox.
+ * A list's records without one are the listed mailbox's, as it was asked for; a lookup by id is
+ * asked for no mailbox, so its record without one says nothing about whose the parcel is.
  */
 export async function lookUpOwners(
   ids: readonly number[],
@@ -43,7 +44,8 @@ export async function lookUpOwners(
   for (const id of ids) {
     try {
       const owner = (await client.parcel(id)).inboxMailboxId;
-      if (owner !== undefined && !mine.has(owner)) foreign.push(`parcel ${id} is in the inbox of mailbox ${owner}`);
+      if (owner === undefined) unknown.set(id, "the service's record of it names no mailbox");
+      else if (!mine.has(owner)) foreign.push(`parcel ${id} is in the inbox of mailbox ${owner}`);
     } catch (err) {
       unknown.set(id, serviceRefusal(err));
     }

@@ -20,9 +20,10 @@ Notes each parcel in the journal, then asks the service to put it back into the 
 /v2/parcels/reset-to-inbox/ID); the daemon (or the next once) delivers it again under a new name.
 A parcel that failed (maxAttempts) is tried anew the same way, once its cause is fixed.
 Each parcel is looked up first: one in the inbox of a mailbox this configuration does not receive
-for (another system's) stops the command before anything is reset. Works while the daemon runs.
-Exit 0 each parcel is ready again on the service · 1 one is not, or its status is not known
-(reason printed) · 2 usage, config, a parcel of another mailbox, or a journal that holds the work
+for (another system's) stops the command before anything is reset; one that cannot be looked up,
+or whose record names no mailbox, is not reset. Works while the daemon runs.
+Exit 0 each parcel is ready again on the service · 1 one is not, or its status or mailbox is not
+known (reason printed) · 2 usage, config, a parcel of another mailbox, or a journal that holds the work
 of another service (as run and once refuse it).`;
 
 export async function main(argv: string[]): Promise<number> {

@@ -304,7 +304,7 @@ export const ERROR_TABLE = {
   REDELIVER_OTHER_MAILBOX: row(
     EXIT.operator,
     false,
-    '`gridsync redeliver` was given a parcel the service shows in the inbox of a mailbox the configuration does not receive for (another system takes its parcels); the message names each such parcel and its mailbox. Nothing is reset',
+    '`gridsync redeliver` was given a parcel the service shows in the inbox of a mailbox the configuration does not receive for (another system takes its parcels); the message names each such parcel and its mailbox. Nothing is reset. A parcel whose record names no mailbox is not this refusal: whose it is cannot be told, so it is not reset, as one that cannot be looked up (exit 1)',
     'check the parcel ids (`gridsync status`, the inbox logs); a parcel of another configuration: run `redeliver` with that configuration',
   ),
   EMULATOR_CONFIG: row(
