@@ -300,6 +300,12 @@ export const ERROR_TABLE = {
     '(errorCode in an `.error.json`) the same bytes were sent before, within `outbox.duplicateWindowMs` (the reason names the earlier file and parcel): it was not sent again',
     'nothing if it was an accidental second export; to send it on purpose, `gridsync requeue --force` it',
   ),
+  OUTBOUND_FILE_UNMOVABLE: row(
+    null,
+    false,
+    "(errorCode in an `.error.json`) the outbox file could be moved neither into processing/ nor into errorDir (EPERM: an immutable or append-only file, another user's file in a sticky outbox): it stays in the outbox, unsent, its report alone in errorDir, and is not claimed again until it changes or gridsync starts again",
+    "make the file movable by gridsync's user (`chattr -i`; in a sticky outbox, owned by that user): it is then claimed and sent; or take it out of the outbox",
+  ),
   EMULATOR_SOAP_FAULT: row(null, false, "the emulator's SOAP endpoint answers a request with a fault (internal to the emulator)", '—'),
   REDELIVER_OTHER_MAILBOX: row(
     EXIT.operator,

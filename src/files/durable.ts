@@ -163,7 +163,13 @@ export async function moveDurable(from: string | Buffer, to: string, calls: File
       await fsp.copyFile(from, to, fs.constants.COPYFILE_EXCL);
       await fsyncFile(to);
     } else throw wrap('move across filesystems', String(from), Object.assign(new Error('not a regular file or a link'), { code: 'EXDEV' }));
-    await fsp.rm(from, { force: true });
+    // A source that cannot be removed (immutable, another user's in a sticky folder) is not moved:
+    // the copy goes, or the file would be in both places, sent or requeued twice.
+    await fsp.unlink(from).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return;
+      await fsp.rm(to, { force: true });
+      throw wrap('remove', String(from), err);
+    });
   }
   await (into ? into.sync() : fsyncDir(path.dirname(to)));
 }

@@ -87,13 +87,14 @@ export class DirHandle {
     return HAVE_PROC_FD ? text.replaceAll(`/proc/self/fd/${this.handle.fd}`, this.path) : text;
   }
 
-  /** A file call's error with its paths (message, `path`, `dest`) shown as `shown` does; the same error, for rethrowing. */
+  /** A file call's error with its paths (message, `path`, `dest`, our `filePath`) shown as `shown` does; the same error, for rethrowing. */
   shownError(err: unknown): unknown {
     if (!(err instanceof Error)) return err;
-    const e = err as Error & { path?: unknown; dest?: unknown };
+    const e = err as Error & { path?: unknown; dest?: unknown; filePath?: unknown };
     e.message = this.shown(e.message);
     if (typeof e.path === 'string') e.path = this.shown(e.path);
     if (typeof e.dest === 'string') e.dest = this.shown(e.dest);
+    if (typeof e.filePath === 'string') e.filePath = this.shown(e.filePath);
     return e;
   }
 

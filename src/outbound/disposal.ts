@@ -261,19 +261,7 @@ export class Disposal {
         requeue: `gridsync requeue${this.ctx.configFile ? ` -c ${this.ctx.configFile}` : ''} ${finalPath}`,
       };
       const reportPath = dir.at(`${freeIn}${ERROR_REPORT_SUFFIX}`);
-      // errorDir may be shared with the ERP: never write through a link planted under the report's name.
-      const fh = await fs.promises.open(
-        reportPath,
-        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-        DEFAULTS.fileMode,
-      );
-      try {
-        // The ERP group reads errorDir: a reason quoting a secret the service echoed is masked.
-        await fh.writeFile(scrubHeld(`${JSON.stringify(report, null, 2)}\n`));
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await writeReport(reportPath, report);
       pausePoint('out.error-report-written');
       if (source && !stuck) {
         try {
@@ -285,7 +273,30 @@ export class Disposal {
           // Tried again after the next scan, under a name chosen again: this report would be left
           // without its file, one more at every try.
           await fs.promises.rm(reportPath, { force: true }).catch(() => undefined);
-          throw err;
+          // Unless no rename moves the file out of the outbox: tried again, it would fail alike for ever.
+          if (!unclaimed || source !== original || (err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+          const outboxFile = path.join(cfg.dir, row.file_name);
+          const reason =
+            `${d.reason}; it cannot be moved into the error folder either (EPERM), so it stays in the outbox as ${outboxFile}, unsent: it is not ` +
+            'claimed again until it changes (another inode, a change of its attributes or owner) or gridsync starts again. ' +
+            "Make it movable by gridsync's user (chattr -i; in a sticky outbox, give it to that user), or take it out of the outbox";
+          await writeReport(reportPath, { ...report, reason, errorCode: 'OUTBOUND_FILE_UNMOVABLE' });
+          await dir.sync();
+          await journal.noteError(row.id, reason);
+          await journal.markInError(row.id, null);
+          this.ctx.logger.error(
+            {
+              file: row.file_name,
+              outboxFile,
+              reason,
+              errorCode: 'OUTBOUND_FILE_UNMOVABLE',
+              report: `${finalPath}${ERROR_REPORT_SUFFIX}`,
+              // Both folders under the paths an operator knows, not as descriptors.
+              ...errorFields(dir.shownError(unclaimed.dir.shownError(err))),
+            },
+            'file cannot leave the outbox: it stays there, its report in the error folder',
+          );
+          return;
         }
       } else {
         if (source) {
@@ -318,6 +329,22 @@ export class Disposal {
     } finally {
       await dir?.close();
     }
+  }
+}
+
+/** Writes a report durably; never through a link planted under its name (errorDir may be shared with the ERP). */
+async function writeReport(reportPath: string, report: ErrorReport): Promise<void> {
+  const fh = await fs.promises.open(
+    reportPath,
+    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+    DEFAULTS.fileMode,
+  );
+  try {
+    // The ERP group reads errorDir: a reason quoting a secret the service echoed is masked.
+    await fh.writeFile(scrubHeld(`${JSON.stringify(report, null, 2)}\n`));
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
 

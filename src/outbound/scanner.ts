@@ -16,6 +16,7 @@ import { OutboxFolderDeniedError } from './folder-denied-error.js';
 import type { Disposal } from './disposal.js';
 import type { OutboxContext } from './types.js';
 import { snapshotClaimed, unsendable } from './snapshot.js';
+import { OutboxFileUnmovableError } from './unmovable-error.js';
 import { OutboxWatcher } from './watcher.js';
 
 /** Files claimed together in one scan step. */
@@ -326,6 +327,7 @@ export class OutboxScanner {
           if ((err as NodeJS.ErrnoException).code === 'EPERM') {
             const st = await calls.lstat(folder.at(name)).catch(() => undefined);
             if (st) this.unmovable.set(name.toString(), entryState(st));
+            throw new OutboxFileUnmovableError(folder.shownError(err));
           }
           this.folderDenied(folder, err);
         });

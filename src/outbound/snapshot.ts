@@ -11,6 +11,7 @@ import { GridsyncError } from '../errors/index.js';
 import type { ErrorDecision } from '../journal/index.js';
 import { FileTooLargeError, sizeLimit } from './checks.js';
 import type { OutboxContext } from './types.js';
+import { OutboxFileUnmovableError } from './unmovable-error.js';
 
 const SNAPSHOT_SUFFIX = '.snap';
 const SNAPSHOT_CHUNK = 1024 * 1024;
@@ -59,11 +60,16 @@ export async function snapshotClaimed(
 }
 
 /**
- * A failure to open an outbox entry for its claim that no retry cures — it is no regular file, it
- * was replaced, it cannot be read — as the refusal that sends it to errorDir; undefined for others.
+ * A failure to claim an outbox entry that no retry cures — it is no regular file, it was replaced,
+ * it cannot be read or moved — as the refusal that sends it to errorDir; undefined for others.
  */
 export function unsendable(err: unknown): (ErrorDecision & { readonly errorCode: string }) | undefined {
-  if (err instanceof UnsafeFileError || err instanceof ReplacedFileError || err instanceof FileTooLargeError)
+  if (
+    err instanceof UnsafeFileError ||
+    err instanceof ReplacedFileError ||
+    err instanceof FileTooLargeError ||
+    err instanceof OutboxFileUnmovableError
+  )
     return { reason: err.message, errorCode: err.code };
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'EACCES' || code === 'EPERM') return { reason: `unreadable: ${(err as Error).message}`, errorCode: code };

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutboundJournal } from '../../../src/journal/index.js';
 import type { OutboundPipeline } from '../../../src/outbound/index.js';
 import { startCli } from '../../helpers/daemon-child.js';
+import { recorder } from '../../helpers/log-recorder.js';
 import { makeDaemonWorld } from '../../helpers/daemon-config.js';
 import { x12 } from '../../helpers/edi.js';
 import { beforeRename, entryOf, expectHooksFired } from '../../helpers/rename-hook.js';
@@ -98,19 +99,33 @@ const canPin = prerequisite(
 // Round 5: an outbox file no rename can move (immutable; another user's file in a sticky outbox)
 // was claimed again at every rescan: a journal row and a report each time (~2,880 a day at the
 // default rescan), each report naming a file in errorDir that is not there.
+// Round 6: its report's reason read "cannot move to the error folder: … EPERM" and the log said
+// "file moved to the error folder" with an errorFile that was not there, while the file stayed in
+// the outbox; with errorDir on another filesystem a copy of it was left in errorDir beside the
+// original, under another name than its report.
 describe.skipIf(!canPin)('an outbox file that cannot be claimed', () => {
-  it('is reported once, left in the outbox, and claimed once it can be', async () => {
+  /** Scans until the file is reported; checks the report, the log line, and that the file is in the outbox only. */
+  async function expectReportedInPlace(errorFolder: string): Promise<void> {
     const pinned = path.join(w.dirs.outbox, 'pinned.x12');
     fs.writeFileSync(pinned, x12(4));
     pin(true, pinned);
     try {
-      const p = outboundPipeline(w, { stableMs: 20 });
+      const log = recorder();
+      const p = outboundPipeline(w, { stableMs: 20, errorDir: errorFolder }, { logger: log });
       for (let scan = 0; scan < 4; scan++) await p.runCycle();
-      expect(listFiles(w.dirs.error)).toEqual(['pinned.x12.error.json']);
-      // The report names the file where it is, in the outbox, not as a descriptor path.
-      const { reason } = JSON.parse(fs.readFileSync(path.join(w.dirs.error, 'pinned.x12.error.json'), 'utf8'));
-      expect(reason).toContain(`${pinned} -> `);
-      expect(reason).toContain('EPERM');
+      expect(listFiles(errorFolder)).toEqual(['pinned.x12.error.json']);
+      const report = JSON.parse(fs.readFileSync(path.join(errorFolder, 'pinned.x12.error.json'), 'utf8'));
+      expect(report.errorCode).toBe('OUTBOUND_FILE_UNMOVABLE');
+      // It names the file where it is, in the outbox, not as a descriptor path, and says it stays there.
+      expect(report.reason).toContain(pinned);
+      expect(report.reason).not.toContain('/proc/self/fd');
+      expect(report.reason).toContain('EPERM');
+      expect(report.reason).toMatch(/stays in the outbox/);
+      const told = log.lines.filter((l) => l.obj.file === 'pinned.x12' && l.level !== 'debug');
+      expect(told.map((l) => [l.level, l.obj.errorCode, l.obj.outboxFile, l.obj.errorFile])).toEqual([
+        ['error', 'OUTBOUND_FILE_UNMOVABLE', pinned, undefined],
+      ]);
+      expect(JSON.stringify(told)).not.toContain('/proc/self/fd');
       expect(await rows()).toEqual([['pinned.x12', 'in_error']]);
       expect(listFiles(w.dirs.outbox)).toEqual(['pinned.x12']);
       pin(false, pinned);
@@ -119,7 +134,11 @@ describe.skipIf(!canPin)('an outbox file that cannot be claimed', () => {
     } finally {
       pin(false, pinned);
     }
-  });
+  }
+
+  it('is reported once, left in the outbox, and claimed once it can be', () => expectReportedInPlace(w.dirs.error));
+
+  it.skipIf(!otherFilesystem)('with errorDir on another filesystem, leaves no copy of it there', () => expectReportedInPlace(errorDir));
 });
 
 // Round 5: a try killed after the report was written and before its file followed (the one errorDir
