@@ -49,8 +49,8 @@ export interface ErrorReport {
   readonly failedAt: string;
   readonly mailboxId: number;
   readonly journalId: number;
-  /** The command that puts the file back into the outbox. */
-  readonly requeue: string;
+  /** The command that puts the file back into the outbox; null when the file never left it. */
+  readonly requeue: string | null;
 }
 
 export const ERROR_REPORT_SUFFIX = '.error.json';
@@ -280,7 +280,7 @@ export class Disposal {
             `${d.reason}; it cannot be moved into the error folder either (EPERM), so it stays in the outbox as ${outboxFile}, unsent: it is not ` +
             'claimed again until it changes (another inode, a change of its attributes or owner) or gridsync starts again. ' +
             "Make it movable by gridsync's user (chattr -i; in a sticky outbox, give it to that user), or take it out of the outbox";
-          await writeReport(reportPath, { ...report, reason, errorCode: 'OUTBOUND_FILE_UNMOVABLE' });
+          await writeReport(reportPath, { ...report, reason, errorCode: 'OUTBOUND_FILE_UNMOVABLE', requeue: null });
           await dir.sync();
           await journal.noteError(row.id, reason);
           await journal.markInError(row.id, null);

@@ -121,6 +121,8 @@ describe.skipIf(!canPin)('an outbox file that cannot be claimed', () => {
       expect(report.reason).not.toContain('/proc/self/fd');
       expect(report.reason).toContain('EPERM');
       expect(report.reason).toMatch(/stays in the outbox/);
+      // Nothing is in errorDir to requeue: no command that names a file not there.
+      expect(report.requeue).toBeNull();
       const told = log.lines.filter((l) => l.obj.file === 'pinned.x12' && l.level !== 'debug');
       expect(told.map((l) => [l.level, l.obj.errorCode, l.obj.outboxFile, l.obj.errorFile])).toEqual([
         ['error', 'OUTBOUND_FILE_UNMOVABLE', pinned, undefined],
