@@ -163,8 +163,8 @@ export class LeaseKeeper {
     let rows: LeaseRow[];
     let live: string[];
     try {
-      await leases.announce(ttlMs);
-      [rows, live] = await Promise.all([leases.list(), leases.instances()]);
+      await leases.announce(ttlMs, mailboxIds);
+      [rows, live] = await Promise.all([leases.list(), leases.peers(mailboxIds)]);
       this.unreachableBy = undefined;
       this.options.onReachable?.();
     } catch (err) {

@@ -70,6 +70,7 @@ function localLeases(owner: string): Leases {
     list: () => Promise.resolve([]),
     announce: () => Promise.resolve(),
     instances: () => Promise.resolve([owner]),
+    peers: () => Promise.resolve([owner]),
     retire: () => Promise.resolve(),
     onLost: () => undefined,
     onWriteRefused: () => undefined,

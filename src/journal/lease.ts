@@ -99,11 +99,23 @@ export function fairShare(mailboxes: number, live: readonly string[], me: string
 }
 
 /**
+ * The set of mailboxes an instance serves, as announced: the ids sorted, each once. Instances with
+ * the same set split those mailboxes fairly; `live` of `planLeases` holds only those.
+ */
+export function servedMailboxes(mailboxIds: readonly number[]): string {
+  return [...new Set(mailboxIds)].sort((a, b) => a - b).join(',');
+}
+
+/**
  * Which free leases to take and which held ones to hand back, computed alike on every instance:
  * each live instance aims at its `fairShare`. Held leases are handed back only while another live
  * instance is below its share (it will take them); free ones beyond the own share are taken only
  * while no other live instance is below its share (nobody else wants them: a dead instance's
  * mailboxes are not left waiting for a fair split).
+ *
+ * `live` must name only instances serving the same mailboxes as `me` (`Leases.peers`): one whose
+ * config lists others (a rolling config change, hosts given parts of the mailboxes) counts as
+ * below a share of mailboxes it will never take, and what was handed back to it stayed free.
  */
 export function planLeases(p: {
   readonly mailboxes: readonly number[];

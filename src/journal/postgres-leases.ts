@@ -9,7 +9,7 @@
  * never on ours.
  */
 import type pg from 'pg';
-import { JournalLeaseLostError, type Lease, type LeaseRow } from './lease.js';
+import { JournalLeaseLostError, servedMailboxes, type Lease, type LeaseRow } from './lease.js';
 import { statement } from './postgres-connection.js';
 import type { Leases } from './store.js';
 
@@ -57,16 +57,27 @@ const LIST_SQL =
   'SELECT mailbox_id, owner, token, expires_at, expires_at > clock_timestamp() AS live, (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 AS remaining_ms FROM lease ORDER BY mailbox_id';
 /**
  * Instance announcements for the fair share, as `meta` rows `instance:<name>` holding the expiry in
- * ms since the epoch on the server's clock. Announcements of instances gone for a day are removed.
+ * ms since the epoch on the server's clock, and `serves:<name>` holding the mailboxes it serves
+ * (`servedMailboxes`; a row of its own, so that an older version still reads `instance:` values as
+ * numbers). Announcements of instances gone for a day are removed, with what they served.
  */
 const ANNOUNCE_SQL = `
-  WITH gone AS (DELETE FROM meta WHERE key LIKE 'instance:%' AND value::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 86400000)
+  WITH gone AS (DELETE FROM meta WHERE key LIKE 'instance:%' AND value::bigint < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 86400000),
+  stray AS (DELETE FROM meta s WHERE s.key LIKE 'serves:%' AND s.key <> ?
+    AND NOT EXISTS (SELECT 1 FROM meta i WHERE i.key = 'instance:' || substr(s.key, 8))),
+  serves AS (INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value)
   INSERT INTO meta (key, value) VALUES (?, ((extract(epoch FROM clock_timestamp()) * 1000)::bigint + ?::bigint)::text)
   ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
 const INSTANCES_SQL =
   "SELECT substr(key, 10) AS name FROM meta WHERE key LIKE 'instance:%' AND value::bigint > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY key";
-const RETIRE_SQL = 'DELETE FROM meta WHERE key = ?';
+const PEERS_SQL = `
+  SELECT substr(i.key, 10) AS name FROM meta i LEFT JOIN meta s ON s.key = 'serves:' || substr(i.key, 10)
+  WHERE i.key LIKE 'instance:%' AND i.value::bigint > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+    AND (s.value IS NULL OR s.value = ?)
+  ORDER BY i.key`;
+const RETIRE_SQL = 'DELETE FROM meta WHERE key IN (?, ?)';
 const INSTANCE_KEY = (name: string): string => `instance:${name}`;
+const SERVES_KEY = (name: string): string => `serves:${name}`;
 /** The `meta` key of the highest token a mailbox's lease ever had. */
 const TOKEN_KEY = (mailboxId: number): string => `lease-token:${mailboxId}`;
 
@@ -123,16 +134,21 @@ export class PgLeases implements Leases {
     return rows.map((r) => ({ ...toLease(r), live: r.live, remainingMs: r.remaining_ms }));
   }
 
-  async announce(ttlMs: number): Promise<void> {
-    await this.query(ANNOUNCE_SQL, [INSTANCE_KEY(this.owner), ttlMs]);
+  async announce(ttlMs: number, mailboxIds: readonly number[]): Promise<void> {
+    const serves = SERVES_KEY(this.owner);
+    await this.query(ANNOUNCE_SQL, [serves, serves, servedMailboxes(mailboxIds), INSTANCE_KEY(this.owner), ttlMs]);
   }
 
   async instances(): Promise<string[]> {
     return ((await this.query(INSTANCES_SQL, [])).rows as { name: string }[]).map((r) => r.name);
   }
 
+  async peers(mailboxIds: readonly number[]): Promise<string[]> {
+    return ((await this.query(PEERS_SQL, [servedMailboxes(mailboxIds)])).rows as { name: string }[]).map((r) => r.name);
+  }
+
   async retire(): Promise<void> {
-    await this.query(RETIRE_SQL, [INSTANCE_KEY(this.owner)]);
+    await this.query(RETIRE_SQL, [INSTANCE_KEY(this.owner), SERVES_KEY(this.owner)]);
   }
 
   onLost(listener: (mailboxId: number) => void): void {

@@ -86,10 +86,18 @@ export interface Leases {
   release(lease: Lease): Promise<void>;
   /** Every mailbox's lease as the database has it, with whether it is live on the server's clock. */
   list(): Promise<LeaseRow[]>;
-  /** Says this instance is alive for `ttlMs` (on the server's clock): the others count it in their fair share. */
-  announce(ttlMs: number): Promise<void>;
+  /**
+   * Says this instance is alive for `ttlMs` (on the server's clock) and which mailboxes it serves:
+   * the others count it in their fair share when it serves the same ones.
+   */
+  announce(ttlMs: number, mailboxIds: readonly number[]): Promise<void>;
   /** The names of the instances whose announcement is live. */
   instances(): Promise<string[]>;
+  /**
+   * The live instances that serve the same mailboxes (`servedMailboxes`), or announced none (an
+   * older version, taken to serve the same): those the fair share is split among.
+   */
+  peers(mailboxIds: readonly number[]): Promise<string[]>;
   /** Withdraws the announcement (a planned stop). */
   retire(): Promise<void>;
   /** Called once each time this instance learns it lost a mailbox's lease (a refused write, a failed renewal). */
