@@ -18,6 +18,7 @@ import type { OutboxContext } from './types.js';
 import { snapshotClaimed, unsendable } from './snapshot.js';
 import { OutboxFileUnmovableError } from './unmovable-error.js';
 import { OutboxWatcher } from './watcher.js';
+import { lateClaimGivenUp } from './late-claim.js';
 
 /** Files claimed together in one scan step. */
 const CLAIM_BATCH = 32;
@@ -320,6 +321,7 @@ export class OutboxScanner {
         }
         // The processing path is the row's: a stale owner's late rename and the new owner's are the
         // same move, and only one of them finds the source.
+        const token = this.ctx.lease.token();
         this.ctx.lease.assertMayAct();
         pausePoint('out.before-claim-rename');
         const folder = dir;
@@ -332,6 +334,7 @@ export class OutboxScanner {
           this.folderDenied(folder, err);
         });
         crashPoint('out.claim-renamed');
+        if (await lateClaimGivenUp(this.ctx, row, folder, name, processing, token)) return;
       }
       // Also when a crash came between the rename and these fsyncs: the journal must not say
       // claimed before the move is durable.
