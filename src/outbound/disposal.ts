@@ -230,6 +230,8 @@ export class Disposal {
       // Written through the folder held open and checked there: a swap at its path after the check changes nothing.
       dir = await this.errorHome.mustOpen();
       pausePoint('out.error-folder-checked');
+      // Woken after a takeover, a holder finding the file gone wrote a second report for nothing.
+      this.ctx.lease.assertMayAct();
       const original = row.state === 'claiming' && unclaimed ? unclaimed.dir.at(unclaimed.name) : undefined;
       const source = (await exists(processing)) ? processing : original !== undefined && (await exists(original)) ? original : null;
       const sourceDir = source === processing || !unclaimed ? path.dirname(processing) : unclaimed.dir.self();
@@ -317,6 +319,7 @@ export class Disposal {
         'file moved to the error folder',
       );
     } catch (caught) {
+      if (caught instanceof JournalLeaseLostError) return; // the lease holder finishes it
       // Both folders held open show under the paths an operator knows, not as descriptors.
       const shown = unclaimed ? unclaimed.dir.shownError(caught) : caught;
       const err = dir ? dir.shownError(shown) : shown;
