@@ -22,6 +22,7 @@ export {
   SENT_TEMPLATE_VARIABLES,
   TEMPLATE_VARIABLES,
   uniqueVariant,
+  unlikeMarker,
   type TemplateVars,
 } from './naming.js';
 export { createExclusive, describeKind, DirHandle, openDirInside, openRegularNoFollow, UnsafeFileError } from './safe-open.js';

@@ -98,6 +98,15 @@ export function uniqueVariant(name: string, tag: string): string {
 }
 
 /**
+ * `name`, or `name_` when it ends as a done marker does (`orders.edi.done`): an ERP that waits for
+ * markers would take such a parcel for the marker of another file and remove it with that file.
+ * The character added is never the suffix's last, so the result never ends with the suffix.
+ */
+export function unlikeMarker(name: string, markerSuffix: string): string {
+  return name.endsWith(markerSuffix) ? name + (markerSuffix.endsWith('_') ? '-' : '_') : name;
+}
+
+/**
  * The name a claimed file has in processing/ (and its snapshot, `.snap` added): unique by journal
  * id, and short enough for any original name — a 255-byte outbox name plus the id would not fit.
  */

@@ -16,6 +16,7 @@ import {
   resolveInside,
   sanitizeFileName,
   uniqueVariant,
+  unlikeMarker,
   type DirHandle,
   type FileCalls,
 } from '../files/index.js';
@@ -103,7 +104,7 @@ export class InboxPlacement {
       mailboxId: this.ctx.mailboxId,
       date: new Date(this.ctx.now()).toISOString().slice(0, 10),
     };
-    const rel = renderTemplate(this.ctx.inbox.nameTemplate, vars, fallback);
+    const rel = this.unlikeMarker(renderTemplate(this.ctx.inbox.nameTemplate, vars, fallback));
     const plain = resolveInside(this.ctx.inbox.dir, rel);
     // A redelivery always gets a name of its own: the ERP may still hold the first copy.
     if (row.delivery === 1) {
@@ -121,12 +122,15 @@ export class InboxPlacement {
   private async freeVariant(row: InboundRow, rel: string): Promise<string> {
     const tag = row.delivery > 1 ? `${row.parcel_id}-${row.delivery}` : String(row.parcel_id);
     for (let n = 1; ; n++) {
-      const candidate = resolveInside(
-        this.ctx.inbox.dir,
-        path.join(path.dirname(rel), uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`)),
-      );
+      const variant = uniqueVariant(path.basename(rel), n === 1 ? tag : `${tag}-${n}`);
+      const candidate = resolveInside(this.ctx.inbox.dir, path.join(path.dirname(rel), this.unlikeMarker(variant)));
       if (await this.claim(candidate)) return candidate;
     }
+  }
+
+  /** With done markers on, a parcel never goes under a name the ERP would read as a marker (files/naming). */
+  private unlikeMarker(name: string): string {
+    return this.ctx.inbox.doneMarker ? unlikeMarker(name, this.ctx.inbox.doneSuffix) : name;
   }
 
   /**
