@@ -23,6 +23,11 @@ const UNSAFE = /[\u0000-\u001f\u007f<>:"|?*]/g;
 // in a file manager. Removed, not replaced: they carry no meaning of their own in a name.
 const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
+// Half of a surrogate pair (a UTF-16 service cut a name between the two): no file name can hold it,
+// and the filesystem call writes U+FFFD in its place. Written so here, names that differ only there
+// are one name before either is placed, not only on disk.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** Truncates a string to at most `max` UTF-8 bytes without splitting a character. */
 function truncateBytes(s: string, max: number): string {
   if (Buffer.byteLength(s) <= max) return s;
@@ -36,7 +41,7 @@ function truncateBytes(s: string, max: number): string {
 
 /** One safe path segment from an untrusted name; `fallback` when nothing usable remains. */
 export function sanitizeFileName(raw: string | null | undefined, fallback: string): string {
-  let name = (raw ?? '').normalize('NFC');
+  let name = (raw ?? '').replace(LONE_SURROGATE, '\ufffd').normalize('NFC');
   name = name.split(/[/\\]/).pop() ?? '';
   name = name.replace(INVISIBLE, '').replace(UNSAFE, '_');
   name = name.replace(/^[\s.]+/, (m) => (m.trim() === '' ? '' : '_')).replace(/[\s.]+$/, '');
