@@ -37,6 +37,16 @@ export class FileCalls {
     }
   }
 
+  /** stat (a link followed), undefined when nothing is there. */
+  async stat(p: string): Promise<fs.Stats | undefined> {
+    try {
+      return this.inline ? fs.statSync(p, { throwIfNoEntry: false }) : await fsp.stat(p);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+  }
+
   async exists(p: string | Buffer): Promise<boolean> {
     try {
       return (await this.lstat(p)) !== undefined;

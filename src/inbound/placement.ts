@@ -41,6 +41,12 @@ import type { InboxConfig } from './types.js';
  */
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
 
+/** How often one placement follows the inbox path to another folder before it waits for the next cycle. */
+const MAX_FOLDER_MOVES = 3;
+
+/** What became of one try to put a staged file under its name. */
+type Put = 'placed' | 'taken' | 'moved';
+
 export interface PlacementContext {
   readonly inbox: InboxConfig;
   readonly logger: Logger;
@@ -62,6 +68,10 @@ export class InboxPlacement {
   private reserved = new Set<string>();
   /** The inbox root, held open for one cycle (most templates place into the root). */
   private root: Promise<DirHandle> | undefined;
+  /** Roots let go in this cycle because the inbox path came to lead to another folder; closed at its end. */
+  private retired: Promise<DirHandle>[] = [];
+  /** The root each parcel of this cycle was placed through, for its done marker (beside the file, wherever that folder went). */
+  private readonly placedVia = new Map<string, Promise<DirHandle>>();
   /** Only a template that uses `{partner}` asks the service for names. */
   private readonly usesPartner: boolean;
   private readonly home: FolderHome;
@@ -78,9 +88,11 @@ export class InboxPlacement {
 
   /** At a cycle's end: the inbox root is let go (a share can be mounted over it between cycles). */
   async endCycle(): Promise<void> {
-    const root = this.root;
+    const roots = [this.root, ...this.retired];
     this.root = undefined;
-    await root?.then((h) => h.close()).catch(() => undefined);
+    this.retired = [];
+    this.placedVia.clear();
+    await Promise.all(roots.map((root) => root?.then((h) => h.close()).catch(() => undefined)));
   }
 
   /** A parcel confirmed or sent back to be downloaded again: its name is free for later parcels. */
@@ -213,11 +225,21 @@ export class InboxPlacement {
    * under a free name. The done marker comes after (`mark`).
    */
   async place(row: InboundRow, part: string): Promise<void> {
-    const put = (final: string): Promise<boolean> =>
-      this.inFolderOf(final, 'cannot place', (dir, name) => this.putInPlace(row, part, final, dir, name));
     let final = row.final_path as string;
     if (this.outsideInbox(final)) final = await this.intoMovedInbox(row, final);
-    while (!(await put(final))) {
+    for (let moves = 0; ;) {
+      const root = this.heldRoot();
+      const put = await this.inFolderOf(final, 'cannot place', (dir, name) => this.putInPlace(row, part, final, dir, name), root);
+      if (put === 'placed') {
+        if (this.ctx.inbox.doneMarker) this.placedVia.set(final, root);
+        break;
+      }
+      if (put === 'moved') {
+        // A path that keeps changing under us is no folder to place into now.
+        if (++moves > MAX_FOLDER_MOVES) throw new DeferError(`cannot place ${final}: its folder kept changing while the parcel was placed`);
+        this.retire(root);
+        continue;
+      }
       if (this.ctx.inbox.collision === 'fail') throw new GridNameCollisionError(final);
       final = await this.chooseAgain(row, final);
     }
@@ -225,15 +247,18 @@ export class InboxPlacement {
     crashPoint('in.placed');
   }
 
-  /** The staged file under `name` in `dir` (the folder of `final`), durably; false when the name holds another file. */
-  private async putInPlace(row: InboundRow, part: string, final: string, dir: DirHandle, name: string): Promise<boolean> {
+  /**
+   * The staged file under `name` in `dir` (the folder of `final`), durably: `taken` when the name
+   * holds another file, `moved` when the folder's path leads to another folder by now.
+   */
+  private async putInPlace(row: InboundRow, part: string, final: string, dir: DirHandle, name: string): Promise<Put> {
     const to = dir.at(name);
     if (!(await this.ctx.calls().exists(part))) {
       // No .part, and the final file holds the staged content: placed before a crash that may have
       // come before the directory's fsync.
       if (!(await holdsContent(to, row))) throw new StagingLostError(part, final);
       await dir.sync();
-      return true;
+      return 'placed';
     }
     if (this.ctx.inbox.gid !== undefined) await fs.promises.chown(part, -1, this.ctx.inbox.gid);
     if (this.ctx.inbox.fileMode !== undefined) await fs.promises.chmod(part, this.ctx.inbox.fileMode);
@@ -243,10 +268,28 @@ export class InboxPlacement {
     // the name holding the same content.
     this.ctx.lease.assertMayAct();
     pausePoint('in.before-rename');
-    if (!(await this.named(row, part, to))) return false;
+    // The root is held for the whole cycle, and a burst's cycle is long: an ERP that takes a batch by
+    // moving the inbox away and making a new one (or a share mounted over it) would otherwise get
+    // the rest of the cycle's parcels in the folder it already took.
+    if (!(await this.leadsTo(dir, path.dirname(final)))) return 'moved';
+    if (!(await this.named(row, part, to))) return 'taken';
     crashPoint('in.renamed');
     await Promise.all([dir.sync(), fsyncDir(path.dirname(part))]);
-    return true;
+    return 'placed';
+  }
+
+  /** Whether `folder`, followed as the operator's own link at the root is, is still the directory `dir` holds. */
+  private async leadsTo(dir: DirHandle, folder: string): Promise<boolean> {
+    const calls = this.ctx.calls();
+    const [held, now] = await Promise.all([calls.fstat(dir.handle.fd), calls.stat(folder)]);
+    return now !== undefined && now.dev === held.dev && now.ino === held.ino;
+  }
+
+  /** The root `root` is no longer where the inbox path leads: the next parcel opens it anew. */
+  private retire(root: Promise<DirHandle>): void {
+    if (this.root !== root) return;
+    this.root = undefined;
+    this.retired.push(root);
   }
 
   /**
@@ -318,13 +361,20 @@ export class InboxPlacement {
       this.marked.add(final);
       return;
     }
-    await this.inFolderOf(final, 'cannot write the done marker of', async (dir, name) => {
-      if (await this.ctx.calls().exists(dir.at(name))) {
-        this.ctx.lease.assertMayAct();
-        await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
-        crashPoint('in.marked');
-      }
-    });
+    const via = this.placedVia.get(final);
+    await this.inFolderOf(
+      final,
+      'cannot write the done marker of',
+      async (dir, name) => {
+        if (await this.ctx.calls().exists(dir.at(name))) {
+          this.ctx.lease.assertMayAct();
+          await this.writeMarker(dir, name + this.ctx.inbox.doneSuffix);
+          crashPoint('in.marked');
+        }
+      },
+      via,
+    );
+    this.placedVia.delete(final);
     this.marked.add(final);
   }
 
@@ -333,12 +383,17 @@ export class InboxPlacement {
    * may have been swapped for a link since); a file call's failure defers the parcel, named by the
    * folder's real path, never its descriptor path.
    */
-  private async inFolderOf<T>(final: string, what: string, step: (dir: DirHandle, name: string) => Promise<T>): Promise<T> {
+  private async inFolderOf<T>(
+    final: string,
+    what: string,
+    step: (dir: DirHandle, name: string) => Promise<T>,
+    root: Promise<DirHandle> = this.heldRoot(),
+  ): Promise<T> {
     const rel = path.relative(this.ctx.inbox.dir, path.dirname(final));
     let own: DirHandle | undefined;
     let dir: DirHandle | undefined;
     try {
-      dir = rel === '' ? await this.heldRoot() : (own = await openDirInside(await this.heldRoot(), rel, { create: true }));
+      dir = rel === '' ? await root : (own = await openDirInside(await root, rel, { create: true }));
       return await step(dir, path.basename(final));
     } catch (err) {
       if (err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
