@@ -237,8 +237,8 @@ export const ERROR_TABLE = {
   FILES_CROSS_FILESYSTEM: row(
     EXIT.operator,
     false,
-    'a staging or processing folder is not on the filesystem of its inbox or outbox, so the final rename would not be atomic',
-    'set `inbox.stagingDir` / `outbox.processingDir` to a folder on the same filesystem',
+    'a staging or processing folder is not on the filesystem of its inbox or outbox, so the final rename would not be atomic: found at start-up, or under `run` once a filesystem was mounted over the inbox or one of its sub-folders (the parcel is deferred)',
+    'set `inbox.stagingDir` / `outbox.processingDir` to a folder on the same filesystem, or unmount what was mounted over the inbox',
   ),
   OUTBOUND_FILE_REPLACED: row(
     EXIT.incomplete,

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   createExclusive,
+  CrossFilesystemError,
   FolderHome,
   fsyncDir,
   openDirInside,
@@ -31,15 +32,10 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log.js';
 import { DeferError, GridNameCollisionError, StagingLostError } from './errors.js';
+import { linkedUnderName, renamedUnderName } from './final-name.js';
 import type { PartnerNames } from './partner-names.js';
 import { holdsContent } from './placed-file.js';
 import type { InboxConfig } from './types.js';
-
-/**
- * What link(2) answers on a filesystem without hard links (FAT, some SMB and FUSE mounts): there a
- * parcel is placed by a check for its name, then a rename.
- */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
 
 /** How often one placement follows the inbox path to another folder before it waits for the next cycle. */
 const MAX_FOLDER_MOVES = 3;
@@ -302,10 +298,10 @@ export class InboxPlacement {
   private async named(row: InboundRow, part: string, to: string): Promise<boolean> {
     const calls = this.ctx.calls();
     if (this.ctx.inbox.collision === 'overwrite') {
-      await calls.rename(part, to);
+      await renamedUnderName(calls, part, to);
       return true;
     }
-    if (!(await this.linked(part, to)) && !(await this.isParcelFile(row, part, to))) return false;
+    if (!(await linkedUnderName(calls, part, to)) && !(await this.isParcelFile(row, part, to))) return false;
     crashPoint('in.linked');
     await calls.unlinkIfExists(part);
     return true;
@@ -321,26 +317,6 @@ export class InboxPlacement {
     const [staged, found] = await Promise.all([this.ctx.calls().lstat(part), this.ctx.calls().lstat(to)]);
     if (staged && found && staged.dev === found.dev && staged.ino === found.ino) return true;
     return holdsContent(to, row);
-  }
-
-  /**
-   * link(part, to); false when `to` exists. Where the filesystem has no hard links there is no
-   * call that creates a name only while it is free: `to` is checked, then `part` renamed to it,
-   * and a file written under the name between the two is replaced.
-   */
-  private async linked(part: string, to: string): Promise<boolean> {
-    const calls = this.ctx.calls();
-    try {
-      await calls.link(part, to);
-      return true;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (code === 'EEXIST') return false;
-      if (!NO_HARD_LINKS.has(code)) throw err;
-    }
-    if (await calls.exists(to)) return false;
-    await calls.rename(part, to);
-    return true;
   }
 
   /**
@@ -397,6 +373,8 @@ export class InboxPlacement {
       return await step(dir, path.basename(final));
     } catch (err) {
       if (err instanceof StagingLostError || err instanceof JournalLeaseLostError) throw err;
+      // Its own code: the remedy is a setting, not a folder's state.
+      if (err instanceof CrossFilesystemError) throw dir?.shownError(err) ?? err;
       throw new DeferError(`${what} ${final}: ${dir?.shown((err as Error).message) ?? (err as Error).message}`);
     } finally {
       await own?.close();
