@@ -26,21 +26,24 @@ export class FileCalls {
   }
 
   /** lstat, undefined when nothing is there (never follows a link). */
-  async lstat(p: string | Buffer): Promise<fs.Stats | undefined> {
-    try {
-      // Inline, a missing file is an answer, not an exception: building the error (its stack, its
-      // message) cost more than the lstat, and an outbound file makes three such probes.
-      return this.inline ? fs.lstatSync(p, { throwIfNoEntry: false }) : await fsp.lstat(p);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
-      throw err;
-    }
+  lstat(p: string | Buffer): Promise<fs.Stats | undefined> {
+    // Inline, a missing file is an answer, not an exception: building the error (its stack, its
+    // message) cost more than the lstat, and an outbound file makes three such probes.
+    return this.statIfThere(p, fs.lstatSync, fsp.lstat);
   }
 
   /** stat (a link followed), undefined when nothing is there. */
-  async stat(p: string): Promise<fs.Stats | undefined> {
+  stat(p: string): Promise<fs.Stats | undefined> {
+    return this.statIfThere(p, fs.statSync, fsp.stat);
+  }
+
+  private async statIfThere(
+    p: string | Buffer,
+    inline: typeof fs.lstatSync,
+    pooled: (p: string | Buffer) => Promise<fs.Stats>,
+  ): Promise<fs.Stats | undefined> {
     try {
-      return this.inline ? fs.statSync(p, { throwIfNoEntry: false }) : await fsp.stat(p);
+      return this.inline ? inline(p, { throwIfNoEntry: false }) : await pooled(p);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
       throw err;

@@ -8,16 +8,7 @@ export type { CommitOptions, EventInput, JournalStore, JournalTx, Leases } from 
 export { PRUNE_BATCH } from './store.js';
 export { openJournal, openExistingJournal, describeJournal, isPostgresUrl, sqliteJournalPath } from './open.js';
 export type { JournalLocation, OpenOptions } from './open.js';
-export {
-  JournalLeaseLostError,
-  selfFenceDeadline,
-  mayAct,
-  fairShare,
-  planLeases,
-  servedMailboxes,
-  defaultInstanceName,
-  ALWAYS_HELD,
-} from './lease.js';
+export { JournalLeaseLostError, selfFenceDeadline, mayAct, fairShare, planLeases, defaultInstanceName, ALWAYS_HELD } from './lease.js';
 export type { Lease, LeaseRow, MailboxLease } from './lease.js';
 export { JournalUnavailableError } from './unavailable-error.js';
 export { JournalSchemaTooNewError } from './schema-error.js';
