@@ -40,8 +40,17 @@ describe.skipIf(!server.available)('PostgreSQL server out of connection slots un
       await takeSlots();
       const from = a.lines().length;
       // The daemon's sessions end (as after a database restart); the slots they free are taken at once.
-      await (held[0] as pg.Client).query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gridsync'");
-      await takeSlots();
+      // A backend's slot is free only once it has exited (the call waits for that), and the daemon
+      // may open a session again before the test takes the slot: such a session is ended in turn.
+      // Taking the slots once after a bare pg_terminate_backend, the test sometimes took none and
+      // the daemon worked on through the "outage".
+      for (;;) {
+        const ended = await (held[0] as pg.Client).query(
+          "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = 'gridsync'",
+        );
+        await takeSlots();
+        if (ended.rowCount === 0) break;
+      }
       await w.inject('during-in.x12', Buffer.from(x12(2)));
       w.dropOutbox('during-out.x12', Buffer.from(x12(3)));
       await eventually(
