@@ -39,7 +39,9 @@ export function cycleRecordTrouble(logger: Logger): TroubleLog {
 
 /**
  * Where `run` tells that whole cycles fail: through a night's outage the backoff still brings one
- * failed cycle every 5 minutes, each an error line that pages whoever watches them. A revoked key
+ * failed cycle every 5 minutes, each an error line that pages whoever watches them. The outage may
+ * be the service's or the journal's (its PostgreSQL server down or out of slots): its end line
+ * names neither, its `code` says which. A revoked key
  * (401) is a trouble of its own: it shares its code with the service's own errors, and it is the
  * operator's to fix, not the service's.
  */
@@ -49,7 +51,7 @@ export function cycleFailureTroubles(logger: Logger): { readonly outage: Trouble
       logger,
       level: 'error',
       started: 'cycle failed; retrying with backoff',
-      ended: 'the service answers again; back to the normal schedule',
+      ended: 'cycles get through again; back to the normal schedule',
     }),
     refused: new TroubleLog({
       logger,

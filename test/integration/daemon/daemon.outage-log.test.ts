@@ -46,7 +46,7 @@ async function freePort(): Promise<number> {
 }
 
 const FAILED = 'cycle failed; retrying with backoff';
-const ENDED = 'the service answers again; back to the normal schedule';
+const ENDED = 'cycles get through again; back to the normal schedule';
 
 // Side by side: each test has its own emulator, port and daemon, and mostly waits out the backoff
 // (1, 2, 4, 8 s); each cleans up its own (cleanupsOf).

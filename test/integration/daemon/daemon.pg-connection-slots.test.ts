@@ -3,7 +3,8 @@
  * application's pool, a leak) while `gridsync run` works, its own sessions ended: every new
  * connection is refused with SQLSTATE 53300. The daemon keeps running and says why on every line,
  * with a code (the whole cycle's failure carried none before), and once slots are free again it
- * delivers what arrived meanwhile exactly once.
+ * delivers what arrived meanwhile exactly once. The outage's end was told as "the service answers
+ * again", the service never having been away; now as the cycles getting through, with the code.
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -73,6 +74,9 @@ describe.skipIf(!server.available)('PostgreSQL server out of connection slots un
 
       for (const c of held.splice(0)) await c.end();
       await w.settled(40_000);
+      // Its end is told as the cycles' (with the journal's code), not as the service answering again.
+      const ended = a.lines().filter((l) => l.msg === 'cycles get through again; back to the normal schedule');
+      expect(ended.map((l) => l.code)).toEqual(['JOURNAL_UNAVAILABLE']);
       expect(a.lines().filter((l) => l.msg === 'gridsync started')).toHaveLength(1);
     } finally {
       for (const c of held) await c.end().catch(() => undefined);
