@@ -49,7 +49,7 @@ export interface ErrorReport {
   readonly failedAt: string;
   readonly mailboxId: number;
   readonly journalId: number;
-  /** The command that puts the file back into the outbox; null when the file never left it. */
+  /** The command that puts the file back into the outbox; null when no file comes with the report (it never left the outbox, or was gone). */
   readonly requeue: string | null;
 }
 
@@ -236,13 +236,24 @@ export class Disposal {
       const source = (await exists(processing)) ? processing : original !== undefined && (await exists(original)) ? original : null;
       const sourceDir = source === processing || !unclaimed ? path.dirname(processing) : unclaimed.dir.self();
       const stuck = source ? await cannotCross(source, sourceDir, cfg.errorDir) : undefined;
+      // No file joins the report when its copy was removed, or held nothing and could not cross.
+      const moves = source !== null && !stuck;
       const name = sanitizeFileName(row.file_name, `file-${row.id}`);
       // A try cut short after its report was written (a crash, a kill) left that report alone: the
       // file joins it under its name, or the report would describe a file that is not there.
-      const earlier = row.state === 'erroring' ? await ownReportAlone(dir, name, row.id) : undefined;
-      if (earlier !== undefined) await fs.promises.rm(dir.at(`${earlier}${ERROR_REPORT_SUFFIX}`), { force: true });
+      const earlier = row.state === 'erroring' ? await ownReport(dir, name, row.id) : undefined;
+      if (earlier?.withFile && !source) {
+        // Killed after the move, before the journal heard of it: file and report are in place. A
+        // second report under another name, without a file, was written before.
+        await dir.sync();
+        const errorFile = path.join(cfg.errorDir, earlier.name);
+        return await this.inError(row, d, errorFile, `${errorFile}${ERROR_REPORT_SUFFIX}`);
+      }
+      // A copy across filesystems cut short left its source whole: the copy goes, the move is made again.
+      if (earlier?.withFile) await fs.promises.rm(dir.at(earlier.name), { force: true });
+      if (earlier !== undefined) await fs.promises.rm(dir.at(`${earlier.name}${ERROR_REPORT_SUFFIX}`), { force: true });
       // A free name also without a file: a report of an earlier file of that name must not block this one's.
-      const freeIn = earlier ?? (await freeNameIn(dir, name, String(row.id)));
+      const freeIn = earlier?.name ?? (await freeNameIn(dir, name, String(row.id)));
       const finalPath = path.join(cfg.errorDir, freeIn);
       const current = (await journal.get(row.id)) as OutboundRow;
       const report: ErrorReport = {
@@ -260,17 +271,19 @@ export class Disposal {
         mailboxId: this.ctx.mailboxId,
         journalId: row.id,
         // The command as the operator must type it: without -c, requeue would look for another config.
-        requeue: `gridsync requeue${this.ctx.configFile ? ` -c ${this.ctx.configFile}` : ''} ${finalPath}`,
+        // requeue finds nothing to move without the file: it would name it "not found" (exit 2).
+        requeue: moves ? `gridsync requeue${this.ctx.configFile ? ` -c ${this.ctx.configFile}` : ''} ${finalPath}` : null,
       };
       const reportPath = dir.at(`${freeIn}${ERROR_REPORT_SUFFIX}`);
       await writeReport(reportPath, report);
       pausePoint('out.error-report-written');
-      if (source && !stuck) {
+      if (moves) {
         try {
           // Its one fsync of errorDir makes the report's name durable with the file's. The report,
           // synced first, never follows its file: a crash before that fsync leaves the report alone
           // at most (on ext4, where a file's fsync commits its name), which the retry completes.
           await moveDurable(source, dir.at(freeIn), FileCalls.POOL, dir);
+          pausePoint('out.error-moved');
         } catch (err) {
           // Tried again after the next scan, under a name chosen again: this report would be left
           // without its file, one more at every try.
@@ -307,17 +320,7 @@ export class Disposal {
         }
         await dir.sync();
       }
-      await journal.markInError(row.id, source && !stuck ? finalPath : null);
-      this.ctx.logger.error(
-        {
-          file: row.file_name,
-          reason: d.reason,
-          errorCode: d.errorCode ?? undefined,
-          httpStatus: d.httpStatus ?? undefined,
-          errorFile: finalPath,
-        },
-        'file moved to the error folder',
-      );
+      await this.inError(row, d, moves ? finalPath : null, `${finalPath}${ERROR_REPORT_SUFFIX}`);
     } catch (caught) {
       if (caught instanceof JournalLeaseLostError) return; // the lease holder finishes it
       // Both folders held open show under the paths an operator knows, not as descriptors.
@@ -332,6 +335,15 @@ export class Disposal {
     } finally {
       await dir?.close();
     }
+  }
+
+  /** The last step of `toError`: journalled in error, told once. `errorFile` null: the report came alone. */
+  private async inError(row: OutboundRow, d: ErrorDecision, errorFile: string | null, report: string): Promise<void> {
+    await this.ctx.journal.markInError(row.id, errorFile);
+    const told = { file: row.file_name, reason: d.reason, errorCode: d.errorCode ?? undefined, httpStatus: d.httpStatus ?? undefined };
+    // Without its file, the report is what an operator looks for: an errorFile that is not there misled.
+    if (errorFile !== null) this.ctx.logger.error({ ...told, errorFile }, 'file moved to the error folder');
+    else this.ctx.logger.error({ ...told, report }, 'file refused; no file left to move, its report is in the error folder');
   }
 }
 
@@ -352,16 +364,18 @@ async function writeReport(reportPath: string, report: ErrorReport): Promise<voi
 }
 
 /**
- * The name under which row `id` left its report without the file in the errorDir held as `dir`,
- * looked for where a try picks its name (`freeNameIn`): the first name, then its variants, up to
- * the first with neither a file nor a report.
+ * The name under which row `id` left its report in the errorDir held as `dir`, and whether a file
+ * is there under it (the move was made, or a copy across filesystems begun), looked for where a try
+ * picks its name (`freeNameIn`): the first name, then its variants, up to the first with neither a
+ * file nor a report. That name had neither when the report was written, so a file there is the
+ * report's own.
  */
-async function ownReportAlone(dir: DirHandle, name: string, id: number): Promise<string | undefined> {
+async function ownReport(dir: DirHandle, name: string, id: number): Promise<{ name: string; withFile: boolean } | undefined> {
   for (let n = 0; ; n++) {
     const candidate = n === 0 ? name : uniqueVariant(name, n === 1 ? String(id) : `${id}-${n}`);
     const file = await exists(dir.at(candidate));
     const report = await readErrorReport(dir.at(candidate)).catch(() => undefined);
-    if (!file && report?.journalId === id) return candidate;
+    if (report?.journalId === id) return { name: candidate, withFile: file };
     if (!file && !report && !(await exists(dir.at(`${candidate}${ERROR_REPORT_SUFFIX}`)))) return undefined;
   }
 }

@@ -38,8 +38,14 @@ describe('the processing copy removed before the upload', () => {
     expect(report.errorCode).toBe('OUTBOUND_COPY_REMOVED');
     expect(report.reason).toMatch(/removed before it was sent/);
     expect((await emulatorParcels(w.emu, 1001)).filter((x) => x.direction === 'out')).toEqual([]);
-    // One line for the operator, none about a task failing unexpectedly.
-    expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(['file moved to the error folder']);
+    // Nothing to requeue: the command would name a file errorDir does not hold (it said so before).
+    expect(report.requeue).toBeNull();
+    // One line for the operator, none about a task failing unexpectedly; it names the report, not
+    // an errorFile that is not there ("file moved to the error folder" before).
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors.map((l) => [l.msg, l.obj.report, l.obj.errorFile])).toEqual([
+      ['file refused; no file left to move, its report is in the error folder', path.join(w.dirs.error, 'inv.x12.error.json'), undefined],
+    ]);
   }
 
   it('claimed (the service answered 429): errorDir, nothing sent', async () => {

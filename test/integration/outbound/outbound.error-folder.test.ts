@@ -12,7 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OutboundJournal } from '../../../src/journal/index.js';
+import YAML from 'yaml';
+import { Journal, OutboundJournal } from '../../../src/journal/index.js';
 import type { OutboundPipeline } from '../../../src/outbound/index.js';
 import { startCli } from '../../helpers/daemon-child.js';
 import { recorder } from '../../helpers/log-recorder.js';
@@ -169,4 +170,78 @@ describe('gridsync killed between the error report and the move of its file', ()
       d.cleanup();
     }
   }, 60_000);
+});
+
+// Operators, round 7: a try killed once the file had followed its report, before the journal heard
+// of it, left both in place; the next run took the name for another file's, wrote a second report
+// under another name with no file beside it, logged "file moved to the error folder" naming that
+// absent file, and journalled it as the file's place. A copy into an errorDir on another
+// filesystem cut short (the source still whole) was kept beside a second, whole copy.
+describe('gridsync killed while a refused file goes into errorDir', () => {
+  /** The entries of errorDir, the row's journalled place, and the error lines about a file of a second run. */
+  async function rerun(d: ReturnType<typeof makeDaemonWorld>, errorFolder: string) {
+    const second = await startCli(['once', '-c', d.configFile], {}, d.dir).exited;
+    const lines = second.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 50 && l.file !== undefined);
+    const journal = Journal.open(path.join(d.state, 'journal.sqlite'), { readonly: true });
+    try {
+      const rows = journal.db.prepare('SELECT state, final_path FROM outbound_files').all();
+      return { entries: fs.readdirSync(errorFolder).sort(), rows, lines };
+    } finally {
+      await journal.close();
+    }
+  }
+
+  it('after the move: the next run journals the file where it is, with no second report', async () => {
+    const d = makeDaemonWorld({}, { inbox: undefined });
+    try {
+      fs.mkdirSync(d.outbox, { recursive: true });
+      fs.writeFileSync(path.join(d.outbox, 'empty.x12'), ''); // refused: an empty file
+      const killed = startCli(['once', '-c', d.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-moved:1' }, d.dir);
+      await killed.waitFor(/pause point out\.error-moved reached/, 30_000);
+      killed.kill('SIGKILL');
+      await killed.exited;
+      expect(fs.readdirSync(d.error).sort()).toEqual(['empty.x12', 'empty.x12.error.json']);
+
+      const after = await rerun(d, d.error);
+      expect(after.entries).toEqual(['empty.x12', 'empty.x12.error.json']);
+      expect(after.rows).toEqual([{ state: 'in_error', final_path: path.join(d.error, 'empty.x12') }]);
+      expect(after.lines.map((l) => [l.msg, l.errorFile])).toEqual([['file moved to the error folder', path.join(d.error, 'empty.x12')]]);
+    } finally {
+      d.cleanup();
+    }
+  }, 60_000);
+
+  it.skipIf(!otherFilesystem)(
+    'during a copy across filesystems: the next run copies it whole, under its report',
+    async () => {
+      const d = makeDaemonWorld({}, { inbox: undefined });
+      const outbox = { dir: './outbox', sentDir: './sent', errorDir, stableMs: '100ms', rescanMs: '500ms' };
+      const cfg = YAML.parse(fs.readFileSync(d.configFile, 'utf8')) as { mailboxes: Record<string, unknown>[] };
+      (cfg.mailboxes[0] as Record<string, unknown>).outbox = outbox;
+      fs.writeFileSync(d.configFile, YAML.stringify(cfg));
+      try {
+        fs.mkdirSync(d.outbox, { recursive: true });
+        const content = `not an interchange ${'x'.repeat(4000)}\n`; // refused: no X12 or EDIFACT envelope
+        fs.writeFileSync(path.join(d.outbox, 'bad.x12'), content);
+        const killed = startCli(['once', '-c', d.configFile], { GRIDSYNC_PAUSE_AT: 'out.error-report-written:1' }, d.dir);
+        await killed.waitFor(/pause point out\.error-report-written reached/, 30_000);
+        killed.kill('SIGKILL');
+        await killed.exited;
+        // What a kill in the middle of the copy leaves: the first bytes under the report's name.
+        fs.writeFileSync(path.join(errorDir, 'bad.x12'), content.slice(0, 100));
+
+        const after = await rerun(d, errorDir);
+        expect(after.entries).toEqual(['bad.x12', 'bad.x12.error.json']);
+        expect(fs.readFileSync(path.join(errorDir, 'bad.x12'), 'utf8')).toBe(content);
+        expect(after.rows).toEqual([{ state: 'in_error', final_path: path.join(errorDir, 'bad.x12') }]);
+      } finally {
+        d.cleanup();
+      }
+    },
+    60_000,
+  );
 });
