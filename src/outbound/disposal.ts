@@ -250,7 +250,7 @@ export class Disposal {
         return await this.inError(row, d, errorFile, `${errorFile}${ERROR_REPORT_SUFFIX}`);
       }
       // A copy across filesystems cut short left its source whole: the copy goes, the move is made again.
-      if (earlier?.withFile) await fs.promises.rm(dir.at(earlier.name), { force: true });
+      if (earlier?.withFile && moves) await fs.promises.rm(dir.at(earlier.name), { force: true });
       if (earlier !== undefined) await fs.promises.rm(dir.at(`${earlier.name}${ERROR_REPORT_SUFFIX}`), { force: true });
       // A free name also without a file: a report of an earlier file of that name must not block this one's.
       const freeIn = earlier?.name ?? (await freeNameIn(dir, name, String(row.id)));
