@@ -6,44 +6,34 @@
 // naming `inbox.stagingDir`). Now it is that code and that advice. Unmounted, the parcel arrives.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
 import { isRoot, prerequisite } from '../../helpers/require-tool.js';
+import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 
 const canMount = prerequisite('root (mount -t tmpfs)', isRoot, 'a share mounted over the inbox under `run`');
 
 let emu: Emulator;
-let dir: string;
+let w: DaemonWorld | undefined;
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-inbox-mounted-'));
   emu = await startEmulator({ port: 0 });
 });
 afterEach(async () => {
   await emu.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  w?.cleanup();
+  w = undefined;
 });
 
 describe.runIf(canMount)('a filesystem mounted over the inbox under `run`', () => {
   it('defers the parcel with FILES_CROSS_FILESYSTEM naming inbox.stagingDir; unmounted, it arrives', async () => {
-    const inbox = path.join(dir, 'inbox');
-    const file = path.join(dir, 'gridsync.yaml');
-    fs.writeFileSync(
-      file,
-      [
-        `api: { baseUrl: "${emu.url}", apiKey: demo-key-1001 }`,
-        `stateDir: ${dir}/state`,
-        'log: { level: info, pretty: false }',
-        'schedule: { poll: 300ms }',
-        'mailboxes:',
-        '  - mailboxId: 1001',
-        `    inbox: { dir: ${inbox} }`,
-        '',
-      ].join('\n'),
+    w = makeDaemonWorld(
+      { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' }, log: { level: 'info', pretty: false }, schedule: { poll: '300ms' } },
+      { inbox: { dir: './inbox' }, outbox: undefined },
     );
-    const child = startCli(['run', '-c', file]);
+    const { inbox } = w;
+    const child = startCli(['run', '-c', w.configFile]);
     let mounted = false;
     try {
       await emu.inject({ mailboxId: 1001, fileName: 'first.x12', content: Buffer.from('ISA*first~') });

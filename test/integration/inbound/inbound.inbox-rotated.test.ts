@@ -6,44 +6,35 @@
 // the move stays in the taken folder with its done marker beside it. The built CLI, stopped at
 // the second placement (`in.before-rename:2`) while the test moves the folder.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { eventually, startCli } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { emulatorParcels, listFiles } from '../../helpers/world.js';
 
 let emu: Emulator;
-let dir: string;
+let w: DaemonWorld | undefined;
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-inbox-rotated-'));
   emu = await startEmulator({ port: 0 });
 });
 afterEach(async () => {
   await emu.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  w?.cleanup();
+  w = undefined;
 });
 
 describe('the inbox moved away and made again in the middle of a cycle', () => {
   it('the parcels placed after the move go into the new inbox, each with its marker beside it', async () => {
-    const inbox = path.join(dir, 'inbox');
-    const taken = path.join(dir, 'batch');
-    const file = path.join(dir, 'gridsync.yaml');
-    fs.writeFileSync(
-      file,
-      [
-        `api: { baseUrl: "${emu.url}", apiKey: demo-key-1001 }`,
-        `stateDir: ${dir}/state`,
-        'log: { level: warn, pretty: false }',
-        'mailboxes:',
-        '  - mailboxId: 1001',
-        `    inbox: { dir: ${inbox}, doneMarker: true, concurrency: 1 }`,
-        '',
-      ].join('\n'),
+    w = makeDaemonWorld(
+      { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' } },
+      { inbox: { dir: './inbox', doneMarker: true, concurrency: 1 }, outbox: undefined },
     );
+    const { inbox } = w;
+    const taken = path.join(w.dir, 'batch');
     const contents = ['ISA*one~', 'ISA*two~', 'ISA*three~'];
     for (const [i, c] of contents.entries()) await emu.inject({ mailboxId: 1001, fileName: `p${i}.x12`, content: Buffer.from(c) });
-    const child = startCli(['once', '-c', file], { GRIDSYNC_PAUSE_AT: 'in.before-rename:2' });
+    const child = startCli(['once', '-c', w.configFile], { GRIDSYNC_PAUSE_AT: 'in.before-rename:2' });
     try {
       await child.waitFor(/pause point in\.before-rename reached/, 30_000);
       await eventually(() => /^\d+ \(.*\) T/.test(fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8')), 10_000, 'the child stopped');

@@ -5,40 +5,23 @@
 // parcel as that file's marker — and alone it announced a file that does not exist. A parcel's name
 // now never ends with the done suffix. The built CLI against the emulator.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@gridsync/emulator';
 import { onceChild } from '../../helpers/daemon-child.js';
+import { makeDaemonWorld, type DaemonWorld } from '../../helpers/daemon-config.js';
 import { emulatorParcels, listFiles } from '../../helpers/world.js';
 
 let emu: Emulator;
-let dir: string;
+let w: DaemonWorld | undefined;
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gridsync-marker-name-'));
   emu = await startEmulator({ port: 0 });
 });
 afterEach(async () => {
   await emu.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  w?.cleanup();
+  w = undefined;
 });
-
-function config(): string {
-  const file = path.join(dir, 'gridsync.yaml');
-  fs.writeFileSync(
-    file,
-    [
-      `api: { baseUrl: "${emu.url}", apiKey: demo-key-1001 }`,
-      `stateDir: ${dir}/state`,
-      'log: { level: warn, pretty: false }',
-      'mailboxes:',
-      '  - mailboxId: 1001',
-      `    inbox: { dir: ${dir}/inbox, doneMarker: true }`,
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
 
 describe('a parcel named like a done marker', () => {
   it('is placed under a name no ERP takes for a marker; every marker is empty and names a parcel beside it', async () => {
@@ -46,9 +29,13 @@ describe('a parcel named like a done marker', () => {
     await emu.inject({ mailboxId: 1001, fileName: 'orders.edi', content: Buffer.from(contents[0] as string) });
     await emu.inject({ mailboxId: 1001, fileName: 'orders.edi.done', content: Buffer.from(contents[1] as string) });
     await emu.inject({ mailboxId: 1001, fileName: 'invoice.x12.done', content: Buffer.from(contents[2] as string) });
-    const r = await onceChild(config());
+    w = makeDaemonWorld(
+      { api: { baseUrl: emu.url, apiKey: 'demo-key-1001' } },
+      { inbox: { dir: './inbox', doneMarker: true }, outbox: undefined },
+    );
+    const r = await onceChild(w.configFile);
     expect(r.code, r.stderr).toBe(0);
-    const inbox = path.join(dir, 'inbox');
+    const { inbox } = w;
     const files = listFiles(inbox);
     const markers = files.filter((f) => f.endsWith('.done'));
     const parcels = files.filter((f) => !f.endsWith('.done'));
