@@ -64,7 +64,6 @@ type RowOf<O> = O extends readonly (infer R)[]
 type ArrayElements<O> = { [K in keyof O]: O[K] extends readonly (infer R)[] ? R : never }[keyof O];
 
 const CALL = { call: true } as const;
-const UPLOAD = { upload: true } as const;
 
 export class GridClient implements MailboxTransport {
   readonly baseUrl: string;
@@ -239,10 +238,10 @@ export class GridClient implements MailboxTransport {
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(endpoint, options), mayRetry: () => resettable || written === 0 };
     return this.core.run(retry, { transfer: () => written, onProgress: options.onProgress }, async (headers, { signal }) => {
+      written = 0;
       const res = await this.core.http.send(endpoint.name, 'POST', endpoint.path, headers ?? {}, body, signal);
       if (res.statusCode !== 200) return (await readEnvelope(endpoint, res, this.envelopeOptions(endpoint.name))) as never;
       const writable = await openAttemptFor(target, res.body);
-      written = 0;
       try {
         return await receiveParcel(res, writable, {
           endpoint: endpoint.name,
@@ -271,14 +270,10 @@ export class GridClient implements MailboxTransport {
    */
   async uploadParcel(filePath: string, upload: UploadOptions, options: UploadCallOptions = {}): Promise<{ parcelId: number }> {
     const endpoint = parcelEndpoints.upload;
-    // Sending takes as long as the file needs; the answer, once the body is out, gets
-    // timeouts.callMs (a trickled answer would otherwise hold the outbound cycle for ever).
-    return this.core.run(this.retryOptions(endpoint, options), UPLOAD, async (headers, { signal, armDeadline }) => {
-      const bodySent = (): void => {
-        armDeadline();
-        options.onBodySent?.();
-      };
-      const { length, body } = await uploadBody(filePath, upload, bodySent, options.calls);
+    // Sending takes as long as the line needs, at the minimum rate; the answer, once the body is
+    // out, gets timeouts.callMs (a trickled answer would otherwise hold the outbound cycle for ever).
+    return this.core.upload(this.retryOptions(endpoint, options), options.onBodySent, async (headers, signal, progress) => {
+      const { length, body } = await uploadBody(filePath, upload, progress, options.calls);
       const res = await this.core.http.send(
         endpoint.name,
         'POST',

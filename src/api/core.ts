@@ -57,12 +57,21 @@ const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms,
 /**
  * How one attempt is bounded in time: a call (deadline from the start), a download (minimum rate
  * on the bytes `transfer` counts; `onProgress` hears the count at the end of each rate window in
- * which it grew) or an upload (deadline once its body is out).
+ * which it grew) or an upload (minimum rate on the body's bytes that `upload` counts as they are
+ * handed to the connection, then a deadline for the answer once the body is out).
  */
 export type AttemptKind =
   | { readonly call: true }
   | { readonly transfer: () => number; readonly onProgress?: ((bytes: number) => void) | undefined }
-  | { readonly upload: true };
+  | { readonly upload: () => number };
+
+/** What an upload's body tells as it goes out (transfer.ts `streamedBody`): what is handed to the connection, and its end. */
+export interface BodyProgress {
+  /** Characters of the body handed to the connection so far in this attempt. */
+  readonly handed: (count: number) => void;
+  /** The last piece is handed over. */
+  readonly sent: () => void;
+}
 
 export class ClientCore<C> {
   readonly http: HttpChannel;
@@ -122,29 +131,59 @@ export class ClientCore<C> {
   /**
    * Runs a call through the attempt loop, each attempt under its time limits: a `call` ends within
    * `api.timeouts.callMs`; a `transfer` keeps the minimum rate (`progress` counts its bytes); an
-   * `upload` gets `callMs` for its answer once `armDeadline` says the body is out.
+   * `upload` keeps the minimum rate while its body goes out, then gets `callMs` for its answer
+   * once `armDeadline` says the body is out. The minimum rate starts when the transfer begins
+   * (`transferBegins`), not with the attempt.
    */
   run<T>(
     options: RetryOptions,
     kind: AttemptKind,
     attempt: (credential: C | undefined, control: AttemptControl) => Promise<T>,
   ): Promise<T> {
+    const rate = (progress: () => number) => ({
+      bytesPerSecond: this.limits.minBytesPerSecond,
+      windowMs: this.limits.rateWindowMs,
+      progress,
+    });
     return this.loop.run(options, (credential, record) =>
       withAttemptLimits(
         options.endpoint,
         options.signal,
         'transfer' in kind
-          ? {
-              minRate: { bytesPerSecond: this.limits.minBytesPerSecond, windowMs: this.limits.rateWindowMs, progress: kind.transfer },
-              ...(kind.onProgress ? { moved: kind.onProgress } : {}),
-            }
-          : { deadlineMs: this.callMs, deadlineArmed: 'upload' in kind },
+          ? { minRate: rate(kind.transfer), ...(kind.onProgress ? { moved: kind.onProgress } : {}) }
+          : 'upload' in kind
+            ? { minRate: rate(kind.upload), deadlineMs: this.callMs, deadlineArmed: true }
+            : { deadlineMs: this.callMs },
         (control) => {
           recordAttemptOn(control.signal, record);
           return attempt(credential, control);
         },
       ),
     );
+  }
+
+  /**
+   * An upload through `run`, for both protocols: `attempt` streams its body through `progress`,
+   * which counts it for the minimum rate and, once the body is out, starts the answer's deadline
+   * and tells `onBodySent`.
+   */
+  upload<T>(
+    options: RetryOptions,
+    onBodySent: (() => void) | undefined,
+    attempt: (credential: C | undefined, signal: AbortSignal, progress: BodyProgress) => Promise<T>,
+  ): Promise<T> {
+    let handed = 0;
+    return this.run(options, { upload: () => handed }, (credential, { signal, armDeadline }) => {
+      handed = 0;
+      const progress: BodyProgress = {
+        handed: (count) => (handed = count),
+        sent: () => {
+          armDeadline();
+          onBodySent?.();
+        },
+      };
+      return attempt(credential, signal, progress);
+    });
   }
 
   /**

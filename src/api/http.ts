@@ -12,6 +12,7 @@ import { provablyNotSent } from './retry.js';
 import { serviceUrlProblem } from './url-policy.js';
 import { ServiceClock } from './service-clock.js';
 import { noteRequest } from './attempt-record.js';
+import { transferBegins } from './attempt-limits.js';
 
 export interface RawResponse {
   readonly statusCode: number;
@@ -68,14 +69,20 @@ export class HttpChannel {
       ...headers,
     };
     noteRequest(signal, method);
+    const streamed = typeof body === 'function';
     try {
       const res = await this.pool.request({
         path: this.prefix + path,
         method: method as Dispatcher.HttpMethod,
         headers: h,
-        body: typeof body === 'function' ? Readable.from(body(), { objectMode: false }) : body,
+        body: streamed ? Readable.from(beginning(body(), signal), { objectMode: false }) : body,
+        // undici's timer for the answer's headers starts when the request is handed over, body and
+        // all: a streamed body (an upload) slower than headersMs was cut while every byte moved.
+        // The caller's attempt limits time it instead (a minimum rate, then callMs for the answer).
+        ...(streamed ? { headersTimeout: 0 } : {}),
         signal,
       });
+      transferBegins(signal);
       this.clock.note(res.headers.date);
       noteRequest(signal, method, res.statusCode);
       return res;
@@ -87,6 +94,12 @@ export class HttpChannel {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** A streamed body that tells its attempt the transfer begins when the connection first reads it (after any wait for one). */
+async function* beginning<T>(pieces: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+  transferBegins(signal);
+  yield* pieces;
 }
 
 /** A network failure as a GridTransportError; typed errors and aborts pass through unchanged. */

@@ -16,7 +16,7 @@ import {
   readJsonStreaming,
 } from '@gridsync/protocol/encoding';
 import { maxAnswerValues } from './answer-shape.js';
-import { admitContent, type ClientLimits, type ContentBounds } from './core.js';
+import { admitContent, type BodyProgress, type ClientLimits, type ContentBounds } from './core.js';
 import { apiErrorFrom } from './envelope.js';
 import { ContentIntegrityError, GridLimitError, GridResponseError, GridTransportError, UploadSourceChangedError } from './errors.js';
 import { toTransportError, type RawResponse } from './http.js';
@@ -156,13 +156,36 @@ function downloadFailure(endpoint: string, parcelId: number, err: unknown, wrote
 }
 
 /**
- * The upload request body: the JSON head, the file base64-encoded while it is read, the tail. The
- * file is opened afresh by each call of `body`; a file whose size changed fails the request.
+ * An upload's body, both protocols: the envelope's head, the file base64-encoded while it is read,
+ * the envelope's tail. The file is opened afresh by each call; a file whose size changed fails
+ * the request. The pieces are pulled as the connection takes them, so what `handed` counts moves
+ * with the line, which the attempt's minimum rate holds it to.
  */
+export function streamedBody(
+  filePath: string,
+  source: { size: number; chunks: () => AsyncIterable<Buffer> },
+  envelope: { readonly head: string; readonly tail: string },
+  progress: BodyProgress,
+): () => AsyncGenerator<string> {
+  return async function* () {
+    let handed = 0;
+    const hand = (piece: string): string => {
+      handed += piece.length;
+      progress.handed(handed);
+      return piece;
+    };
+    yield hand(envelope.head);
+    for await (const piece of encodedContent(filePath, source)) yield hand(piece);
+    yield hand(envelope.tail);
+    progress.sent();
+  };
+}
+
+/** The REST upload request body (streamedBody) and its length. */
 export async function uploadBody(
   filePath: string,
   upload: UploadOptions,
-  onBodySent?: () => void,
+  progress: BodyProgress,
   calls: FileCalls = FileCalls.POOL,
 ): Promise<{ length: number; body: () => AsyncGenerator<string> }> {
   const source = await uploadSource(filePath, upload, calls);
@@ -175,13 +198,7 @@ export async function uploadBody(
   const prefix = `${JSON.stringify(head).slice(0, -1)},"content":"`;
   const suffix = '"}';
   const length = Buffer.byteLength(prefix) + base64Length(size) + suffix.length;
-  const body = async function* (): AsyncGenerator<string> {
-    yield prefix;
-    yield* encodedContent(filePath, source);
-    yield suffix;
-    onBodySent?.();
-  };
-  return { length, body };
+  return { length, body: streamedBody(filePath, source, { head: prefix, tail: suffix }, progress) };
 }
 
 /**
@@ -205,10 +222,7 @@ export async function uploadSource(
 }
 
 /** A file's content base64-encoded as it is read; a file whose size changed since `source` fails. */
-export async function* encodedContent(
-  filePath: string,
-  source: { size: number; chunks: () => AsyncIterable<Buffer> },
-): AsyncGenerator<string> {
+async function* encodedContent(filePath: string, source: { size: number; chunks: () => AsyncIterable<Buffer> }): AsyncGenerator<string> {
   const encoder = new Base64Encoder();
   let read = 0;
   for await (const chunk of source.chunks()) {

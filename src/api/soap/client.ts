@@ -37,7 +37,7 @@ import {
   type UploadCallOptions,
   type UploadOptions,
 } from '../transport.js';
-import { encodedContent, uploadSource } from '../transfer.js';
+import { streamedBody, uploadSource } from '../transfer.js';
 import { base64Length } from '@gridsync/protocol/encoding';
 import { FileCalls } from '../../files/index.js';
 import { decodeResult, omittedRecords, readAnswer } from './answer.js';
@@ -60,7 +60,6 @@ export interface SoapClientOptions extends CoreOptions {
 const RECONCILE_AHEAD_MS = 5 * 60_000;
 const OUTBOX_PAGE = 500;
 const CALL = { call: true } as const;
-const UPLOAD = { upload: true } as const;
 
 /** Operations safe to repeat after they may have reached the service. */
 const IDEMPOTENT =
@@ -237,9 +236,9 @@ export class SoapClient implements MailboxTransport {
     let written = 0;
     const retry: RetryOptions = { ...this.retryOptions(def, options), mayRetry: () => resettable || written === 0 };
     return this.core.run(retry, { transfer: () => written, onProgress: options.onProgress }, async (sessionId, { signal }) => {
+      written = 0;
       const res = await this.post(def, writeRequest(def, { SessionID: sessionId, ParcelID: String(parcelId) }), signal);
       if (res.statusCode !== 200) return readAnswer(def, res, this.core.limits, this.core.now()) as never;
-      written = 0;
       const writable = await openAttemptFor(target, res.body);
       try {
         return await receiveParcel(def, res, writable, {
@@ -270,7 +269,7 @@ export class SoapClient implements MailboxTransport {
           ? 'ParcelUploadEx'
           : 'ParcelUpload',
     );
-    return this.core.run(this.retryOptions(def, options, false), UPLOAD, async (sessionId, { signal, armDeadline }) => {
+    return this.core.upload(this.retryOptions(def, options, false), options.onBodySent, async (sessionId, signal, progress) => {
       const source = await uploadSource(filePath, upload, options.calls ?? FileCalls.POOL);
       const size = source.size;
       const params = {
@@ -285,14 +284,7 @@ export class SoapClient implements MailboxTransport {
       };
       const [prefix, suffix] = writeRequest(def, params).split(STREAM_SLOT) as [string, string];
       const length = Buffer.byteLength(prefix) + base64Length(size) + Buffer.byteLength(suffix);
-      const body = async function* (): AsyncGenerator<string> {
-        yield prefix;
-        yield* encodedContent(filePath, source);
-        yield suffix;
-        armDeadline();
-        options.onBodySent?.();
-      };
-      const res = await this.post(def, body, signal, length);
+      const res = await this.post(def, streamedBody(filePath, source, { head: prefix, tail: suffix }, progress), signal, length);
       const id = decodeResult(def, await readAnswer(def, res, this.core.limits, this.core.now()));
       if (typeof id !== 'number' || id <= 0)
         throw new GridResponseError(def.name, 200, `${def.name}Result`, `not a parcel id: ${String(id)}`);
