@@ -140,6 +140,9 @@ export class ProgressView {
       return;
     }
     const key = JSON.stringify(rows.map((r) => [r.done, r.total, r.bytes, r.failed, r.deferred]));
+    // Nothing taken on since the start is no progress: a daemon that found nothing to do logged a
+    // line of zeros ten seconds after each start.
+    if (this.lastLogged === '' && rows.every((r) => r.total === 0)) this.lastLogged = key;
     if (now - this.lastLogAt < (this.opts.logIntervalMs ?? PROGRESS_LOG_INTERVAL_MS) || key === this.lastLogged) return;
     this.lastLogAt = now;
     this.lastLogged = key;

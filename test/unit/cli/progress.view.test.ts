@@ -103,4 +103,24 @@ describe('ProgressView', () => {
     v.tick([row({ done: 24 })]);
     expect(logged).toEqual([10, 20, 24]); // unchanged: no new line
   });
+
+  it('elsewhere: no line while nothing has been taken on since the start, then one once work arrives', () => {
+    let t = 0;
+    const logged: number[] = [];
+    const v = new ProgressView({
+      tty: false,
+      out: { write: () => undefined },
+      log: (rows) => logged.push(rows[0]?.total ?? -1),
+      now: () => t,
+    });
+    const idle = [row({ done: 0, total: 0, bytes: 0 }), row({ direction: 'in', done: 0, total: 0, bytes: 0 })];
+    for (let s = 1; s <= 25; s++) {
+      t = s * 1000;
+      v.tick(idle);
+    }
+    expect(logged).toEqual([]);
+    t = 31_000;
+    v.tick([row({ done: 0, total: 3, bytes: 0 }), idle[1]!]);
+    expect(logged).toEqual([3]);
+  });
 });
