@@ -78,7 +78,7 @@ const WIRES: Wire[] = [
   },
 ];
 
-describe.each(WIRES)('an upload across a thin line, over $name', (wire) => {
+describe.each(WIRES)('transfers across a thin line, over $name', (wire) => {
   const cleanups: (() => Promise<unknown> | void)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -97,7 +97,7 @@ describe.each(WIRES)('an upload across a thin line, over $name', (wire) => {
     cleanups.push(() => emu.close());
     const proxy = await startHungProxy(emu.url);
     cleanups.push(() => proxy.close());
-    // ~1.6 MB of body at 300 kB/s: about five seconds on the wire, against a one-second headersMs.
+    // ~1.7 MB of body at 300 kB/s: about five seconds on the wire, against a one-second headersMs.
     proxy.slowBytesPerSecond = 300_000;
     proxy.rule = (name) => (name === wire.upload ? 'slow' : undefined);
     const client = wire.client(proxy.url, { headersMs: 1000, limits: { rateWindowMs: 500 } });
