@@ -76,10 +76,9 @@ export async function withAttemptLimits<T>(
   }
   let deadline: NodeJS.Timeout | undefined;
   let ticker: NodeJS.Timeout | undefined;
-  let rateDone = false;
   const startRate = (): void => {
     const rate = limits.minRate;
-    if (!rate || ticker || rateDone) return;
+    if (!rate || ticker) return;
     // Counted from 0 in each attempt (the caller resets its count as the attempt starts): a mark
     // read here was the last attempt's count, and a retry after a transfer broken off late had to
     // move more than all of it in its first window or was cut as too slow.
@@ -94,7 +93,7 @@ export async function withAttemptLimits<T>(
   };
   const armDeadline = (): void => {
     if (limits.deadlineArmed) {
-      rateDone = true;
+      beginnings.delete(ctl.signal);
       clearInterval(ticker);
     }
     if (limits.deadlineMs === undefined || deadline) return;
